@@ -1,0 +1,54 @@
+# drover - top-level entry points.  `make demo` and `make check` are the two
+# commands a new user needs; both install what they need first.
+GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
+CLANG := $(shell command -v clang >/dev/null 2>&1 && echo clang)
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
+.PHONY: all build asan bootstrap check test test-asan demo bench lint format clean
+
+all: build
+
+bootstrap:
+	@scripts/bootstrap
+
+build/build.ninja build/Makefile:
+	cmake -S . -B build $(GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+build: build/build.ninja
+	cmake --build build -j $(JOBS)
+
+# Sanitizer build: clang when present (it also builds the libFuzzer targets).
+build-asan/build.ninja:
+	cmake -S . -B build-asan $(GEN) -DCMAKE_BUILD_TYPE=Debug -DDROVER_SANITIZE=ON \
+	  $(if $(CLANG),-DCMAKE_C_COMPILER=clang -DDROVER_FUZZ=ON)
+
+asan: build-asan/build.ninja
+	cmake --build build-asan -j $(JOBS)
+
+test: build
+	ctest --test-dir build --output-on-failure -j $(JOBS)
+
+test-asan: asan
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --test-dir build-asan --output-on-failure -j $(JOBS)
+
+check: bootstrap
+	$(MAKE) test
+	$(MAKE) test-asan
+	$(MAKE) lint
+	@echo "make check: all suites passed (normal and ASan+UBSan builds)"
+
+demo: bootstrap build
+	scripts/demo
+
+bench: bootstrap build
+	build/bench/sim_scale
+
+lint:
+	@scripts/lint
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build build-asan

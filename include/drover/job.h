@@ -1,0 +1,152 @@
+/* job.h - the job model: what a job asks for, its explicit state machine,
+ * and the execution bookkeeping the schedulers and drivers share. */
+#ifndef DROVER_JOB_H
+#define DROVER_JOB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "drover/error.h"
+#include "drover/time.h"
+
+typedef uint64_t dr_typemask_t; /* bit i = GPU type i of the cluster; 0 = any */
+
+typedef enum dr_job_state {
+    DR_JOB_PENDING = 0,
+    DR_JOB_STARTING, /* resources allocated, being launched */
+    DR_JOB_RUNNING,
+    DR_JOB_COMPLETING, /* processes exited, resources being cleaned up */
+    DR_JOB_COMPLETED,  /* terminal: exit 0 */
+    DR_JOB_FAILED,     /* terminal: non-zero exit, launch failure, node lost without requeue */
+    DR_JOB_CANCELLED,  /* terminal: by user or admin */
+    DR_JOB_PREEMPTED,  /* transient: stopped to make room, goes back to pending */
+    DR_JOB_REQUEUED,   /* transient: node failure or admin requeue, goes back to pending */
+    DR_JOB_TIMEOUT,    /* terminal: ran past its walltime limit */
+    DR_JOB_NSTATES
+} dr_job_state_t;
+
+typedef enum dr_job_kind {
+    DR_KIND_TRAIN = 0,
+    DR_KIND_SERVE,
+    DR_KIND_BATCH,
+    DR_KIND_ARRAY,
+    DR_KIND_NKINDS
+} dr_job_kind_t;
+
+typedef enum dr_precision {
+    DR_PREC_UNSET = 0,
+    DR_PREC_FP32,
+    DR_PREC_FP16,
+    DR_PREC_BF16,
+    DR_PREC_FP8,
+    DR_PREC_NPREC
+} dr_precision_t;
+
+/* What one job asks for.  A whole GPU is 1000 milli-GPUs; a fractional share
+ * (gpu_milli < 1000) is taken from one GPU per requested GPU. */
+typedef struct dr_job_req {
+    /* nodes >= 1: exactly that many nodes, gpus_per_node on each.
+     * nodes == 0: "--gpus=N" shape: gpus_per_node counts *all* GPUs, spread
+     * over as few nodes as placement can manage (cpu/mem are per node used). */
+    uint32_t nodes;
+    uint32_t gpus_per_node;      /* 0 = CPU-only job */
+    uint32_t gpu_milli;          /* per GPU, 1..1000 */
+    dr_typemask_t types;         /* allowed GPU types; 0 = any */
+    double min_gpu_mem_gb;       /* 0 = no minimum */
+    uint32_t cpu_milli_per_node; /* CPUs x 1000 */
+    uint64_t mem_mb_per_node;
+} dr_job_req_t;
+
+/* One placed GPU share: node index, GPU index on that node, milli taken.
+ * A CPU-only job holds one slot per node with gpu = DR_NO_GPU, milli = 0. */
+#define DR_NO_GPU 0xFFFFu
+typedef struct dr_slot {
+    uint32_t node;
+    uint16_t gpu;
+    uint16_t milli;
+} dr_slot_t;
+
+typedef struct dr_alloc {
+    dr_slot_t *slots; /* owned */
+    uint32_t nslots;
+    uint32_t nnodes;
+    uint16_t type; /* GPU type of every slot (gangs are homogeneous) */
+    uint32_t cpu_milli_per_node;
+    uint64_t mem_mb_per_node;
+} dr_alloc_t;
+
+typedef struct dr_job {
+    uint64_t id;
+    uint32_t user, account; /* interned ids (dr_strtab_t of the workload) */
+    uint8_t kind;           /* dr_job_kind_t */
+    uint8_t state;          /* dr_job_state_t */
+    uint8_t precision;      /* dr_precision_t */
+    int32_t priority;       /* higher runs first */
+    dr_job_req_t req;
+    dr_time_t submit;
+    dr_time_t time_limit; /* walltime limit; 0 = none */
+    dr_time_t deadline;   /* absolute; 0 = none */
+
+    /* Array task: parent id (0 = not a task), index, and the parent's
+     * throttle (max tasks running at once, 0 = unlimited). */
+    uint64_t array_parent;
+    uint32_t array_index;
+    uint32_t array_throttle;
+
+    /* Model hints for the performance model (0 = unknown). */
+    double hint_params;
+    double hint_tokens;
+
+    /* Execution model.  A job is an amount of work; its rate depends on the
+     * GPU type it runs on (perf_class indexes a dr_perf_table_t row; class 0
+     * runs at rate 1 everywhere, i.e. work is seconds).  work_done is exact
+     * as of work_t; while running it grows at work_rate per second. */
+    uint32_t perf_class;
+    double work_total;
+    double work_done;
+    dr_time_t work_t;
+    double work_rate;
+
+    /* Run bookkeeping (set by the scheduler core). */
+    dr_time_t first_start; /* DR_TIME_NEVER until first started */
+    dr_time_t start;       /* start of the current/last run segment */
+    dr_time_t end;         /* time it reached a terminal state */
+    uint32_t nstarts;
+    dr_alloc_t alloc;    /* valid while STARTING/RUNNING/COMPLETING */
+    uint32_t sched_slot; /* scheduler-private index; do not touch */
+} dr_job_t;
+
+const char *dr_job_state_name(dr_job_state_t s);
+int dr_job_state_parse(const char *s, dr_job_state_t *out);
+const char *dr_job_kind_name(dr_job_kind_t k);
+int dr_job_kind_parse(const char *s, dr_job_kind_t *out);
+const char *dr_precision_name(dr_precision_t p);
+int dr_precision_parse(const char *s, dr_precision_t *out);
+
+bool dr_job_state_terminal(dr_job_state_t s);
+/* Is from -> to a legal transition? */
+bool dr_job_transition_ok(dr_job_state_t from, dr_job_state_t to);
+
+/* Initialise a job with defaults: 1 node, 1 whole GPU, any type, pending,
+ * first_start = DR_TIME_NEVER. */
+void dr_job_init(dr_job_t *j);
+/* Check a request is internally consistent (non-zero nodes, milli in range,
+ * a share < 1000 only with one GPU per node ...).  Errors name the field. */
+int dr_job_req_validate(const dr_job_req_t *r, dr_err_t *err);
+
+/* Work remaining at time now (accounts for progress since work_t). */
+double dr_job_work_remaining(const dr_job_t *j, dr_time_t now);
+/* Bring work_done up to date at now and set a new rate (0 = stopped). */
+void dr_job_set_rate(dr_job_t *j, dr_time_t now, double rate);
+
+void dr_alloc_free(dr_alloc_t *a);
+int dr_alloc_copy(dr_alloc_t *dst, const dr_alloc_t *src);
+/* Total milli-GPUs held (sum over slots). */
+uint64_t dr_alloc_milli(const dr_alloc_t *a);
+
+/* Array ranges in Slurm syntax: "0-99", "1,3,5-7", "0-999:4" (step), with an
+ * optional "%N" throttle.  Indices are appended to *idx. */
+int dr_array_parse(const char *spec, uint32_t **idx, size_t *n, uint32_t *throttle, dr_err_t *err);
+
+#endif

@@ -1,0 +1,135 @@
+/* sched.h - the scheduler core shared by the simulator and the controller.
+ *
+ * dr_sched_t owns the cluster ledger, the pending queue, the set of running
+ * jobs (ordered by expected end) and the event log.  Drivers tell it what
+ * happened (submit, job exited, node lost) and ask it for a pass; the pass
+ * calls the configured policy and applies its decisions.  Neither the
+ * policy nor this module knows which driver is calling. */
+#ifndef DROVER_SCHED_H
+#define DROVER_SCHED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "drover/cluster.h"
+#include "drover/error.h"
+#include "drover/eventlog.h"
+#include "drover/job.h"
+#include "drover/perf.h"
+#include "drover/placement.h"
+#include "drover/time.h"
+
+/* Running jobs ordered by expected end (start + time limit); a skip list so
+ * that backfill can walk the earliest ends without sorting every pass. */
+typedef struct dr_endq dr_endq_t;
+typedef struct dr_endq_iter {
+    const void *node;
+} dr_endq_iter_t;
+void dr_endq_first(const dr_endq_t *q, dr_endq_iter_t *it);
+/* Returns the next job (in ascending expected end) or NULL at the end. */
+dr_job_t *dr_endq_next(dr_endq_iter_t *it, dr_time_t *expected_end);
+
+/* What a policy sees.  The cluster is the live ledger: policies book
+ * allocations through dr_place() and release preempted jobs through
+ * dr_sched_decide_preempt().  Everything else is read-only. */
+typedef struct dr_sched_view {
+    dr_cluster_t *cluster;
+    dr_job_t *const *pending; /* queue order: priority desc, submit asc, id asc */
+    size_t npending;
+    dr_job_t *const *running; /* STARTING and RUNNING jobs, unordered */
+    size_t nrunning;
+    /* Jobs that entered the queue since the last pass (arrivals, requeues),
+     * in queue order: with cluster->freed_gen unchanged, they are the only
+     * jobs whose chances changed. */
+    dr_job_t *const *fresh;
+    size_t nfresh;
+    const dr_endq_t *by_end; /* running jobs by expected end */
+    const dr_perf_view_t *perf;
+    const dr_place_opts_t *place;
+    dr_time_t now;
+    struct dr_sched *sched; /* for the decide_* calls below */
+} dr_sched_view_t;
+
+/* A policy: a named object with a pass function. */
+typedef struct dr_policy_ops {
+    const char *name;
+    const char *doc; /* one line for `drover sim --list-policies` */
+    bool oracle;     /* uses true runtimes (simulation only) */
+    int (*create)(void **state, const char *opts, dr_err_t *err);
+    /* Decide: call dr_sched_decide_start/preempt for each decision and set
+     * *wake_at to the next time the policy wants a pass (DR_TIME_NEVER if
+     * only events matter). */
+    int (*pass)(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, dr_err_t *err);
+    void (*destroy)(void *state);
+} dr_policy_ops_t;
+
+const dr_policy_ops_t *dr_policy_find(const char *name);
+/* NULL-terminated registry. */
+const dr_policy_ops_t *const *dr_policy_list(void);
+
+/* Decisions, called by policies during a pass. */
+/* Start j with alloc (already booked by dr_place); takes ownership of alloc. */
+int dr_sched_decide_start(struct dr_sched *s, dr_job_t *j, dr_alloc_t *alloc);
+/* Preempt running job j: its resources are released at once. */
+int dr_sched_decide_preempt(struct dr_sched *s, dr_job_t *j, const char *why);
+
+/* What a pass did, for the driver to act on (launch, kill, set timers). */
+typedef struct dr_pass_result {
+    dr_job_t **started;
+    size_t nstarted, started_cap;
+    dr_job_t **preempted;
+    size_t npreempted, preempted_cap;
+    dr_time_t wake_at;
+} dr_pass_result_t;
+void dr_pass_result_free(dr_pass_result_t *r);
+
+typedef struct dr_sched_opts {
+    const char *policy; /* name, optionally "name:key=val,key=val" */
+    dr_place_strategy_t placement;
+    const dr_perf_view_t *perf; /* may be NULL */
+    bool audit;                 /* check the ledger after every pass (slow; tests) */
+} dr_sched_opts_t;
+
+typedef struct dr_sched dr_sched_t;
+
+/* The scheduler uses (does not own) the cluster; it must be finalised. */
+int dr_sched_create(dr_sched_t **out, dr_cluster_t *c, const dr_sched_opts_t *o, dr_err_t *err);
+void dr_sched_destroy(dr_sched_t *s);
+
+/* Driver calls.  Jobs are owned by the driver and must outlive s. */
+int dr_sched_submit(dr_sched_t *s, dr_job_t *j, dr_time_t now, dr_err_t *err);
+int dr_sched_pass(dr_sched_t *s, dr_time_t now, dr_pass_result_t *res, dr_err_t *err);
+/* The launch of a STARTING job succeeded. */
+int dr_sched_job_running(dr_sched_t *s, dr_job_t *j, dr_time_t now, dr_err_t *err);
+/* A job's processes ended: final is COMPLETED, FAILED, TIMEOUT or CANCELLED.
+ * Goes through COMPLETING, releases resources. */
+int dr_sched_job_ended(dr_sched_t *s, dr_job_t *j, dr_job_state_t final, dr_time_t now,
+                       const char *detail, dr_err_t *err);
+/* Cancel a job in any non-terminal state. */
+int dr_sched_cancel(dr_sched_t *s, dr_job_t *j, dr_time_t now, const char *why, dr_err_t *err);
+/* A node went down: its jobs are requeued (REQUEUED -> PENDING), keeping
+ * their progress up to `now` only if keep_progress (else from scratch). */
+int dr_sched_node_down(dr_sched_t *s, uint32_t node, dr_time_t now, bool keep_progress,
+                       dr_err_t *err);
+int dr_sched_node_up(dr_sched_t *s, uint32_t node, dr_time_t now, dr_err_t *err);
+
+size_t dr_sched_npending(const dr_sched_t *s);
+size_t dr_sched_nrunning(const dr_sched_t *s);
+dr_job_t *const *dr_sched_pending(const dr_sched_t *s);
+const dr_eventlog_t *dr_sched_log(const dr_sched_t *s);
+dr_eventlog_t *dr_sched_log_mut(dr_sched_t *s);
+dr_cluster_t *dr_sched_cluster(dr_sched_t *s);
+const dr_perf_view_t *dr_sched_perf(const dr_sched_t *s);
+/* Expected end of a running job as the scheduler sees it (start + limit). */
+dr_time_t dr_sched_expected_end(const dr_job_t *j);
+
+/* Pass statistics (for benchmarks). */
+typedef struct dr_sched_stats {
+    uint64_t passes;
+    uint64_t jobs_considered;
+    uint64_t starts, preemptions;
+} dr_sched_stats_t;
+const dr_sched_stats_t *dr_sched_stats(const dr_sched_t *s);
+
+#endif

@@ -1,0 +1,35 @@
+/* time.h - drover's one representation of time.
+ *
+ * dr_time_t is a signed 64-bit count of nanoseconds.  In the simulator it is
+ * time since the start of the trace; in the controller it is the Unix epoch.
+ * The core never reads a clock: `now` is always passed in. */
+#ifndef DROVER_TIME_H
+#define DROVER_TIME_H
+
+#include <stdint.h>
+
+typedef int64_t dr_time_t;
+
+#define DR_NSEC_PER_SEC 1000000000LL
+#define DR_TIME_NEVER   INT64_MAX
+
+static inline dr_time_t dr_time_from_s(double s)
+{
+    if (s >= 9.2e9)
+        return DR_TIME_NEVER;
+    if (s <= -9.2e9)
+        return -DR_TIME_NEVER;
+    return (dr_time_t)(s * 1e9 + (s >= 0 ? 0.5 : -0.5));
+}
+
+static inline double dr_time_to_s(dr_time_t t)
+{
+    return (double)t / 1e9;
+}
+
+/* Parse a duration such as "90", "90s", "15m", "2h", "3d", "1:30:00",
+ * "2-12:00:00" (Slurm's days-hours:minutes:seconds).  Plain numbers are
+ * seconds.  Returns 0 or DR_EINVAL. */
+int dr_duration_parse(const char *s, dr_time_t *out);
+
+#endif

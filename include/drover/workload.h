@@ -1,0 +1,112 @@
+/* workload.h - a set of jobs to replay, and the trace readers that make one.
+ *
+ * Readers parse from memory (so they can be fuzzed) behind one narrow
+ * interface; dr_trace_load() is the only place that touches the file.
+ * A malformed row stops the parse with "FILE:LINE: FIELD: reason", or with
+ * opts.lenient is skipped and counted in wl->skipped. */
+#ifndef DROVER_WORKLOAD_H
+#define DROVER_WORKLOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "drover/catalog.h"
+#include "drover/cluster.h"
+#include "drover/error.h"
+#include "drover/job.h"
+#include "drover/perf.h"
+#include "drover/util.h"
+
+typedef struct dr_workload {
+    dr_job_t *jobs; /* sorted by (submit, id) once dr_workload_finish ran */
+    size_t njobs, cap;
+    /* Allowed GPU types per job, by name, resolved against a cluster by
+     * dr_workload_bind: typeset[i] = 0 (any) or 1 + id in typesets, whose
+     * strings are '|'-separated GPU names ("T4|V100M16"). */
+    uint32_t *typeset;
+    size_t typeset_cap;
+    dr_strtab_t typesets;
+    dr_perf_table_t perf;            /* class 0 = uniform; readers add classes */
+    dr_strtab_t users;               /* job.user ids */
+    dr_strtab_t accounts;            /* job.account ids */
+    size_t skipped;                  /* malformed rows skipped (lenient) */
+    char first_skip[DR_ERR_MSG_MAX]; /* message for the first skipped row */
+} dr_workload_t;
+
+void dr_workload_init(dr_workload_t *wl); /* perf gets class 0 and no columns */
+void dr_workload_free(dr_workload_t *wl);
+/* Make room for `more` jobs (avoids repeated growth for big workloads). */
+int dr_workload_reserve(dr_workload_t *wl, size_t more);
+/* Append a job (copied) with an optional type set ("" or NULL = any). */
+int dr_workload_add(dr_workload_t *wl, const dr_job_t *j, const char *typeset);
+/* Sort by submit time and check ids are unique (assigning 1..n to jobs
+ * whose id is 0). */
+int dr_workload_finish(dr_workload_t *wl, dr_err_t *err);
+/* Resolve type sets into each job's req.types for cluster c.  A name the
+ * cluster does not know is an error naming the job, unless lenient (then
+ * that name is ignored; a job left with no type can never run). */
+int dr_workload_bind(dr_workload_t *wl, const dr_cluster_t *c, bool lenient, dr_err_t *err);
+
+typedef enum dr_trace_format {
+    DR_TRACE_GAVEL = 0, /* Gavel .trace (tab-separated), with a throughput matrix */
+    DR_TRACE_PHILLY,    /* Philly-derived job list: timestamp,duration,num_gpus,... */
+    DR_TRACE_OPENB,     /* Alibaba openb pod list */
+    DR_TRACE_DROVER,    /* drover's native CSV (docs/trace-format.md) */
+    DR_TRACE_NFORMATS
+} dr_trace_format_t;
+
+typedef struct dr_trace_opts {
+    bool lenient;
+    /* Gavel: measured throughputs (steps/s per job type x scale x GPU).
+     * NULL = the matrix built into libdrover. */
+    const dr_perf_table_t *gavel_throughputs;
+    /* Walltime limit given to jobs whose trace has none: factor x the
+     * runtime on the slowest GPU the job can use.  0 = no limit. */
+    double walltime_factor;
+    size_t max_jobs; /* stop after this many jobs; 0 = all */
+} dr_trace_opts_t;
+
+void dr_trace_opts_default(dr_trace_opts_t *o); /* lenient=false, factor=1 */
+const char *dr_trace_format_name(dr_trace_format_t f);
+int dr_trace_format_parse(const char *s, dr_trace_format_t *out);
+
+int dr_trace_parse(dr_trace_format_t f, const char *name, const char *buf, size_t len,
+                   const dr_trace_opts_t *o, dr_workload_t *wl, dr_err_t *err);
+int dr_trace_load(dr_trace_format_t f, const char *path, const dr_trace_opts_t *o,
+                  dr_workload_t *wl, dr_err_t *err);
+
+/* Gavel's isolated throughput CSV (job_type,scale_factor,k80,p100,v100):
+ * one perf class per (job type, scale factor), named "<job type> x<scale>". */
+int dr_gavel_throughputs_parse(dr_perf_table_t *p, const char *name, const char *buf, size_t len,
+                               dr_err_t *err);
+int dr_gavel_throughputs_builtin(dr_perf_table_t *p, dr_err_t *err);
+
+/* openb node list (sn,cpu_milli,memory_mib,gpu,model) into a cluster.  GPU
+ * models missing from the catalog become declared types with unknown specs. */
+int dr_openb_nodes_parse(dr_cluster_t *c, const dr_catalog_t *cat, const char *name,
+                         const char *buf, size_t len, dr_err_t *err);
+
+/* A synthetic workload for benchmarks and tests: job shapes drawn from a
+ * training-cluster mix (1/2/4/8 GPUs, 2x8 and 4x8 gangs), log-uniform run
+ * times, Poisson arrivals whose rate gives the requested offered load on a
+ * cluster of `cluster_gpus` GPUs, and walltime limits that overestimate the
+ * run time by a random factor in [1, walltime_factor]. */
+typedef struct dr_synth_opts {
+    size_t njobs;
+    uint64_t seed;
+    double load; /* offered load: demanded GPU-s / (GPUs x span) */
+    uint64_t cluster_gpus;
+    double min_runtime_s, max_runtime_s;
+    double walltime_factor;     /* >= 1 */
+    double frac_restricted;     /* jobs pinned to one GPU type (of type_names) */
+    double frac_share;          /* 1-GPU jobs asking for a fraction of a GPU */
+    uint32_t max_gpus_per_node; /* gang width (default 8) */
+    const char *const *type_names;
+    size_t ntypes;
+} dr_synth_opts_t;
+
+void dr_synth_opts_default(dr_synth_opts_t *o);
+int dr_workload_synth(dr_workload_t *wl, const dr_synth_opts_t *o, dr_err_t *err);
+
+#endif

@@ -1,0 +1,26 @@
+/* cli.h - verbs of the drover command and the helpers they share. */
+#ifndef DROVER_CLI_H
+#define DROVER_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "drover/catalog.h"
+#include "drover/cluster.h"
+#include "drover/error.h"
+
+int cli_sim(int argc, char **argv);
+
+/* Print "drover: <msg>" to stderr; returns exit code 1 (or 2 for usage). */
+int cli_fail(const dr_err_t *err);
+int cli_usage_error(const char *fmt, ...);
+
+/* Catalog from --catalog FILE or the built-in one. */
+int cli_load_catalog(dr_catalog_t *cat, const char *path, dr_err_t *err);
+/* --cluster: an existing file is a config file, anything else a preset. */
+int cli_load_cluster(dr_cluster_t *c, const dr_catalog_t *cat, const char *arg, dr_err_t *err);
+/* Write a string to DIR/NAME, creating DIR. */
+int cli_write_file(const char *dir, const char *name, const char *text, dr_err_t *err);
+double cli_now_s(void);
+
+#endif

@@ -1,0 +1,368 @@
+/* sim.c - `drover sim`: replay a trace on a simulated cluster with one or
+ * more policies and report side by side (table, JSON, SVG charts). */
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "drover/config.h"
+#include "drover/report.h"
+#include "drover/sched.h"
+#include "drover/sim.h"
+#include "drover/workload.h"
+
+#define MAX_POLICIES 16
+
+static void sim_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: drover sim --cluster FILE|PRESET --trace FORMAT:PATH --policy NAME[,NAME...]\n"
+            "                  [options]\n"
+            "\n"
+            "  --cluster FILE|PRESET  cluster config file, or a preset:");
+    for (const char *const *p = dr_cluster_preset_names(); *p; p++)
+        fprintf(f, " %s", *p);
+    fprintf(f, "\n"
+               "  --trace FORMAT:PATH    FORMAT: gavel, philly, openb, drover\n"
+               "  --policy A,B,...       policies to compare (NAME or NAME:key=val,...); see\n"
+               "                         --list-policies\n"
+               "  --placement S          best-fit (default) or first-fit\n"
+               "  --seed N               seed for failure injection (default 0)\n"
+               "  --json                 print {\"policies\": [...]} instead of a table\n"
+               "  --plot DIR             write utilisation, queue and JCT-CDF charts (SVG) to DIR\n"
+               "  --lenient              skip malformed trace rows (counted in the report)\n"
+               "  --walltime-factor F    time limit for jobs without one: F x run time on the\n"
+               "                         slowest usable GPU (default 1; 0 = no limit)\n"
+               "  --throughputs FILE     Gavel throughput CSV (default: built in)\n"
+               "  --catalog FILE         GPU catalog CSV (default: built in)\n"
+               "  --max-jobs N           replay only the first N jobs\n"
+               "  --horizon DUR          stop at this simulated time (e.g. 30d)\n"
+               "  --node-mtbf DUR        inject node failures with this mean time between\n"
+               "                         failures per node; --node-repair DUR (default 1h)\n"
+               "  --audit                check the resource ledger after every pass (slow)\n"
+               "  --quiet                no progress bar\n"
+               "  --list-policies        list policies and exit\n");
+}
+
+typedef struct progress {
+    const char *policy;
+    int last;
+} progress_t;
+
+static void show_progress(void *ud, double frac)
+{
+    progress_t *p = ud;
+    int pct = (int)(frac * 100 + 0.5);
+    if (pct == p->last)
+        return;
+    p->last = pct;
+    int w = 30, fill = pct * w / 100;
+    fprintf(stderr, "\r  %-16.16s [", p->policy);
+    for (int i = 0; i < w; i++)
+        fputc(i < fill ? '#' : '.', stderr);
+    fprintf(stderr, "] %3d%%", pct);
+    if (pct >= 100)
+        fputc('\n', stderr);
+    fflush(stderr);
+}
+
+/* Add driver-side figures (wall time, trace facts) to the library's JSON. */
+static char *augment_json(const char *json, const double *wall, size_t n, size_t skipped,
+                          const dr_sim_result_t *res)
+{
+    json_error_t je;
+    json_t *root = json_loads(json, 0, &je);
+    if (!root)
+        return NULL;
+    json_t *arr = json_object_get(root, "policies");
+    for (size_t i = 0; i < n && i < json_array_size(arr); i++) {
+        json_t *o = json_array_get(arr, i);
+        json_object_set_new(o, "sim_wall_s", json_real(wall[i]));
+        json_object_set_new(o, "sched_passes", json_integer((json_int_t)res[i].stats.passes));
+        json_object_set_new(o, "node_failures", json_integer((json_int_t)res[i].node_failures));
+    }
+    json_object_set_new(root, "trace_rows_skipped", json_integer((json_int_t)skipped));
+    char *out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+    json_decref(root);
+    return out;
+}
+
+int cli_sim(int argc, char **argv)
+{
+    const char *cluster_arg = NULL, *trace_arg = NULL, *policy_arg = NULL, *plot_dir = NULL;
+    const char *catalog_path = NULL, *tput_path = NULL;
+    dr_sim_opts_t so;
+    dr_sim_opts_default(&so);
+    dr_trace_opts_t to;
+    dr_trace_opts_default(&to);
+    bool json = false, quiet = false;
+    enum {
+        O_PLACEMENT = 256,
+        O_LENIENT,
+        O_WALLF,
+        O_TPUT,
+        O_CATALOG,
+        O_MAXJOBS,
+        O_HORIZON,
+        O_MTBF,
+        O_REPAIR,
+        O_AUDIT,
+        O_QUIET,
+        O_LISTP
+    };
+    static const struct option opts[] = {
+        {"cluster", required_argument, 0, 'c'},
+        {"trace", required_argument, 0, 't'},
+        {"policy", required_argument, 0, 'p'},
+        {"seed", required_argument, 0, 's'},
+        {"json", no_argument, 0, 'j'},
+        {"plot", required_argument, 0, 'o'},
+        {"placement", required_argument, 0, O_PLACEMENT},
+        {"lenient", no_argument, 0, O_LENIENT},
+        {"walltime-factor", required_argument, 0, O_WALLF},
+        {"throughputs", required_argument, 0, O_TPUT},
+        {"catalog", required_argument, 0, O_CATALOG},
+        {"max-jobs", required_argument, 0, O_MAXJOBS},
+        {"horizon", required_argument, 0, O_HORIZON},
+        {"node-mtbf", required_argument, 0, O_MTBF},
+        {"node-repair", required_argument, 0, O_REPAIR},
+        {"audit", no_argument, 0, O_AUDIT},
+        {"quiet", no_argument, 0, O_QUIET},
+        {"list-policies", no_argument, 0, O_LISTP},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    optind = 1;
+    int ch;
+    while ((ch = getopt_long(argc, argv, "c:t:p:s:jo:h", opts, NULL)) != -1) {
+        dr_time_t d;
+        uint64_t u;
+        switch (ch) {
+        case 'c': cluster_arg = optarg; break;
+        case 't': trace_arg = optarg; break;
+        case 'p': policy_arg = optarg; break;
+        case 's':
+            if (dr_parse_u64(optarg, &u) != 0)
+                return cli_usage_error("--seed: '%s' is not a non-negative integer", optarg);
+            so.seed = u;
+            break;
+        case 'j': json = true; break;
+        case 'o': plot_dir = optarg; break;
+        case O_PLACEMENT:
+            if (dr_place_strategy_parse(optarg, &so.placement) != 0)
+                return cli_usage_error("--placement: '%s' is not best-fit or first-fit", optarg);
+            break;
+        case O_LENIENT: to.lenient = true; break;
+        case O_WALLF:
+            if (dr_parse_double(optarg, &to.walltime_factor) != 0 || to.walltime_factor < 0)
+                return cli_usage_error("--walltime-factor: '%s' must be a number >= 0", optarg);
+            break;
+        case O_TPUT: tput_path = optarg; break;
+        case O_CATALOG: catalog_path = optarg; break;
+        case O_MAXJOBS:
+            if (dr_parse_u64(optarg, &u) != 0 || u == 0)
+                return cli_usage_error("--max-jobs: '%s' must be a positive integer", optarg);
+            to.max_jobs = (size_t)u;
+            break;
+        case O_HORIZON:
+            if (dr_duration_parse(optarg, &d) != 0 || d <= 0)
+                return cli_usage_error("--horizon: '%s' is not a duration (e.g. 90s, 2h, 30d)",
+                                       optarg);
+            so.horizon = d;
+            break;
+        case O_MTBF:
+            if (dr_duration_parse(optarg, &d) != 0 || d <= 0)
+                return cli_usage_error("--node-mtbf: '%s' is not a duration", optarg);
+            so.node_mtbf_s = dr_time_to_s(d);
+            break;
+        case O_REPAIR:
+            if (dr_duration_parse(optarg, &d) != 0 || d <= 0)
+                return cli_usage_error("--node-repair: '%s' is not a duration", optarg);
+            so.node_repair_s = dr_time_to_s(d);
+            break;
+        case O_AUDIT: so.audit = true; break;
+        case O_QUIET: quiet = true; break;
+        case O_LISTP:
+            for (const dr_policy_ops_t *const *p = dr_policy_list(); *p; p++)
+                printf("%-10s %s\n", (*p)->name, (*p)->doc);
+            return 0;
+        case 'h': sim_usage(stdout); return 0;
+        default: sim_usage(stderr); return 2;
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error("sim: unexpected argument '%s'", argv[optind]);
+    if (!cluster_arg || !trace_arg || !policy_arg) {
+        sim_usage(stderr);
+        return cli_usage_error("sim: --cluster, --trace and --policy are required");
+    }
+    const char *colon = strchr(trace_arg, ':');
+    if (!colon)
+        return cli_usage_error("--trace '%s': expected FORMAT:PATH (gavel, philly, openb, drover)",
+                               trace_arg);
+    char fmtname[32];
+    snprintf(fmtname, sizeof fmtname, "%.*s", (int)(colon - trace_arg), trace_arg);
+    dr_trace_format_t fmt;
+    if (dr_trace_format_parse(fmtname, &fmt) != 0)
+        return cli_usage_error("--trace: unknown format '%s' (gavel, philly, openb, drover)",
+                               fmtname);
+    /* split the policy list; a policy's own options follow ':' and use ','
+     * too, so a new policy starts only at a known policy name */
+    char *plist = strdup(policy_arg);
+    char *pols[MAX_POLICIES];
+    bool owned[MAX_POLICIES] = {false};
+    size_t np = 0;
+    for (char *tok = strtok(plist, ","); tok; tok = strtok(NULL, ",")) {
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(tok, ":"), tok);
+        if (np > 0 && strchr(tok, '=') && !dr_policy_find(name)) {
+            /* continuation of the previous policy's options */
+            size_t l = strlen(pols[np - 1]);
+            char *merged = malloc(l + strlen(tok) + 2);
+            sprintf(merged, "%s,%s", pols[np - 1], tok);
+            if (owned[np - 1])
+                free(pols[np - 1]);
+            pols[np - 1] = merged;
+            owned[np - 1] = true;
+            continue;
+        }
+        if (!dr_policy_find(name)) {
+            free(plist);
+            return cli_usage_error("--policy: unknown policy '%s' (see --list-policies)", name);
+        }
+        if (np == MAX_POLICIES) {
+            free(plist);
+            return cli_usage_error("--policy: at most %d policies", MAX_POLICIES);
+        }
+        pols[np++] = tok;
+    }
+    if (np == 0) {
+        free(plist);
+        return cli_usage_error("--policy: empty list");
+    }
+
+    int rc = 1;
+    dr_err_t err = {0};
+    dr_catalog_t cat = {0};
+    dr_cluster_t cluster;
+    dr_cluster_init(&cluster);
+    dr_workload_t wl;
+    dr_workload_init(&wl);
+    dr_perf_table_t tput;
+    dr_perf_init(&tput);
+    dr_report_t reps[MAX_POLICIES];
+    dr_sim_result_t res[MAX_POLICIES];
+    double wall[MAX_POLICIES];
+    size_t nrep = 0;
+    memset(reps, 0, sizeof reps);
+    memset(res, 0, sizeof res);
+
+    if (cli_load_catalog(&cat, catalog_path, &err) != 0 ||
+        cli_load_cluster(&cluster, &cat, cluster_arg, &err) != 0)
+        goto fail;
+    if (tput_path) {
+        char *buf;
+        size_t len;
+        if (dr_read_file(tput_path, &buf, &len, &err) != 0)
+            goto fail;
+        int prc = dr_gavel_throughputs_parse(&tput, tput_path, buf, len, &err);
+        free(buf);
+        if (prc != 0)
+            goto fail;
+        to.gavel_throughputs = &tput;
+    }
+    double t0 = cli_now_s();
+    if (dr_trace_load(fmt, colon + 1, &to, &wl, &err) != 0 ||
+        dr_workload_bind(&wl, &cluster, to.lenient, &err) != 0)
+        goto fail;
+    if (!quiet)
+        fprintf(stderr,
+                "drover sim: %zu jobs from %s (%.2f s to read)%s; cluster %s: %zu nodes, "
+                "%llu GPUs\n",
+                wl.njobs, colon + 1, cli_now_s() - t0,
+                wl.skipped ? " - malformed rows skipped" : "", cluster_arg, cluster.nnodes,
+                (unsigned long long)dr_cluster_total_gpus(&cluster, -1));
+    if (wl.skipped && !quiet)
+        fprintf(stderr, "drover sim: skipped %zu rows; first: %s\n", wl.skipped, wl.first_skip);
+    bool tty = !quiet && isatty(2);
+    for (size_t i = 0; i < np; i++) {
+        dr_sim_opts_t o = so;
+        o.policy = pols[i];
+        progress_t pg = {pols[i], -1};
+        if (tty) {
+            o.progress = show_progress;
+            o.progress_ud = &pg;
+        }
+        double ts = cli_now_s();
+        if (dr_sim_run(&cluster, &wl, &o, &res[i], &err) != 0) {
+            if (tty)
+                fputc('\n', stderr);
+            dr_err_prefix(&err, "policy %s: ", pols[i]);
+            goto fail;
+        }
+        wall[i] = cli_now_s() - ts;
+        dr_report_opts_t ro = {.max_points = 400};
+        if (dr_report_compute(&reps[i], pols[i], &cluster, res[i].jobs, res[i].njobs, &res[i].log,
+                              &ro, &err) != 0)
+            goto fail;
+        nrep = i + 1;
+        if (!quiet)
+            fprintf(stderr, "drover sim: %s: %.2f s wall, %llu scheduling passes\n", pols[i],
+                    wall[i], (unsigned long long)res[i].stats.passes);
+    }
+    if (json) {
+        char *j = dr_report_json(reps, nrep);
+        char *aj = j ? augment_json(j, wall, nrep, wl.skipped, res) : NULL;
+        if (!aj) {
+            free(j);
+            dr_err_set(&err, DR_ENOMEM, "cannot format JSON");
+            goto fail;
+        }
+        printf("%s\n", aj);
+        free(j);
+        free(aj);
+    } else {
+        char *t = dr_report_table(reps, nrep);
+        if (t)
+            fputs(t, stdout);
+        free(t);
+        if (wl.skipped)
+            printf("\n%zu malformed trace rows were skipped (--lenient).\n", wl.skipped);
+    }
+    if (plot_dir) {
+        struct {
+            const char *name;
+            char *(*fn)(const dr_report_t *, size_t);
+        } charts[] = {{"utilisation.svg", dr_report_svg_util},
+                      {"queue.svg", dr_report_svg_queue},
+                      {"jct_cdf.svg", dr_report_svg_jct_cdf}};
+        for (size_t k = 0; k < 3; k++) {
+            char *svg = charts[k].fn(reps, nrep);
+            int wrc = svg ? cli_write_file(plot_dir, charts[k].name, svg, &err) : DR_ENOMEM;
+            free(svg);
+            if (wrc != 0)
+                goto fail;
+        }
+        if (!quiet)
+            fprintf(stderr, "drover sim: charts written to %s/\n", plot_dir);
+    }
+    rc = 0;
+fail:
+    if (rc != 0)
+        cli_fail(&err);
+    for (size_t i = 0; i < np; i++) {
+        dr_report_free(&reps[i]);
+        dr_sim_result_free(&res[i]);
+        if (owned[i])
+            free(pols[i]);
+    }
+    free(plist);
+    dr_perf_free(&tput);
+    dr_workload_free(&wl);
+    dr_cluster_free(&cluster);
+    dr_catalog_free(&cat);
+    return rc;
+}

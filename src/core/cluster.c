@@ -1,0 +1,796 @@
+/* cluster.c - the cluster model (builder) and its resource ledger.
+ *
+ * The ledger keeps, per GPU type, a max-segment-tree over that type's nodes
+ * (largest idle-GPU count, largest free share on one GPU, most free CPU) and
+ * buckets of nodes by idle-GPU count.  First-fit descends the tree and
+ * best-fit walks the buckets, so finding room for a job costs O(log nodes)
+ * instead of a scan: that is what lets one scheduling pass stay linear in
+ * the queue length on a 10,000-node cluster.  A tree over all nodes serves
+ * CPU-only requests. */
+#include "drover/cluster.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cluster_index.h"
+#include "drover/util.h"
+
+static int index_alloc(dr_cluster_t *c)
+{
+    if (c->index)
+        return DR_OK;
+    c->index = calloc(1, sizeof *c->index);
+    return c->index ? DR_OK : DR_ENOMEM;
+}
+
+void dr_cluster_init(dr_cluster_t *c)
+{
+    memset(c, 0, sizeof *c);
+}
+
+static void index_free_trees(struct dr_cluster_index *ix)
+{
+    for (size_t t = 0; t <= DR_MAX_GPU_TYPES; t++) {
+        free(ix->tree[t].pos2node);
+        free(ix->tree[t].seg);
+        free(ix->buckets[t].head);
+        free(ix->buckets[t].count);
+    }
+    memset(ix->tree, 0, sizeof ix->tree);
+    memset(ix->buckets, 0, sizeof ix->buckets);
+    free(ix->node_pos);
+    free(ix->node_allpos);
+    free(ix->bnext);
+    free(ix->bprev);
+    free(ix->bkey);
+    free(ix->shapes);
+    ix->shapes = NULL;
+    ix->nshapes = ix->shapes_cap = 0;
+    ix->node_pos = ix->node_allpos = NULL;
+    ix->bnext = ix->bprev = NULL;
+    ix->bkey = NULL;
+    ix->built = false;
+}
+
+void dr_cluster_free(dr_cluster_t *c)
+{
+    for (size_t i = 0; i < c->ntypes; i++)
+        dr_gpu_spec_free(&c->types[i]);
+    free(c->nodes);
+    free(c->gpu_free);
+    free(c->switches);
+    free(c->nvl_domains);
+    for (size_t i = 0; i < c->npools; i++)
+        free(c->pools[i].name);
+    free(c->pools);
+    if (c->index) {
+        index_free_trees(c->index);
+        dr_strtab_free(&c->index->node_names);
+        dr_strtab_free(&c->index->switch_names);
+        dr_strtab_free(&c->index->nvl_names);
+        free(c->index);
+    }
+    memset(c, 0, sizeof *c);
+}
+
+/* --- building --- */
+
+int dr_cluster_find_type(const dr_cluster_t *c, const char *name)
+{
+    for (size_t i = 0; i < c->ntypes; i++) {
+        if (dr_streq_ci(c->types[i].name, name))
+            return (int)i;
+    }
+    /* aliases: '|'-separated */
+    for (size_t i = 0; i < c->ntypes; i++) {
+        const char *a = c->types[i].aliases;
+        while (*a) {
+            const char *e = strchr(a, '|');
+            size_t n = e ? (size_t)(e - a) : strlen(a);
+            if (n == strlen(name) && strncasecmp(a, name, n) == 0)
+                return (int)i;
+            if (!e)
+                break;
+            a = e + 1;
+        }
+    }
+    return -1;
+}
+
+int dr_cluster_add_type(dr_cluster_t *c, const dr_gpu_spec_t *spec, dr_err_t *err)
+{
+    for (size_t i = 0; i < c->ntypes; i++)
+        if (dr_streq_ci(c->types[i].name, spec->name))
+            return (int)i;
+    if (c->ntypes >= DR_MAX_GPU_TYPES)
+        return dr_err_set(err, DR_ELIMIT, "GPU type '%s': a cluster holds at most %d GPU types",
+                          spec->name, DR_MAX_GPU_TYPES);
+    if (dr_gpu_spec_copy(&c->types[c->ntypes], spec) != 0)
+        return dr_err_set(err, DR_ENOMEM, "out of memory");
+    return (int)c->ntypes++;
+}
+
+int dr_cluster_find_switch(const dr_cluster_t *c, const char *name)
+{
+    return c->index ? (int)dr_strtab_find(&c->index->switch_names, name) : -1;
+}
+
+int dr_cluster_add_switch(dr_cluster_t *c, const char *name, dr_err_t *err)
+{
+    if (index_alloc(c) != 0)
+        return dr_err_set(err, DR_ENOMEM, "out of memory");
+    int64_t id = dr_strtab_find(&c->index->switch_names, name);
+    if (id >= 0)
+        return (int)id;
+    id = dr_strtab_intern(&c->index->switch_names, name);
+    dr_switch_t sw = {.name = NULL, .parent = DR_NONE, .level = 0, .link_gbs = 0};
+    if (id < 0 || DR_PUSH(c->switches, c->nswitches, c->switches_cap, sw) != 0)
+        return dr_err_set(err, DR_ENOMEM, "out of memory");
+    c->switches[id].name = c->index->switch_names.strs[id];
+    return (int)id;
+}
+
+int dr_cluster_nvl_domain(dr_cluster_t *c, const char *name, dr_err_t *err)
+{
+    if (index_alloc(c) != 0)
+        return dr_err_set(err, DR_ENOMEM, "out of memory");
+    int64_t id = dr_strtab_find(&c->index->nvl_names, name);
+    if (id >= 0)
+        return (int)id;
+    id = dr_strtab_intern(&c->index->nvl_names, name);
+    if (id < 0 || DR_PUSH(c->nvl_domains, c->nnvl, c->nvl_cap, (char *)NULL) != 0)
+        return dr_err_set(err, DR_ENOMEM, "out of memory");
+    /* domain names are the strtab's strings (stable: each is its own
+     * allocation), so only the new one needs pointing at */
+    c->nvl_domains[id] = c->index->nvl_names.strs[id];
+    return (int)id;
+}
+
+int dr_cluster_find_node(const dr_cluster_t *c, const char *name)
+{
+    return c->index ? (int)dr_strtab_find(&c->index->node_names, name) : -1;
+}
+
+int dr_cluster_add_node(dr_cluster_t *c, const char *name, int type, uint16_t ngpus,
+                        uint32_t cpu_milli, uint64_t mem_mb, dr_err_t *err)
+{
+    if (index_alloc(c) != 0)
+        return dr_err_set(err, DR_ENOMEM, "out of memory");
+    if (c->index->built)
+        return dr_err_set(err, DR_ESTATE, "node '%s': cluster already finalised", name);
+    if (dr_strtab_find(&c->index->node_names, name) >= 0)
+        return dr_err_set(err, DR_EINVAL, "node '%s' is defined twice", name);
+    if (ngpus > DR_MAX_GPUS_PER_NODE)
+        return dr_err_set(err, DR_EINVAL, "node '%s': %u GPUs is more than %d", name, ngpus,
+                          DR_MAX_GPUS_PER_NODE);
+    if (ngpus > 0 && (type < 0 || (size_t)type >= c->ntypes))
+        return dr_err_set(err, DR_EINVAL, "node '%s': unknown GPU type index %d", name, type);
+    if (c->nnodes >= UINT32_MAX / 2)
+        return dr_err_set(err, DR_ELIMIT, "too many nodes");
+    int64_t id = dr_strtab_intern(&c->index->node_names, name);
+    if (id < 0)
+        return dr_err_set(err, DR_ENOMEM, "out of memory");
+    dr_node_t n = {0};
+    n.type = ngpus ? (uint16_t)type : 0;
+    n.ngpus = ngpus;
+    n.cpu_milli = n.cpu_free = cpu_milli;
+    n.mem_mb = n.mem_free = mem_mb;
+    n.switch_id = n.nvl_domain = n.pool = DR_NONE;
+    n.gpu_base = (uint32_t)c->ngpus;
+    n.state = DR_NODE_UP;
+    n.gpus_idle = ngpus;
+    n.max_milli = ngpus ? 1000 : 0;
+    if (DR_PUSH(c->nodes, c->nnodes, c->nodes_cap, n) != 0 ||
+        dr_grow((void **)&c->gpu_free, &c->gpu_cap, c->ngpus + ngpus, sizeof *c->gpu_free) != 0)
+        return dr_err_set(err, DR_ENOMEM, "out of memory");
+    for (uint16_t g = 0; g < ngpus; g++)
+        c->gpu_free[c->ngpus++] = 1000;
+    /* the name is the strtab's copy (each string is its own allocation,
+     * so it stays put when the table grows) */
+    c->nodes[id].name = c->index->node_names.strs[id];
+    return (int)id;
+}
+
+int dr_cluster_add_pool(dr_cluster_t *c, const dr_pool_t *p, dr_err_t *err)
+{
+    for (size_t i = 0; i < c->npools; i++)
+        if (strcmp(c->pools[i].name, p->name) == 0)
+            return dr_err_set(err, DR_EINVAL, "pool '%s' is defined twice", p->name);
+    dr_pool_t q = *p;
+    q.name = dr_strdup(p->name);
+    if (!q.name || DR_PUSH(c->pools, c->npools, c->pools_cap, q) != 0) {
+        free(q.name);
+        return dr_err_set(err, DR_ENOMEM, "out of memory");
+    }
+    return (int)c->npools - 1;
+}
+
+/* --- the index --- */
+
+/* Bucket key.  Hidden nodes stay in their bucket (placement skips them
+ * with dr_node_fits): hiding is a temporary, per-pass thing, and moving
+ * nodes between buckets would reorder them and make placement depend on
+ * how often a policy hid and unhid its reservations. */
+static inline uint16_t eff_idle(const dr_node_t *n)
+{
+    return n->state == DR_NODE_UP ? n->gpus_idle : 0;
+}
+
+static inline dr_seg_t eff_seg(const dr_node_t *n)
+{
+    dr_seg_t s = {0, 0, 0, 0, 0};
+    if (dr_node_usable(n)) {
+        s.idle = n->gpus_idle;
+        s.milli = n->max_milli;
+        s.part = n->max_part;
+        s.cpu = n->cpu_free;
+    }
+    return s;
+}
+
+static inline dr_seg_t seg_max(dr_seg_t a, dr_seg_t b)
+{
+    dr_seg_t r;
+    r.idle = a.idle > b.idle ? a.idle : b.idle;
+    r.milli = a.milli > b.milli ? a.milli : b.milli;
+    r.part = a.part > b.part ? a.part : b.part;
+    r.pad = 0;
+    r.cpu = a.cpu > b.cpu ? a.cpu : b.cpu;
+    return r;
+}
+
+static void seg_set(dr_segtree_t *t, size_t pos, dr_seg_t v)
+{
+    size_t i = pos + t->size;
+    t->seg[i] = v;
+    for (i >>= 1; i >= 1; i >>= 1)
+        t->seg[i] = seg_max(t->seg[2 * i], t->seg[2 * i + 1]);
+}
+
+static int tree_build(dr_segtree_t *t, const dr_cluster_t *c, int type)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->nnodes; i++)
+        if (type < 0 || (c->nodes[i].ngpus > 0 && c->nodes[i].type == type))
+            n++;
+    t->n = n;
+    t->size = 1;
+    while (t->size < n)
+        t->size <<= 1;
+    t->pos2node = malloc((n ? n : 1) * sizeof *t->pos2node);
+    t->seg = calloc(2 * t->size, sizeof *t->seg);
+    if (!t->pos2node || !t->seg)
+        return DR_ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < c->nnodes; i++) {
+        if (type < 0 || (c->nodes[i].ngpus > 0 && c->nodes[i].type == type)) {
+            t->pos2node[k] = (uint32_t)i;
+            if (type < 0)
+                c->index->node_allpos[i] = (uint32_t)k;
+            else
+                c->index->node_pos[i] = (uint32_t)k;
+            t->seg[t->size + k] = eff_seg(&c->nodes[i]);
+            k++;
+        }
+    }
+    for (size_t i = t->size - 1; i >= 1; i--)
+        t->seg[i] = seg_max(t->seg[2 * i], t->seg[2 * i + 1]);
+    return DR_OK;
+}
+
+static void bucket_unlink(struct dr_cluster_index *ix, uint32_t node, int type)
+{
+    dr_buckets_t *b = &ix->buckets[type];
+    uint16_t k = ix->bkey[node];
+    uint32_t p = ix->bprev[node], nx = ix->bnext[node];
+    if (p != DR_NIL)
+        ix->bnext[p] = nx;
+    else
+        b->head[k] = nx;
+    if (nx != DR_NIL)
+        ix->bprev[nx] = p;
+    b->count[k]--;
+}
+
+static void bucket_link(struct dr_cluster_index *ix, uint32_t node, int type, uint16_t k)
+{
+    dr_buckets_t *b = &ix->buckets[type];
+    /* keep each bucket in ascending node order for determinism: insert at the
+     * head if smaller than the head, else at the head's position is not
+     * ordered - we accept LIFO order within a bucket; placement breaks ties
+     * deterministically because the sequence of operations is deterministic. */
+    ix->bkey[node] = k;
+    ix->bprev[node] = DR_NIL;
+    ix->bnext[node] = b->head[k];
+    if (b->head[k] != DR_NIL)
+        ix->bprev[b->head[k]] = node;
+    b->head[k] = node;
+    b->count[k]++;
+}
+
+/* Re-index one node after its ledger, state or hidden flag changed. */
+void dr_cluster_reindex(dr_cluster_t *c, uint32_t node)
+{
+    struct dr_cluster_index *ix = c->index;
+    if (!ix || !ix->built)
+        return;
+    dr_node_t *n = &c->nodes[node];
+    dr_seg_t v = eff_seg(n);
+    seg_set(&ix->tree[DR_MAX_GPU_TYPES], ix->node_allpos[node], v);
+    if (n->ngpus) {
+        seg_set(&ix->tree[n->type], ix->node_pos[node], v);
+        uint16_t k = eff_idle(n);
+        if (k != ix->bkey[node]) {
+            bucket_unlink(ix, node, n->type);
+            bucket_link(ix, node, n->type, k);
+        }
+    }
+}
+
+int dr_cluster_finalize(dr_cluster_t *c, dr_err_t *err)
+{
+    if (index_alloc(c) != 0)
+        return dr_err_set(err, DR_ENOMEM, "out of memory");
+    struct dr_cluster_index *ix = c->index;
+    index_free_trees(ix);
+    /* switch tree: no cycles; levels = height above the leaves */
+    for (size_t s = 0; s < c->nswitches; s++) {
+        size_t steps = 0;
+        for (int32_t p = c->switches[s].parent; p != DR_NONE; p = c->switches[p].parent)
+            if (++steps > c->nswitches)
+                return dr_err_set(err, DR_EINVAL, "switch '%s': its parent chain has a cycle",
+                                  c->switches[s].name);
+    }
+    for (size_t s = 0; s < c->nswitches; s++)
+        c->switches[s].level = 0;
+    for (size_t s = 0; s < c->nswitches; s++) {
+        uint32_t lvl = 0;
+        for (int32_t p = c->switches[s].parent; p != DR_NONE; p = c->switches[p].parent) {
+            lvl++;
+            if (c->switches[p].level < lvl)
+                c->switches[p].level = lvl;
+        }
+    }
+    size_t nn = c->nnodes ? c->nnodes : 1;
+    ix->node_pos = calloc(nn, sizeof *ix->node_pos);
+    ix->node_allpos = calloc(nn, sizeof *ix->node_allpos);
+    ix->bnext = malloc(nn * sizeof *ix->bnext);
+    ix->bprev = malloc(nn * sizeof *ix->bprev);
+    ix->bkey = calloc(nn, sizeof *ix->bkey);
+    if (!ix->node_pos || !ix->node_allpos || !ix->bnext || !ix->bprev || !ix->bkey)
+        goto oom;
+    for (size_t t = 0; t < c->ntypes; t++) {
+        if (tree_build(&ix->tree[t], c, (int)t) != 0)
+            goto oom;
+        uint16_t maxg = 0;
+        for (size_t i = 0; i < c->nnodes; i++)
+            if (c->nodes[i].ngpus && c->nodes[i].type == t && c->nodes[i].ngpus > maxg)
+                maxg = c->nodes[i].ngpus;
+        ix->buckets[t].maxg = maxg;
+        ix->buckets[t].head = malloc((maxg + 1u) * sizeof(uint32_t));
+        ix->buckets[t].count = calloc(maxg + 1u, sizeof(uint32_t));
+        if (!ix->buckets[t].head || !ix->buckets[t].count)
+            goto oom;
+        for (size_t k = 0; k <= maxg; k++)
+            ix->buckets[t].head[k] = DR_NIL;
+    }
+    if (tree_build(&ix->tree[DR_MAX_GPU_TYPES], c, -1) != 0)
+        goto oom;
+    for (size_t i = 0; i < c->nnodes; i++) {
+        const dr_node_t *n = &c->nodes[i];
+        dr_node_shape_t sh = {n->ngpus ? n->type : -1, n->ngpus, n->cpu_milli, n->mem_mb, 1};
+        size_t k = 0;
+        while (k < ix->nshapes &&
+               !(ix->shapes[k].type == sh.type && ix->shapes[k].ngpus == sh.ngpus &&
+                 ix->shapes[k].cpu_milli == sh.cpu_milli && ix->shapes[k].mem_mb == sh.mem_mb))
+            k++;
+        if (k < ix->nshapes)
+            ix->shapes[k].count++;
+        else if (DR_PUSH(ix->shapes, ix->nshapes, ix->shapes_cap, sh) != 0)
+            goto oom;
+    }
+    /* link nodes in descending order so each bucket starts ascending */
+    for (size_t i = c->nnodes; i-- > 0;)
+        if (c->nodes[i].ngpus)
+            bucket_link(ix, (uint32_t)i, c->nodes[i].type, eff_idle(&c->nodes[i]));
+    memset(c->gpus_of_type, 0, sizeof c->gpus_of_type);
+    memset(c->milli_free_of_type, 0, sizeof c->milli_free_of_type);
+    for (size_t i = 0; i < c->nnodes; i++) {
+        const dr_node_t *n = &c->nodes[i];
+        if (!n->ngpus)
+            continue;
+        if (n->state == DR_NODE_UP || n->state == DR_NODE_DRAIN)
+            c->gpus_of_type[n->type] += n->ngpus;
+        if (dr_node_usable(n))
+            for (uint16_t g = 0; g < n->ngpus; g++)
+                c->milli_free_of_type[n->type] += c->gpu_free[n->gpu_base + g];
+    }
+    ix->built = true;
+    return DR_OK;
+oom:
+    index_free_trees(ix);
+    return dr_err_set(err, DR_ENOMEM, "out of memory building the cluster index");
+}
+
+int dr_cluster_copy(dr_cluster_t *dst, const dr_cluster_t *src, dr_err_t *err)
+{
+    dr_cluster_init(dst);
+    for (size_t i = 0; i < src->ntypes; i++)
+        if (dr_cluster_add_type(dst, &src->types[i], err) < 0)
+            goto fail;
+    if (index_alloc(dst) != 0)
+        goto oom;
+    if (!src->index && (src->nnodes || src->nswitches || src->nnvl)) {
+        dr_err_set(err, DR_EINVAL, "cluster copy: source has nodes but no name index");
+        goto fail;
+    }
+    if (src->index) {
+        if (dr_strtab_copy(&dst->index->node_names, &src->index->node_names) != 0 ||
+            dr_strtab_copy(&dst->index->switch_names, &src->index->switch_names) != 0 ||
+            dr_strtab_copy(&dst->index->nvl_names, &src->index->nvl_names) != 0)
+            goto oom;
+    }
+    dst->nnodes = dst->nodes_cap = src->nnodes;
+    dst->nodes = malloc((src->nnodes ? src->nnodes : 1) * sizeof *dst->nodes);
+    dst->ngpus = dst->gpu_cap = src->ngpus;
+    dst->gpu_free = malloc((src->ngpus ? src->ngpus : 1) * sizeof *dst->gpu_free);
+    dst->nswitches = dst->switches_cap = src->nswitches;
+    dst->switches = malloc((src->nswitches ? src->nswitches : 1) * sizeof *dst->switches);
+    dst->nnvl = dst->nvl_cap = src->nnvl;
+    dst->nvl_domains = malloc((src->nnvl ? src->nnvl : 1) * sizeof *dst->nvl_domains);
+    dst->npools = dst->pools_cap = src->npools;
+    dst->pools = calloc(src->npools ? src->npools : 1, sizeof *dst->pools);
+    if (!dst->nodes || !dst->gpu_free || !dst->switches || !dst->nvl_domains || !dst->pools)
+        goto oom;
+    /* memcpy from a NULL array is undefined even for 0 bytes */
+    if (src->nnodes)
+        memcpy(dst->nodes, src->nodes, src->nnodes * sizeof *dst->nodes);
+    for (size_t i = 0; i < src->nnodes; i++)
+        dst->nodes[i].name = dst->index->node_names.strs[i];
+    if (src->ngpus)
+        memcpy(dst->gpu_free, src->gpu_free, src->ngpus * sizeof *dst->gpu_free);
+    if (src->nswitches)
+        memcpy(dst->switches, src->switches, src->nswitches * sizeof *dst->switches);
+    for (size_t i = 0; i < src->nswitches; i++)
+        dst->switches[i].name = dst->index->switch_names.strs[i];
+    for (size_t i = 0; i < src->nnvl; i++)
+        dst->nvl_domains[i] = dst->index->nvl_names.strs[i];
+    for (size_t i = 0; i < src->npools; i++) {
+        dst->pools[i] = src->pools[i];
+        dst->pools[i].name = dr_strdup(src->pools[i].name);
+        if (!dst->pools[i].name)
+            goto oom;
+    }
+    if (src->index && src->index->built)
+        return dr_cluster_finalize(dst, err);
+    return DR_OK;
+oom:
+    dr_err_set(err, DR_ENOMEM, "out of memory copying the cluster");
+fail:
+    dr_cluster_free(dst);
+    return err ? err->code : DR_ENOMEM;
+}
+
+/* --- ledger --- */
+
+bool dr_node_usable(const dr_node_t *n)
+{
+    return n->state == DR_NODE_UP && !n->hidden;
+}
+
+static void node_refresh(dr_cluster_t *c, dr_node_t *n)
+{
+    uint16_t idle = 0, mx = 0, part = 0;
+    for (uint16_t g = 0; g < n->ngpus; g++) {
+        uint16_t f = c->gpu_free[n->gpu_base + g];
+        if (f == 1000)
+            idle++;
+        else if (f > part)
+            part = f;
+        if (f > mx)
+            mx = f;
+    }
+    n->gpus_idle = idle;
+    n->max_milli = mx;
+    n->max_part = part;
+}
+
+/* Slots of one node must be contiguous (placement builds them that way);
+ * the first slot of each node carries the node's CPU and memory. */
+int dr_cluster_take(dr_cluster_t *c, const dr_alloc_t *a, dr_err_t *err)
+{
+    /* validate everything first so a failed take changes nothing */
+    for (uint32_t i = 0, j; i < a->nslots; i = j) {
+        uint32_t node = a->slots[i].node;
+        for (j = i; j < a->nslots && a->slots[j].node == node; j++)
+            ;
+        if (node >= c->nnodes)
+            return dr_err_set(err, DR_EINVAL, "allocation: node %u does not exist", node);
+        for (uint32_t k = 0; k < i; k++)
+            if (a->slots[k].node == node)
+                return dr_err_set(err, DR_EINVAL, "allocation: slots of %s are not contiguous",
+                                  c->nodes[node].name);
+        const dr_node_t *n = &c->nodes[node];
+        if (n->cpu_free < a->cpu_milli_per_node || n->mem_free < a->mem_mb_per_node)
+            return dr_err_set(err, DR_ENOSPC, "allocation: %s lacks CPU or memory", n->name);
+        for (uint32_t k = i; k < j; k++) {
+            const dr_slot_t *s = &a->slots[k];
+            if (s->gpu == DR_NO_GPU)
+                continue;
+            if (s->gpu >= n->ngpus)
+                return dr_err_set(err, DR_EINVAL, "allocation: %s has no GPU %u", n->name, s->gpu);
+            uint32_t want = 0;
+            for (uint32_t q = i; q < j; q++)
+                if (a->slots[q].gpu == s->gpu)
+                    want += a->slots[q].milli;
+            if (want > c->gpu_free[n->gpu_base + s->gpu])
+                return dr_err_set(err, DR_ENOSPC,
+                                  "allocation: %s GPU %u has %u milli free, needs %u", n->name,
+                                  s->gpu, c->gpu_free[n->gpu_base + s->gpu], want);
+        }
+    }
+    for (uint32_t i = 0; i < a->nslots; i++) {
+        const dr_slot_t *s = &a->slots[i];
+        dr_node_t *n = &c->nodes[s->node];
+        if (i == 0 || a->slots[i - 1].node != s->node) {
+            n->cpu_free -= a->cpu_milli_per_node;
+            n->mem_free -= a->mem_mb_per_node;
+            n->njobs++;
+        }
+        if (s->gpu != DR_NO_GPU) {
+            c->gpu_free[n->gpu_base + s->gpu] -= s->milli;
+            if (dr_node_usable(n))
+                c->milli_free_of_type[n->type] -= s->milli;
+        }
+    }
+    for (uint32_t i = 0; i < a->nslots; i++)
+        if (i == 0 || a->slots[i].node != a->slots[i - 1].node) {
+            node_refresh(c, &c->nodes[a->slots[i].node]);
+            dr_cluster_reindex(c, a->slots[i].node);
+        }
+    return DR_OK;
+}
+
+void dr_cluster_give(dr_cluster_t *c, const dr_alloc_t *a)
+{
+    c->freed_gen++;
+    for (uint32_t i = 0; i < a->nslots; i++) {
+        const dr_slot_t *s = &a->slots[i];
+        dr_node_t *n = &c->nodes[s->node];
+        bool first = i == 0 || a->slots[i - 1].node != s->node;
+        if (first) {
+            n->cpu_free += a->cpu_milli_per_node;
+            n->mem_free += a->mem_mb_per_node;
+            n->njobs--;
+        }
+        if (s->gpu != DR_NO_GPU) {
+            c->gpu_free[n->gpu_base + s->gpu] += s->milli;
+            if (dr_node_usable(n))
+                c->milli_free_of_type[n->type] += s->milli;
+        }
+    }
+    for (uint32_t i = 0; i < a->nslots; i++)
+        if (i == 0 || a->slots[i].node != a->slots[i - 1].node) {
+            node_refresh(c, &c->nodes[a->slots[i].node]);
+            dr_cluster_reindex(c, a->slots[i].node);
+        }
+}
+
+static void visibility_change(dr_cluster_t *c, dr_node_t *n, bool was_usable)
+{
+    bool now_usable = dr_node_usable(n);
+    if (now_usable && !was_usable)
+        c->freed_gen++;
+    if (n->ngpus && was_usable != now_usable) {
+        uint64_t m = 0;
+        for (uint16_t g = 0; g < n->ngpus; g++)
+            m += c->gpu_free[n->gpu_base + g];
+        if (now_usable)
+            c->milli_free_of_type[n->type] += m;
+        else
+            c->milli_free_of_type[n->type] -= m;
+    }
+}
+
+void dr_cluster_set_state(dr_cluster_t *c, uint32_t node, dr_node_state_t st)
+{
+    dr_node_t *n = &c->nodes[node];
+    bool was = dr_node_usable(n);
+    bool counted = n->state == DR_NODE_UP || n->state == DR_NODE_DRAIN;
+    n->state = (uint8_t)st;
+    bool counts = st == DR_NODE_UP || st == DR_NODE_DRAIN;
+    if (n->ngpus && counted != counts) {
+        if (counts)
+            c->gpus_of_type[n->type] += n->ngpus;
+        else
+            c->gpus_of_type[n->type] -= n->ngpus;
+    }
+    visibility_change(c, n, was);
+    dr_cluster_reindex(c, node);
+}
+
+void dr_cluster_hide(dr_cluster_t *c, uint32_t node, bool hidden)
+{
+    dr_node_t *n = &c->nodes[node];
+    if (n->hidden == hidden)
+        return;
+    bool was = dr_node_usable(n);
+    n->hidden = hidden;
+    visibility_change(c, n, was);
+    dr_cluster_reindex(c, node);
+}
+
+bool dr_node_fits(const dr_cluster_t *c, const dr_node_t *n, const dr_job_req_t *r)
+{
+    (void)c;
+    if (!dr_node_usable(n))
+        return false;
+    if (n->cpu_free < r->cpu_milli_per_node || n->mem_free < r->mem_mb_per_node)
+        return false;
+    if (r->gpus_per_node == 0)
+        return true;
+    if (n->ngpus == 0)
+        return false;
+    if (r->types && !(r->types & (1ULL << n->type)))
+        return false;
+    if (r->gpu_milli < 1000)
+        return n->max_milli >= r->gpu_milli;
+    if (r->nodes == 0)
+        return n->gpus_idle >= 1;
+    return n->gpus_idle >= r->gpus_per_node;
+}
+
+uint64_t dr_cluster_total_gpus(const dr_cluster_t *c, int type)
+{
+    if (type >= 0)
+        return (size_t)type < c->ntypes ? c->gpus_of_type[type] : 0;
+    uint64_t s = 0;
+    for (size_t t = 0; t < c->ntypes; t++)
+        s += c->gpus_of_type[t];
+    return s;
+}
+
+uint64_t dr_cluster_free_milli(const dr_cluster_t *c, int type)
+{
+    if (type >= 0)
+        return (size_t)type < c->ntypes ? c->milli_free_of_type[type] : 0;
+    uint64_t s = 0;
+    for (size_t t = 0; t < c->ntypes; t++)
+        s += c->milli_free_of_type[t];
+    return s;
+}
+
+dr_typemask_t dr_cluster_eligible_types(const dr_cluster_t *c, const dr_job_req_t *r)
+{
+    if (!r->types && r->min_gpu_mem_gb <= 0) /* the common case: any type */
+        return c->ntypes >= 64 ? ~0ULL : (1ULL << c->ntypes) - 1;
+    dr_typemask_t m = 0;
+    for (size_t t = 0; t < c->ntypes; t++) {
+        if (r->types && !(r->types & (1ULL << t)))
+            continue;
+        if (r->min_gpu_mem_gb > 0 &&
+            !(c->types[t].mem_gb >= r->min_gpu_mem_gb)) /* NAN memory never qualifies */
+            continue;
+        m |= 1ULL << t;
+    }
+    return m;
+}
+
+int dr_cluster_req_possible(const dr_cluster_t *c, const dr_job_req_t *r, dr_err_t *err)
+{
+    if (dr_job_req_validate(r, err) != 0)
+        return DR_EINVAL;
+    dr_typemask_t elig = r->gpus_per_node ? dr_cluster_eligible_types(c, r) : ~0ULL;
+    if (r->gpus_per_node && !elig) {
+        if (r->min_gpu_mem_gb > 0)
+            return dr_err_set(err, DR_ENOSPC,
+                              "no GPU type of this cluster is allowed with >= %g GB",
+                              r->min_gpu_mem_gb);
+        return dr_err_set(err, DR_ENOSPC, "none of the allowed GPU types is in this cluster");
+    }
+    /* count nodes able to host the per-node share when idle (node shapes
+     * include every node, whatever its state: this asks "ever") */
+    uint64_t best_nodes = 0, best_gpus = 0;
+    uint32_t max_gpn = 0;
+    const struct dr_cluster_index *ix = c->index;
+    for (size_t t = 0; t < (r->gpus_per_node ? c->ntypes : 1); t++) {
+        if (r->gpus_per_node && !(elig & (1ULL << t)))
+            continue;
+        uint64_t nodes = 0, gpus = 0;
+        for (size_t k = 0; ix && k < ix->nshapes; k++) {
+            const dr_node_shape_t *sh = &ix->shapes[k];
+            if (r->gpus_per_node && (sh->ngpus == 0 || sh->type != (int32_t)t))
+                continue;
+            if (sh->cpu_milli < r->cpu_milli_per_node || sh->mem_mb < r->mem_mb_per_node)
+                continue;
+            if (sh->ngpus > max_gpn)
+                max_gpn = sh->ngpus;
+            if (r->nodes > 0 && r->gpu_milli == 1000 && sh->ngpus < r->gpus_per_node)
+                continue;
+            nodes += sh->count;
+            gpus += sh->count * sh->ngpus;
+        }
+        if (r->nodes == 0 ? gpus > best_gpus : nodes > best_nodes) {
+            best_nodes = nodes;
+            best_gpus = gpus;
+        }
+    }
+    if (r->nodes == 0) {
+        if (best_gpus < r->gpus_per_node)
+            return dr_err_set(err, DR_ENOSPC,
+                              "needs %u GPUs of one type, the largest eligible type has %llu",
+                              r->gpus_per_node, (unsigned long long)best_gpus);
+    } else if (best_nodes < r->nodes) {
+        if (best_nodes == 0 && r->gpus_per_node > max_gpn && r->gpu_milli == 1000)
+            return dr_err_set(err, DR_ENOSPC,
+                              "needs %u GPUs per node, the largest eligible node has %u",
+                              r->gpus_per_node, max_gpn);
+        return dr_err_set(err, DR_ENOSPC,
+                          "needs %u nodes with %u GPUs, %u milli-CPU and %llu MB each; the "
+                          "cluster has %llu such nodes",
+                          r->nodes, r->gpus_per_node, r->cpu_milli_per_node,
+                          (unsigned long long)r->mem_mb_per_node, (unsigned long long)best_nodes);
+    }
+    return DR_OK;
+}
+
+const char *dr_node_state_name(dr_node_state_t s)
+{
+    switch (s) {
+    case DR_NODE_UP: return "up";
+    case DR_NODE_DOWN: return "down";
+    case DR_NODE_DRAIN: return "drain";
+    case DR_NODE_CLOUD: return "cloud";
+    }
+    return "?";
+}
+
+int dr_cluster_audit(const dr_cluster_t *c, const dr_alloc_t *const *allocs, size_t n,
+                     dr_err_t *err)
+{
+    uint32_t *used = calloc(c->ngpus ? c->ngpus : 1, sizeof *used);
+    uint64_t *cpu = calloc(c->nnodes ? c->nnodes : 1, sizeof *cpu);
+    uint64_t *mem = calloc(c->nnodes ? c->nnodes : 1, sizeof *mem);
+    int rc = DR_OK;
+    if (!used || !cpu || !mem) {
+        rc = dr_err_set(err, DR_ENOMEM, "audit: out of memory");
+        goto out;
+    }
+    for (size_t k = 0; k < n; k++) {
+        const dr_alloc_t *a = allocs[k];
+        for (uint32_t i = 0; i < a->nslots; i++) {
+            const dr_slot_t *s = &a->slots[i];
+            if (s->node >= c->nnodes) {
+                rc = dr_err_set(err, DR_ESTATE, "audit: allocation %zu names node %u", k, s->node);
+                goto out;
+            }
+            if (i == 0 || a->slots[i - 1].node != s->node) {
+                cpu[s->node] += a->cpu_milli_per_node;
+                mem[s->node] += a->mem_mb_per_node;
+            }
+            if (s->gpu != DR_NO_GPU)
+                used[c->nodes[s->node].gpu_base + s->gpu] += s->milli;
+        }
+    }
+    for (size_t i = 0; i < c->nnodes && rc == DR_OK; i++) {
+        const dr_node_t *nd = &c->nodes[i];
+        if (cpu[i] + nd->cpu_free != nd->cpu_milli || mem[i] + nd->mem_free != nd->mem_mb)
+            rc = dr_err_set(err, DR_ESTATE, "audit: %s CPU/memory ledger disagrees", nd->name);
+        for (uint16_t g = 0; g < nd->ngpus && rc == DR_OK; g++) {
+            uint32_t u = used[nd->gpu_base + g];
+            if (u > 1000)
+                rc = dr_err_set(err, DR_ESTATE, "audit: %s GPU %u is allocated %u milli (> 1000)",
+                                nd->name, g, u);
+            else if (u + c->gpu_free[nd->gpu_base + g] != 1000)
+                rc = dr_err_set(err, DR_ESTATE, "audit: %s GPU %u: %u milli allocated but %u free",
+                                nd->name, g, u, c->gpu_free[nd->gpu_base + g]);
+        }
+    }
+out:
+    free(used);
+    free(cpu);
+    free(mem);
+    return rc;
+}

@@ -1,0 +1,948 @@
+/* config.c - the cluster configuration file (Slurm idiom: NodeName=,
+ * SwitchName=, GpuType= and Pool= lines of KEY=VALUE words) read into a
+ * dr_cluster_t, and the built-in cluster presets. */
+#include "drover/config.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/config_priv.h"
+#include "core/embed.h"
+#include "drover/hostlist.h"
+#include "drover/time.h"
+#include "drover/util.h"
+#include "drover/workload.h"
+
+/* --- keys --- */
+
+enum {
+    K_NODENAME,
+    K_SWITCHNAME,
+    K_GPUTYPE,
+    K_POOL,
+    K_GPUS,
+    K_CPUS,
+    K_MEMGB,
+    K_MEMMB,
+    K_NVLINK,
+    K_SWITCH,
+    K_STATE,
+    K_NODES,
+    K_SWITCHES,
+    K_LINKGBPS,
+    K_TDPW,
+    K_BF16,
+    K_FP16,
+    K_FP8,
+    K_PRICE,
+    K_VENDOR,
+    K_MAXNODES,
+    K_DELAY,
+    K_SPOT,
+    K_N
+};
+
+static const char *const key_names[K_N] = {"NodeName",
+                                           "SwitchName",
+                                           "GpuType",
+                                           "Pool",
+                                           "Gpus",
+                                           "Cpus",
+                                           "MemGB",
+                                           "MemMB",
+                                           "NvlinkDomain",
+                                           "Switch",
+                                           "State",
+                                           "Nodes",
+                                           "Switches",
+                                           "LinkGbps",
+                                           "TdpW",
+                                           "Bf16Tflops",
+                                           "Fp16Tflops",
+                                           "Fp8Tflops",
+                                           "PricePerGpuHour",
+                                           "Vendor",
+                                           "MaxNodes",
+                                           "ProvisionDelay",
+                                           "SpotInterruptRate"};
+
+#define KB(k) (1u << (k))
+/* Keys allowed on each line kind (indexed by the kind's own key). */
+static const unsigned kind_keys[4] = {
+    [K_NODENAME] = KB(K_NODENAME) | KB(K_GPUS) | KB(K_CPUS) | KB(K_MEMGB) | KB(K_MEMMB) |
+                   KB(K_NVLINK) | KB(K_SWITCH) | KB(K_STATE),
+    [K_SWITCHNAME] = KB(K_SWITCHNAME) | KB(K_NODES) | KB(K_SWITCHES) | KB(K_LINKGBPS),
+    [K_GPUTYPE] = KB(K_GPUTYPE) | KB(K_MEMGB) | KB(K_TDPW) | KB(K_BF16) | KB(K_FP16) | KB(K_FP8) |
+                  KB(K_PRICE) | KB(K_VENDOR),
+    [K_POOL] = KB(K_POOL) | KB(K_GPUS) | KB(K_MAXNODES) | KB(K_CPUS) | KB(K_MEMGB) | KB(K_MEMMB) |
+               KB(K_PRICE) | KB(K_DELAY) | KB(K_SPOT) | KB(K_NVLINK),
+};
+
+static int key_lookup(const char *k)
+{
+    for (int i = 0; i < K_N; i++)
+        if (dr_streq_ci(k, key_names[i]))
+            return i;
+    return -1;
+}
+
+/* --- parser state --- */
+
+typedef struct cf_tok {
+    char *key, *val;
+    size_t line;
+    int k; /* K_*, or -1 */
+} cf_tok_t;
+
+typedef struct cf_decl { /* a GpuType= declaration */
+    dr_gpu_spec_t spec;
+    size_t line;
+} cf_decl_t;
+
+typedef struct cf_sw { /* what this parse knows of each switch */
+    bool has_nodes, has_children;
+} cf_sw_t;
+
+typedef struct cf {
+    dr_cluster_t *c;
+    const dr_catalog_t *cat;
+    const char *name;
+    dr_err_t *err;
+    cf_tok_t *toks;
+    size_t ntoks, captoks;
+    const cf_tok_t *by_key[K_N]; /* the current statement's tokens by key */
+    cf_decl_t *decls;
+    size_t ndecls, capdecls;
+    size_t node_base; /* nodes before this parse started */
+    size_t *node_line;
+    size_t nnode_line, capnode_line;
+    size_t pool_base;
+    size_t *pool_line;
+    size_t npool_line, cappool_line;
+    cf_sw_t *sw;
+    size_t capsw;
+    uint64_t ngpus; /* GPUs defined so far */
+} cf_t;
+
+static int cf_err(cf_t *p, int code, size_t line, const char *key, const char *fmt, ...)
+    DR_PRINTF(5, 6);
+
+/* "FILE:LINE: KEY: what is wrong" */
+static int cf_err(cf_t *p, int code, size_t line, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    dr_err_vset(p->err, code, fmt, ap);
+    va_end(ap);
+    dr_err_prefix(p->err, "%s:%zu: %.64s: ", p->name, line, key);
+    return code;
+}
+
+/* Error about token t (named by its canonical key when it has one). */
+#define TOK_ERR(p, t, ...)                                                                         \
+    cf_err((p), DR_EINVAL, (t)->line, (t)->k >= 0 ? key_names[(t)->k] : (t)->key, __VA_ARGS__)
+
+/* Prefix an error set by a lower layer with "FILE:LINE: KEY: ". */
+static int cf_wrap(cf_t *p, int rc, const cf_tok_t *t)
+{
+    dr_err_prefix(p->err, "%s:%zu: %s: ", p->name, t->line, t->k >= 0 ? key_names[t->k] : t->key);
+    return rc;
+}
+
+static int cf_oom(cf_t *p)
+{
+    return dr_err_set(p->err, DR_ENOMEM, "%s: out of memory", p->name);
+}
+
+static void cf_clear_toks(cf_t *p)
+{
+    for (size_t i = 0; i < p->ntoks; i++) {
+        free(p->toks[i].key);
+        free(p->toks[i].val);
+    }
+    p->ntoks = 0;
+}
+
+/* --- values --- */
+
+static int cf_u64(cf_t *p, const cf_tok_t *t, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+    uint64_t v;
+    if (dr_parse_u64(t->val, &v) != 0)
+        return TOK_ERR(p, t, "'%.64s' is not a whole number", t->val);
+    if (v < lo || v > hi)
+        return TOK_ERR(p, t, "%llu is out of range (%llu..%llu)", (unsigned long long)v,
+                       (unsigned long long)lo, (unsigned long long)hi);
+    *out = v;
+    return DR_OK;
+}
+
+static int cf_num(cf_t *p, const cf_tok_t *t, double hi, double *out)
+{
+    double v;
+    if (dr_parse_double(t->val, &v) != 0)
+        return TOK_ERR(p, t, "'%.64s' is not a number", t->val);
+    if (v < 0)
+        return TOK_ERR(p, t, "'%.64s' must not be negative", t->val);
+    if (v > hi)
+        return TOK_ERR(p, t, "'%.64s' is too large (at most %g)", t->val, hi);
+    *out = v;
+    return DR_OK;
+}
+
+/* Cpus= (required): whole CPUs, returned x1000. */
+static int cf_cpus(cf_t *p, int kind, uint32_t *cpu_milli)
+{
+    const cf_tok_t *t = p->by_key[K_CPUS];
+    if (!t)
+        return TOK_ERR(p, p->by_key[kind], "Cpus= is missing");
+    uint64_t v = 0;
+    int rc = cf_u64(p, t, 0, UINT32_MAX / 1000, &v);
+    if (rc == 0)
+        *cpu_milli = (uint32_t)(v * 1000);
+    return rc;
+}
+
+/* MemGB= or MemMB= (one is required). */
+static int cf_mem(cf_t *p, int kind, uint64_t *mem_mb)
+{
+    const cf_tok_t *gb = p->by_key[K_MEMGB], *mb = p->by_key[K_MEMMB];
+    if (gb && mb)
+        return TOK_ERR(p, mb, "give MemGB or MemMB, not both");
+    if (!gb && !mb)
+        return TOK_ERR(p, p->by_key[kind], "MemGB= (or MemMB=) is missing");
+    if (mb)
+        return cf_u64(p, mb, 0, (uint64_t)1 << 50, mem_mb);
+    double v = 0;
+    int rc = cf_num(p, gb, 1e9, &v);
+    if (rc == 0)
+        *mem_mb = (uint64_t)llround(v * 1024);
+    return rc;
+}
+
+/* Levenshtein distance, case-insensitive, on at most 63 characters. */
+static size_t edit_distance(const char *a, size_t na, const char *b, size_t nb)
+{
+    size_t row[64], prev;
+    na = na > 63 ? 63 : na;
+    nb = nb > 63 ? 63 : nb;
+    for (size_t j = 0; j <= nb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= na; i++) {
+        prev = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= nb; j++) {
+            size_t cur = row[j];
+            size_t sub =
+                prev + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
+            size_t best = row[j] + 1 < row[j - 1] + 1 ? row[j] + 1 : row[j - 1] + 1;
+            row[j] = sub < best ? sub : best;
+            prev = cur;
+        }
+    }
+    return row[nb];
+}
+
+typedef struct cf_suggest {
+    const char *best;
+    size_t blen, dist;
+} cf_suggest_t;
+
+static void suggest_one(cf_suggest_t *s, const char *want, const char *cand, size_t clen)
+{
+    if (clen == 0)
+        return;
+    size_t d = edit_distance(want, strlen(want), cand, clen);
+    if (d < s->dist) {
+        s->dist = d;
+        s->best = cand;
+        s->blen = clen;
+    }
+}
+
+static void suggest_list(cf_suggest_t *s, const char *want, const char *list)
+{
+    while (*list) {
+        const char *e = strchr(list, '|');
+        size_t n = e ? (size_t)(e - list) : strlen(list);
+        suggest_one(s, want, list, n);
+        if (!e)
+            break;
+        list = e + 1;
+    }
+}
+
+/* Look a GPU type name up: the cluster's types, then GpuType= declarations,
+ * then the catalog.  Adds it to the cluster on first use. */
+static int cf_type(cf_t *p, const cf_tok_t *t, const char *tname, int *type)
+{
+    int idx = dr_cluster_find_type(p->c, tname);
+    if (idx >= 0) {
+        *type = idx;
+        return DR_OK;
+    }
+    const dr_gpu_spec_t *spec = NULL;
+    for (size_t i = 0; i < p->ndecls && !spec; i++)
+        if (dr_streq_ci(p->decls[i].spec.name, tname))
+            spec = &p->decls[i].spec;
+    if (!spec)
+        spec = dr_catalog_find(p->cat, tname);
+    if (spec) {
+        idx = dr_cluster_add_type(p->c, spec, p->err);
+        if (idx < 0)
+            return cf_wrap(p, idx, t);
+        *type = idx;
+        return DR_OK;
+    }
+    cf_suggest_t s = {NULL, 0, SIZE_MAX};
+    for (size_t i = 0; p->cat && i < p->cat->n; i++) {
+        suggest_one(&s, tname, p->cat->gpus[i].name, strlen(p->cat->gpus[i].name));
+        suggest_list(&s, tname, p->cat->gpus[i].aliases);
+    }
+    for (size_t i = 0; p->decls && i < p->ndecls; i++)
+        suggest_one(&s, tname, p->decls[i].spec.name, strlen(p->decls[i].spec.name));
+    for (size_t i = 0; i < p->c->ntypes; i++)
+        suggest_one(&s, tname, p->c->types[i].name, strlen(p->c->types[i].name));
+    size_t n = strlen(tname);
+    if (s.best && s.dist <= 2 && s.dist < n)
+        return TOK_ERR(p, t, "unknown GPU type '%.64s' (did you mean '%.*s'?)", tname, (int)s.blen,
+                       s.best);
+    return TOK_ERR(p, t, "unknown GPU type '%.64s' (not in the catalog; declare it with GpuType=)",
+                   tname);
+}
+
+/* Gpus=TYPE:COUNT */
+static int cf_gpus(cf_t *p, const cf_tok_t *t, int *type, uint16_t *count)
+{
+    const char *colon = strrchr(t->val, ':');
+    if (!colon || colon == t->val)
+        return TOK_ERR(p, t, "expected TYPE:COUNT, got '%.64s'", t->val);
+    uint64_t n;
+    if (dr_parse_u64(colon + 1, &n) != 0)
+        return TOK_ERR(p, t, "count '%.64s' is not a whole number", colon + 1);
+    if (n < 1 || n > DR_MAX_GPUS_PER_NODE)
+        return TOK_ERR(p, t, "count %llu is out of range (1..%d)", (unsigned long long)n,
+                       DR_MAX_GPUS_PER_NODE);
+    char *tname = dr_strndup(t->val, (size_t)(colon - t->val));
+    if (!tname)
+        return cf_oom(p);
+    int rc = cf_type(p, t, tname, type);
+    free(tname);
+    *count = (uint16_t)n;
+    return rc;
+}
+
+/* NvlinkDomain=node|none|NAME: returns 0 none, 1 per node, 2 shared. */
+static int cf_nvlink(cf_t *p, const cf_tok_t *t, int *mode)
+{
+    *mode = 0;
+    if (!t)
+        return DR_OK;
+    if (dr_is_blank(t->val))
+        return TOK_ERR(p, t, "empty (use node, none or a domain name)");
+    *mode = dr_streq_ci(t->val, "none") ? 0 : dr_streq_ci(t->val, "node") ? 1 : 2;
+    return DR_OK;
+}
+
+static int cf_set_nvlink(cf_t *p, const cf_tok_t *t, int mode, const char *node, uint32_t idx)
+{
+    if (mode == 0)
+        return DR_OK;
+    int d = dr_cluster_nvl_domain(p->c, mode == 1 ? node : t->val, p->err);
+    if (d < 0)
+        return cf_wrap(p, d, t);
+    p->c->nodes[idx].nvl_domain = d;
+    return DR_OK;
+}
+
+static int cf_expand(cf_t *p, const cf_tok_t *t, dr_strvec_t *out)
+{
+    int rc = dr_hostlist_expand(t->val, out, p->err);
+    return rc != 0 ? cf_wrap(p, rc, t) : DR_OK;
+}
+
+/* Make room in the per-switch bookkeeping for switch index s. */
+static int cf_sw_room(cf_t *p, size_t s)
+{
+    size_t old = p->capsw;
+    if (dr_grow((void **)&p->sw, &p->capsw, s + 1, sizeof *p->sw) != 0)
+        return cf_oom(p);
+    memset(p->sw + old, 0, (p->capsw - old) * sizeof *p->sw);
+    return DR_OK;
+}
+
+static int cf_switch(cf_t *p, const cf_tok_t *t, const char *name, int *out)
+{
+    int s = dr_cluster_find_switch(p->c, name);
+    if (s < 0) {
+        if (p->c->nswitches >= DR_CONFIG_MAX_NODES)
+            return TOK_ERR(p, t, "more than %u switches", DR_CONFIG_MAX_NODES);
+        s = dr_cluster_add_switch(p->c, name, p->err);
+        if (s < 0)
+            return cf_wrap(p, s, t);
+    }
+    *out = s;
+    return cf_sw_room(p, (size_t)s);
+}
+
+/* The line a node of this parse was defined on (0 if defined before). */
+static size_t cf_node_line(const cf_t *p, int id)
+{
+    size_t i = (size_t)id;
+    return i >= p->node_base && i - p->node_base < p->nnode_line ? p->node_line[i - p->node_base]
+                                                                 : 0;
+}
+
+static int cf_dup_node(cf_t *p, const cf_tok_t *t, const char *node)
+{
+    int id = dr_cluster_find_node(p->c, node);
+    if (id < 0)
+        return DR_OK;
+    size_t l = cf_node_line(p, id);
+    if (l)
+        return TOK_ERR(p, t, "node '%.64s' is defined twice (first on line %zu)", node, l);
+    return TOK_ERR(p, t, "node '%.64s' is already defined", node);
+}
+
+/* Add one node and note its line. */
+static int cf_add_node(cf_t *p, const cf_tok_t *t, const char *node, int type, uint16_t ngpus,
+                       uint32_t cpu_milli, uint64_t mem_mb, uint32_t *idx)
+{
+    int rc = cf_dup_node(p, t, node);
+    if (rc != 0)
+        return rc;
+    int id = dr_cluster_add_node(p->c, node, ngpus ? type : 0, ngpus, cpu_milli, mem_mb, p->err);
+    if (id < 0)
+        return cf_wrap(p, id, t);
+    if (DR_PUSH(p->node_line, p->nnode_line, p->capnode_line, t->line) != 0)
+        return cf_oom(p);
+    p->ngpus += ngpus;
+    *idx = (uint32_t)id;
+    return DR_OK;
+}
+
+/* Would n more nodes of g GPUs each stay within the limits? */
+static int cf_room(cf_t *p, const cf_tok_t *t, const cf_tok_t *gt, uint64_t n, uint16_t g)
+{
+    if (n > DR_CONFIG_MAX_NODES || p->c->nnodes + n > DR_CONFIG_MAX_NODES)
+        return TOK_ERR(p, t, "the cluster would have more than %u nodes", DR_CONFIG_MAX_NODES);
+    if (n * g > DR_CONFIG_MAX_GPUS || p->ngpus + n * g > DR_CONFIG_MAX_GPUS)
+        return TOK_ERR(p, gt, "the cluster would have more than %u GPUs", DR_CONFIG_MAX_GPUS);
+    return DR_OK;
+}
+
+/* --- line kinds --- */
+
+static int cf_nodename(cf_t *p)
+{
+    const cf_tok_t *kt = p->by_key[K_NODENAME];
+    dr_strvec_t names = {0};
+    int type = 0, mode, rc, sw = DR_NONE;
+    uint16_t ngpus = 0;
+    uint32_t cpu = 0;
+    uint64_t mem = 0;
+    uint8_t state = DR_NODE_UP;
+    if ((rc = cf_expand(p, kt, &names)) != 0)
+        goto out;
+    if (p->by_key[K_GPUS] && (rc = cf_gpus(p, p->by_key[K_GPUS], &type, &ngpus)) != 0)
+        goto out;
+    if ((rc = cf_cpus(p, K_NODENAME, &cpu)) != 0 || (rc = cf_mem(p, K_NODENAME, &mem)) != 0 ||
+        (rc = cf_nvlink(p, p->by_key[K_NVLINK], &mode)) != 0)
+        goto out;
+    const cf_tok_t *st = p->by_key[K_STATE];
+    if (st) {
+        if (dr_streq_ci(st->val, "UP"))
+            state = DR_NODE_UP;
+        else if (dr_streq_ci(st->val, "DOWN"))
+            state = DR_NODE_DOWN;
+        else if (dr_streq_ci(st->val, "DRAIN"))
+            state = DR_NODE_DRAIN;
+        else {
+            rc = TOK_ERR(p, st, "'%.64s' is not UP, DOWN or DRAIN", st->val);
+            goto out;
+        }
+    }
+    if ((rc = cf_room(p, kt, p->by_key[K_GPUS] ? p->by_key[K_GPUS] : kt, names.n, ngpus)) != 0)
+        goto out;
+    const cf_tok_t *swt = p->by_key[K_SWITCH];
+    if (swt) {
+        if (dr_is_blank(swt->val)) {
+            rc = TOK_ERR(p, swt, "empty switch name");
+            goto out;
+        }
+        if ((rc = cf_switch(p, swt, swt->val, &sw)) != 0)
+            goto out;
+        if (p->sw[sw].has_children) {
+            rc = TOK_ERR(p, swt, "switch '%.64s' has child switches; nodes attach to leaf switches",
+                         swt->val);
+            goto out;
+        }
+        p->sw[sw].has_nodes = true;
+    }
+    for (size_t i = 0; i < names.n; i++) {
+        uint32_t idx;
+        if ((rc = cf_add_node(p, kt, names.v[i], type, ngpus, cpu, mem, &idx)) != 0 ||
+            (rc = cf_set_nvlink(p, p->by_key[K_NVLINK], mode, names.v[i], idx)) != 0)
+            goto out;
+        p->c->nodes[idx].switch_id = sw;
+        p->c->nodes[idx].state = state;
+    }
+out:
+    dr_strvec_free(&names);
+    return rc;
+}
+
+static int cf_switchname(cf_t *p)
+{
+    const cf_tok_t *kt = p->by_key[K_SWITCHNAME], *nt = p->by_key[K_NODES],
+                   *ct = p->by_key[K_SWITCHES], *lt = p->by_key[K_LINKGBPS];
+    dr_strvec_t sws = {0}, nodes = {0}, kids = {0};
+    int *node_ids = NULL, *kid_ids = NULL;
+    double gbps = 0;
+    int rc;
+    if ((rc = cf_expand(p, kt, &sws)) != 0 || (nt && (rc = cf_expand(p, nt, &nodes)) != 0) ||
+        (ct && (rc = cf_expand(p, ct, &kids)) != 0) ||
+        (lt && (rc = cf_num(p, lt, 1e9, &gbps)) != 0))
+        goto out;
+    node_ids = malloc((nodes.n + 1) * sizeof *node_ids);
+    kid_ids = malloc((kids.n + 1) * sizeof *kid_ids);
+    if (!node_ids || !kid_ids) {
+        rc = cf_oom(p);
+        goto out;
+    }
+    for (size_t i = 0; i < nodes.n; i++)
+        if ((node_ids[i] = dr_cluster_find_node(p->c, nodes.v[i])) < 0) {
+            rc =
+                TOK_ERR(p, nt, "unknown node '%.64s' (define it with NodeName= first)", nodes.v[i]);
+            goto out;
+        }
+    for (size_t i = 0; i < kids.n; i++)
+        if ((kid_ids[i] = dr_cluster_find_switch(p->c, kids.v[i])) < 0) {
+            rc = TOK_ERR(p, ct, "unknown switch '%.64s' (declare it with SwitchName= first)",
+                         kids.v[i]);
+            goto out;
+        }
+    for (size_t i = 0; i < sws.n; i++) {
+        int s;
+        if ((rc = cf_switch(p, kt, sws.v[i], &s)) != 0)
+            goto out;
+        dr_switch_t *swp = &p->c->switches[s];
+        if (lt)
+            swp->link_gbs = gbps / 8; /* Gbit/s on the line, GB/s in the model */
+        if (nodes.n && p->sw[s].has_children) {
+            rc = TOK_ERR(p, nt, "switch '%.64s' has child switches; nodes attach to leaf switches",
+                         swp->name);
+            goto out;
+        }
+        for (size_t j = 0; j < nodes.n; j++) {
+            dr_node_t *n = &p->c->nodes[node_ids[j]];
+            if (n->switch_id != DR_NONE && n->switch_id != s) {
+                rc = TOK_ERR(p, nt, "node '%.64s' is already on switch '%.64s'", n->name,
+                             p->c->switches[n->switch_id].name);
+                goto out;
+            }
+            n->switch_id = s;
+            p->sw[s].has_nodes = true;
+        }
+        if (kids.n && p->sw[s].has_nodes) {
+            rc = TOK_ERR(p, ct, "switch '%.64s' has nodes; it cannot also have child switches",
+                         swp->name);
+            goto out;
+        }
+        for (size_t j = 0; j < kids.n; j++) {
+            int k = kid_ids[j];
+            dr_switch_t *kid = &p->c->switches[k];
+            if (k == s) {
+                rc = TOK_ERR(p, ct, "switch '%.64s' cannot be its own child", kid->name);
+                goto out;
+            }
+            if (kid->parent != DR_NONE && kid->parent != s) {
+                rc = TOK_ERR(p, ct, "switch '%.64s' already has parent '%.64s'", kid->name,
+                             p->c->switches[kid->parent].name);
+                goto out;
+            }
+            /* walk up from s (bounded, should a caller have built a cycle) */
+            size_t steps = 0;
+            for (int32_t a = s; a != DR_NONE && steps++ <= p->c->nswitches;
+                 a = p->c->switches[a].parent)
+                if (a == k) {
+                    rc = TOK_ERR(p, ct, "making '%.64s' the parent of '%.64s' would make a cycle",
+                                 swp->name, kid->name);
+                    goto out;
+                }
+            kid->parent = s;
+            p->sw[s].has_children = true;
+        }
+    }
+out:
+    free(node_ids);
+    free(kid_ids);
+    dr_strvec_free(&sws);
+    dr_strvec_free(&nodes);
+    dr_strvec_free(&kids);
+    return rc;
+}
+
+/* A name for a type or pool: non-empty, bounded, none of `bad`. */
+static int cf_name_ok(cf_t *p, const cf_tok_t *t, size_t max, const char *bad)
+{
+    size_t n = strlen(t->val);
+    if (dr_is_blank(t->val))
+        return TOK_ERR(p, t, "empty name");
+    if (n > max)
+        return TOK_ERR(p, t, "'%.64s' is longer than %zu characters", t->val, max);
+    for (size_t i = 0; i < n; i++)
+        if (strchr(bad, t->val[i]) || isspace((unsigned char)t->val[i]))
+            return TOK_ERR(p, t, "'%.64s' may not contain '%c'", t->val, t->val[i]);
+    return DR_OK;
+}
+
+static int cf_gputype(cf_t *p)
+{
+    const cf_tok_t *kt = p->by_key[K_GPUTYPE];
+    int rc = cf_name_ok(p, kt, DR_GPU_NAME_MAX - 1, ":|,[]");
+    if (rc != 0)
+        return rc;
+    const dr_gpu_spec_t *known = dr_catalog_find(p->cat, kt->val);
+    if (known)
+        return TOK_ERR(p, kt, "'%s' is already in the GPU catalog (as '%s'); use that type",
+                       kt->val, known->name);
+    for (size_t i = 0; i < p->ndecls; i++)
+        if (dr_streq_ci(p->decls[i].spec.name, kt->val))
+            return TOK_ERR(p, kt, "'%s' is declared twice (first on line %zu)", kt->val,
+                           p->decls[i].line);
+    if (dr_cluster_find_type(p->c, kt->val) >= 0)
+        return TOK_ERR(p, kt, "'%s' is already a GPU type of this cluster", kt->val);
+    cf_decl_t d = {.line = kt->line};
+    dr_gpu_spec_unknown(&d.spec, kt->val);
+    static const struct {
+        int k;
+        size_t off;
+    } nums[] = {{K_MEMGB, offsetof(dr_gpu_spec_t, mem_gb)},
+                {K_TDPW, offsetof(dr_gpu_spec_t, tdp_w)},
+                {K_BF16, offsetof(dr_gpu_spec_t, bf16_tflops)},
+                {K_FP16, offsetof(dr_gpu_spec_t, fp16_tflops)},
+                {K_FP8, offsetof(dr_gpu_spec_t, fp8_tflops)},
+                {K_PRICE, offsetof(dr_gpu_spec_t, price_hr)}};
+    for (size_t i = 0; i < sizeof nums / sizeof *nums; i++)
+        if (p->by_key[nums[i].k] && (rc = cf_num(p, p->by_key[nums[i].k], 1e12,
+                                                 (double *)((char *)&d.spec + nums[i].off))) != 0)
+            return rc;
+    const cf_tok_t *vt = p->by_key[K_VENDOR];
+    if (vt) {
+        if (strlen(vt->val) >= sizeof d.spec.vendor)
+            return TOK_ERR(p, vt, "'%.64s' is longer than %zu characters", vt->val,
+                           sizeof d.spec.vendor - 1);
+        memcpy(d.spec.vendor, vt->val, strlen(vt->val) + 1);
+    }
+    char src[DR_ERR_MSG_MAX];
+    snprintf(src, sizeof src, "declared by GpuType= at %s:%zu", p->name, kt->line);
+    if (!(d.spec.source = dr_strdup(src)))
+        return cf_oom(p);
+    if (DR_PUSH(p->decls, p->ndecls, p->capdecls, d) != 0) {
+        dr_gpu_spec_free(&d.spec);
+        return cf_oom(p);
+    }
+    return DR_OK;
+}
+
+static int cf_pool(cf_t *p)
+{
+    const cf_tok_t *kt = p->by_key[K_POOL], *gt = p->by_key[K_GPUS], *mt = p->by_key[K_MAXNODES];
+    int rc = cf_name_ok(p, kt, 200, "[],:|=\"#");
+    if (rc != 0)
+        return rc;
+    for (size_t i = 0; i < p->c->npools; i++)
+        if (strcmp(p->c->pools[i].name, kt->val) == 0) {
+            size_t j = i - p->pool_base;
+            if (i >= p->pool_base && j < p->npool_line)
+                return TOK_ERR(p, kt, "pool '%s' is declared twice (first on line %zu)", kt->val,
+                               p->pool_line[j]);
+            return TOK_ERR(p, kt, "pool '%s' is already defined", kt->val);
+        }
+    if (!gt)
+        return TOK_ERR(p, kt, "Gpus= is missing");
+    if (!mt)
+        return TOK_ERR(p, kt, "MaxNodes= is missing");
+    dr_pool_t pool = {.name = kt->val, .price_hr = NAN, .provision_delay = 0};
+    int type, mode;
+    uint64_t maxn;
+    if ((rc = cf_gpus(p, gt, &type, &pool.gpus_per_node)) != 0 ||
+        (rc = cf_u64(p, mt, 1, DR_CONFIG_MAX_NODES, &maxn)) != 0 ||
+        (rc = cf_cpus(p, K_POOL, &pool.cpu_milli)) != 0 ||
+        (rc = cf_mem(p, K_POOL, &pool.mem_mb)) != 0 ||
+        (rc = cf_nvlink(p, p->by_key[K_NVLINK], &mode)) != 0)
+        return rc;
+    pool.type = (uint16_t)type;
+    pool.max_nodes = (uint32_t)maxn;
+    if (p->by_key[K_PRICE] && (rc = cf_num(p, p->by_key[K_PRICE], 1e9, &pool.price_hr)) != 0)
+        return rc;
+    if (p->by_key[K_SPOT] &&
+        (rc = cf_num(p, p->by_key[K_SPOT], 1e9, &pool.spot_interrupt_per_hr)) != 0)
+        return rc;
+    const cf_tok_t *dt = p->by_key[K_DELAY];
+    if (dt && (dr_duration_parse(dt->val, &pool.provision_delay) != 0 || pool.provision_delay < 0))
+        return TOK_ERR(p, dt, "'%.64s' is not a duration (such as 90s, 5m, 1h or 1:30:00)",
+                       dt->val);
+    if ((rc = cf_room(p, mt, gt, maxn, pool.gpus_per_node)) != 0)
+        return rc;
+    pool.first_node = (uint32_t)p->c->nnodes;
+    int pi = dr_cluster_add_pool(p->c, &pool, p->err);
+    if (pi < 0)
+        return cf_wrap(p, pi, kt);
+    if (DR_PUSH(p->pool_line, p->npool_line, p->cappool_line, kt->line) != 0)
+        return cf_oom(p);
+    size_t nlen = strlen(kt->val) + 16;
+    char *node = malloc(nlen);
+    if (!node)
+        return cf_oom(p);
+    for (uint64_t i = 1; i <= maxn && rc == 0; i++) {
+        snprintf(node, nlen, "%s-%llu", kt->val, (unsigned long long)i);
+        uint32_t idx;
+        if ((rc = cf_add_node(p, kt, node, type, pool.gpus_per_node, pool.cpu_milli, pool.mem_mb,
+                              &idx)) == 0 &&
+            (rc = cf_set_nvlink(p, p->by_key[K_NVLINK], mode, node, idx)) == 0) {
+            p->c->nodes[idx].state = DR_NODE_CLOUD;
+            p->c->nodes[idx].pool = pi;
+        }
+    }
+    free(node);
+    return rc;
+}
+
+/* One logical line (its tokens are in p->toks). */
+static int cf_statement(cf_t *p)
+{
+    const cf_tok_t *first = &p->toks[0];
+    int kind = first->k;
+    if (kind < 0 || kind > K_POOL)
+        return TOK_ERR(p, first,
+                       "unknown line kind (a line starts with NodeName=, SwitchName=, GpuType= "
+                       "or Pool=)");
+    memset(p->by_key, 0, sizeof p->by_key);
+    for (size_t i = 0; i < p->ntoks; i++) {
+        const cf_tok_t *t = &p->toks[i];
+        if (t->k < 0)
+            return TOK_ERR(p, t, "unknown key");
+        if (!(kind_keys[kind] & KB(t->k)))
+            return TOK_ERR(p, t, "not allowed on a %s line", key_names[kind]);
+        if (p->by_key[t->k])
+            return TOK_ERR(p, t, "given twice");
+        p->by_key[t->k] = t;
+    }
+    switch (kind) {
+    case K_NODENAME: return cf_nodename(p);
+    case K_SWITCHNAME: return cf_switchname(p);
+    case K_GPUTYPE: return cf_gputype(p);
+    default: return cf_pool(p);
+    }
+}
+
+/* Split one physical line (NUL-terminated, modifiable) into tokens appended
+ * to p->toks; *cont is set when it ends with a backslash. */
+static int cf_tokenize(cf_t *p, char *s, size_t line, bool *cont)
+{
+    size_t n = 0;
+    bool inq = false;
+    for (; s[n]; n++) {
+        if (s[n] == '"')
+            inq = !inq;
+        else if (s[n] == '#' && !inq)
+            break;
+    }
+    s[n] = '\0'; /* drop the comment */
+    while (n > 0 && isspace((unsigned char)s[n - 1]))
+        s[--n] = '\0';
+    *cont = n > 0 && s[n - 1] == '\\';
+    if (*cont)
+        s[--n] = '\0';
+    char *q = s;
+    for (;;) {
+        while (isspace((unsigned char)*q))
+            q++;
+        if (!*q)
+            return DR_OK;
+        char *k = q;
+        while (*q && *q != '=' && !isspace((unsigned char)*q))
+            q++;
+        if (*q != '=') {
+            *q = '\0'; /* the word is the key in the message */
+            return cf_err(p, DR_EINVAL, line, k, "missing '=' (expected KEY=VALUE)");
+        }
+        if (q == k)
+            return cf_err(p, DR_EINVAL, line, "=", "missing key before '='");
+        cf_tok_t t = {.line = line};
+        t.key = dr_strndup(k, (size_t)(q - k));
+        if (!t.key)
+            return cf_oom(p);
+        t.k = key_lookup(t.key);
+        q++;
+        char *v = q;
+        if (*q == '"') {
+            char *e = strchr(q + 1, '"');
+            if (!e) {
+                int rc = TOK_ERR(p, &t, "unterminated quote");
+                free(t.key);
+                return rc;
+            }
+            v = q + 1;
+            q = e + 1;
+            if (*q && !isspace((unsigned char)*q)) {
+                int rc = TOK_ERR(p, &t, "text after the closing quote");
+                free(t.key);
+                return rc;
+            }
+            t.val = dr_strndup(v, (size_t)(e - v));
+        } else {
+            while (*q && !isspace((unsigned char)*q))
+                q++;
+            t.val = dr_strndup(v, (size_t)(q - v));
+        }
+        if (!t.val || DR_PUSH(p->toks, p->ntoks, p->captoks, t) != 0) {
+            free(t.key);
+            free(t.val);
+            return cf_oom(p);
+        }
+    }
+}
+
+static int cf_run(cf_t *p, const char *buf, size_t len)
+{
+    size_t pos = 0, line = 0;
+    bool cont = false;
+    int rc = DR_OK;
+    if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
+        pos = 3; /* a UTF-8 byte order mark */
+    while (pos < len && rc == 0) {
+        const char *nl = memchr(buf + pos, '\n', len - pos);
+        size_t e = nl ? (size_t)(nl - buf) : len;
+        line++;
+        if (memchr(buf + pos, '\0', e - pos))
+            return dr_err_set(p->err, DR_EINVAL, "%s:%zu: the line contains a NUL byte", p->name,
+                              line);
+        char *s = dr_strndup(buf + pos, e - pos);
+        if (!s)
+            return cf_oom(p);
+        size_t sl = e - pos;
+        if (sl && s[sl - 1] == '\r')
+            s[sl - 1] = '\0';
+        pos = e + 1;
+        rc = cf_tokenize(p, s, line, &cont);
+        free(s);
+        if (rc == 0 && !cont && p->ntoks) {
+            rc = cf_statement(p);
+            cf_clear_toks(p);
+        }
+    }
+    if (rc == 0 && p->ntoks) /* a continuation at the very end */
+        rc = cf_statement(p);
+    return rc;
+}
+
+int dr_config_parse(dr_cluster_t *c, const dr_catalog_t *cat, const char *name, const char *buf,
+                    size_t len, dr_err_t *err)
+{
+    if (!name)
+        name = "config";
+    dr_catalog_t builtin = {0};
+    if (!cat) {
+        int rc = dr_catalog_builtin(&builtin, err);
+        if (rc != 0)
+            return rc;
+        cat = &builtin;
+    }
+    cf_t p = {.c = c, .cat = cat, .name = name, .err = err};
+    p.node_base = c->nnodes;
+    p.pool_base = c->npools;
+    int rc = cf_sw_room(&p, c->nswitches);
+    if (rc == 0)
+        rc = cf_run(&p, buf, len);
+    if (rc == 0 && c->nnodes == 0)
+        rc = dr_err_set(err, DR_EINVAL, "%s: no nodes (add NodeName= or Pool= lines)", name);
+    if (rc == 0 && (rc = dr_cluster_finalize(c, err)) != 0)
+        dr_err_prefix(err, "%s: ", name);
+    cf_clear_toks(&p);
+    free(p.toks);
+    for (size_t i = 0; i < p.ndecls; i++)
+        dr_gpu_spec_free(&p.decls[i].spec);
+    free(p.decls);
+    free(p.node_line);
+    free(p.pool_line);
+    free(p.sw);
+    dr_catalog_free(&builtin);
+    return rc;
+}
+
+int dr_config_load(dr_cluster_t *c, const dr_catalog_t *cat, const char *path, dr_err_t *err)
+{
+    char *buf;
+    size_t len;
+    int rc = dr_read_file(path, &buf, &len, err);
+    if (rc != 0)
+        return rc;
+    rc = dr_config_parse(c, cat, path, buf, len, err);
+    free(buf);
+    return rc;
+}
+
+/* --- presets --- */
+
+static const struct {
+    const char *name, *embed, *doc;
+} presets[] = {
+    {"gavel-36-36-36", "cluster_gavel",
+     "Gavel's simulated cluster: 36 V100 + 36 P100 + 36 K80 servers, one GPU each"},
+    {"openb", "openb_nodes",
+     "Alibaba openb: 1,213 GPU nodes, 6,212 GPUs of 7 models (T4, P100, V100, A10, G2, G3)"},
+    {"philly", "cluster_philly",
+     "64 servers x 8 P100 (512 GPUs) in 4 racks, for the Philly-derived job list"},
+    {"mixed-modern", "cluster_mixed",
+     "A100/H100/H200/B200/MI300X/L40S fleet on a two-level tree, plus a 16-node cloud H100 pool"},
+};
+#define NPRESETS (sizeof presets / sizeof *presets)
+
+const char *const *dr_cluster_preset_names(void)
+{
+    static const char *const names[] = {"gavel-36-36-36", "openb", "philly", "mixed-modern", NULL};
+    return names;
+}
+
+const char *dr_cluster_preset_doc(const char *name)
+{
+    for (size_t i = 0; name && i < NPRESETS; i++)
+        if (dr_streq_ci(presets[i].name, name))
+            return presets[i].doc;
+    return NULL;
+}
+
+int dr_cluster_preset(dr_cluster_t *c, const dr_catalog_t *cat, const char *name, dr_err_t *err)
+{
+    size_t i = 0;
+    while (i < NPRESETS && !(name && dr_streq_ci(presets[i].name, name)))
+        i++;
+    if (i == NPRESETS)
+        return dr_err_set(err, DR_ENOENT,
+                          "unknown cluster preset '%.64s' (known: gavel-36-36-36, openb, philly, "
+                          "mixed-modern)",
+                          name ? name : "");
+    const struct dr_embedded *e = dr_embedded(presets[i].embed);
+    if (!e)
+        return dr_err_set(err, DR_ENOENT, "cluster preset '%s': its data is not built in",
+                          presets[i].name);
+    if (strcmp(presets[i].embed, "openb_nodes") != 0)
+        return dr_config_parse(c, cat, e->path, e->data, e->len, err);
+    dr_catalog_t builtin = {0};
+    int rc = DR_OK;
+    if (!cat) {
+        rc = dr_catalog_builtin(&builtin, err);
+        cat = &builtin;
+    }
+    if (rc == 0)
+        rc = dr_openb_nodes_parse(c, cat, e->path, e->data, e->len, err);
+    dr_catalog_free(&builtin);
+    return rc;
+}

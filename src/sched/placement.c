@@ -1,0 +1,348 @@
+/* placement.c - which GPUs on which nodes: shared by every policy.
+ *
+ * Three request shapes:
+ *   - n nodes x k whole GPUs (a gang): n distinct nodes of one GPU type, each
+ *     with k idle GPUs;
+ *   - a share (k = 1, milli < 1000): one GPU with enough free milli per node;
+ *   - "--gpus=G" (nodes = 0): G whole GPUs of one type on as few nodes as
+ *     the strategy manages.
+ * First-fit takes the lowest-numbered nodes (a segment-tree descent);
+ * best-fit takes the nodes that will be left with the fewest idle GPUs (the
+ * idle-count buckets) and puts shares on already-shared GPUs first, so whole
+ * GPUs stay whole for the jobs that need them. */
+#include "drover/placement.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cluster_index.h"
+#include "drover/util.h"
+
+const char *dr_place_strategy_name(dr_place_strategy_t s)
+{
+    return s == DR_PLACE_BEST_FIT ? "best-fit" : "first-fit";
+}
+
+int dr_place_strategy_parse(const char *s, dr_place_strategy_t *out)
+{
+    if (dr_streq_ci(s, "first-fit") || dr_streq_ci(s, "firstfit") || dr_streq_ci(s, "ff"))
+        *out = DR_PLACE_FIRST_FIT;
+    else if (dr_streq_ci(s, "best-fit") || dr_streq_ci(s, "bestfit") || dr_streq_ci(s, "bf"))
+        *out = DR_PLACE_BEST_FIT;
+    else
+        return DR_EINVAL;
+    return DR_OK;
+}
+
+static bool admits(const dr_seg_t *s, const dr_segq_t *q)
+{
+    return s->idle >= q->idle && s->milli >= q->milli && s->part >= q->part && s->cpu >= q->cpu;
+}
+
+static uint32_t find_rec(const dr_segtree_t *t, size_t i, size_t lo, size_t hi, size_t from,
+                         const dr_segq_t *q)
+{
+    if (hi <= from || lo >= t->n || !admits(&t->seg[i], q))
+        return DR_NIL;
+    if (i >= t->size)
+        return (uint32_t)lo;
+    size_t mid = lo + (hi - lo) / 2;
+    uint32_t r = find_rec(t, 2 * i, lo, mid, from, q);
+    return r != DR_NIL ? r : find_rec(t, 2 * i + 1, mid, hi, from, q);
+}
+
+uint32_t dr_segtree_find(const dr_segtree_t *t, size_t from, const dr_segq_t *q, size_t *next_from)
+{
+    if (from >= t->n)
+        return DR_NIL;
+    uint32_t pos = find_rec(t, 1, 0, t->size, from, q);
+    if (pos == DR_NIL)
+        return DR_NIL;
+    *next_from = (size_t)pos + 1;
+    return t->pos2node[pos];
+}
+
+/* A small growable list of chosen nodes for one attempt. */
+typedef struct pick {
+    uint32_t *node;
+    uint16_t *take; /* GPUs (or 1 share) taken on that node */
+    size_t n, cap;
+} pick_t;
+
+static int pick_add(pick_t *p, uint32_t node, uint16_t take)
+{
+    if (p->n == p->cap) {
+        size_t nc = p->cap ? p->cap * 2 : 16;
+        uint32_t *a = realloc(p->node, nc * sizeof *a);
+        if (!a)
+            return DR_ENOMEM;
+        p->node = a;
+        uint16_t *b = realloc(p->take, nc * sizeof *b);
+        if (!b)
+            return DR_ENOMEM;
+        p->take = b;
+        p->cap = nc;
+    }
+    p->node[p->n] = node;
+    p->take[p->n++] = take;
+    return DR_OK;
+}
+
+static void pick_free(pick_t *p)
+{
+    free(p->node);
+    free(p->take);
+}
+
+/* The per-node share that must fit on each node used. */
+static dr_job_req_t node_share(const dr_job_req_t *r, uint16_t gpus)
+{
+    dr_job_req_t s = *r;
+    s.nodes = 1;
+    s.gpus_per_node = gpus;
+    return s;
+}
+
+/* Gang of n nodes x k GPUs (or shares) on type t. */
+static int pick_gang(dr_cluster_t *c, const dr_job_req_t *r, int t, dr_place_strategy_t st,
+                     pick_t *p)
+{
+    struct dr_cluster_index *ix = c->index;
+    uint32_t n = r->nodes, k = r->gpus_per_node;
+    bool share = r->gpu_milli < 1000;
+    dr_job_req_t one = *r;
+    one.types = 1ULL << t;
+    if (st == DR_PLACE_BEST_FIT && !share) {
+        const dr_buckets_t *b = &ix->buckets[t];
+        for (uint32_t f = k; f <= b->maxg && p->n < n; f++)
+            for (uint32_t nd = b->head[f]; nd != DR_NIL && p->n < n; nd = ix->bnext[nd])
+                if (dr_node_fits(c, &c->nodes[nd], &one) && pick_add(p, nd, (uint16_t)k) != 0)
+                    return DR_ENOMEM;
+        return p->n == n ? DR_OK : DR_ENOSPC;
+    }
+    if (st == DR_PLACE_BEST_FIT && share) {
+        /* shares first go where a GPU is already shared */
+        dr_segq_t q = {
+            .idle = 0, .milli = 0, .part = (uint16_t)r->gpu_milli, .cpu = r->cpu_milli_per_node};
+        size_t from = 0;
+        uint32_t nd;
+        while (p->n < n && (nd = dr_segtree_find(&ix->tree[t], from, &q, &from)) != DR_NIL)
+            if (dr_node_fits(c, &c->nodes[nd], &one) && pick_add(p, nd, 1) != 0)
+                return DR_ENOMEM;
+        if (p->n == n)
+            return DR_OK;
+        /* then on idle GPUs of the nodes with the fewest idle GPUs */
+        const dr_buckets_t *b = &ix->buckets[t];
+        for (uint32_t f = 1; f <= b->maxg && p->n < n; f++)
+            for (nd = b->head[f]; nd != DR_NIL && p->n < n; nd = ix->bnext[nd]) {
+                bool dup = false;
+                for (size_t i = 0; i < p->n && !dup; i++)
+                    dup = p->node[i] == nd;
+                if (!dup && dr_node_fits(c, &c->nodes[nd], &one) && pick_add(p, nd, 1) != 0)
+                    return DR_ENOMEM;
+            }
+        return p->n == n ? DR_OK : DR_ENOSPC;
+    }
+    dr_segq_t q = {.idle = share ? 0 : (uint16_t)k,
+                   .milli = share ? (uint16_t)r->gpu_milli : 0,
+                   .part = 0,
+                   .cpu = r->cpu_milli_per_node};
+    size_t from = 0;
+    uint32_t nd;
+    while (p->n < n && (nd = dr_segtree_find(&ix->tree[t], from, &q, &from)) != DR_NIL)
+        if (dr_node_fits(c, &c->nodes[nd], &one) && pick_add(p, nd, (uint16_t)(share ? 1 : k)) != 0)
+            return DR_ENOMEM;
+    return p->n == n ? DR_OK : DR_ENOSPC;
+}
+
+/* --gpus=G on type t: one node if any can take all G, else several. */
+static int pick_flex(dr_cluster_t *c, const dr_job_req_t *r, int t, dr_place_strategy_t st,
+                     pick_t *p)
+{
+    struct dr_cluster_index *ix = c->index;
+    const dr_buckets_t *b = &ix->buckets[t];
+    uint32_t g = r->gpus_per_node;
+    uint64_t idle_total = 0;
+    for (uint32_t f = 1; f <= b->maxg; f++)
+        idle_total += (uint64_t)f * b->count[f];
+    if (idle_total < g)
+        return DR_ENOSPC; /* an upper bound: CPU/memory may rule out more */
+    dr_job_req_t whole = node_share(r, (uint16_t)(g < b->maxg ? g : b->maxg));
+    whole.types = 1ULL << t;
+    if (g <= b->maxg) {
+        /* single node */
+        if (st == DR_PLACE_BEST_FIT) {
+            for (uint32_t f = g; f <= b->maxg; f++)
+                for (uint32_t nd = b->head[f]; nd != DR_NIL; nd = ix->bnext[nd])
+                    if (dr_node_fits(c, &c->nodes[nd], &whole))
+                        return pick_add(p, nd, (uint16_t)g);
+        } else {
+            dr_segq_t q = {.idle = (uint16_t)g, .cpu = r->cpu_milli_per_node};
+            size_t from = 0;
+            uint32_t nd;
+            while ((nd = dr_segtree_find(&ix->tree[t], from, &q, &from)) != DR_NIL)
+                if (dr_node_fits(c, &c->nodes[nd], &whole))
+                    return pick_add(p, nd, (uint16_t)g);
+        }
+    }
+    /* spread: best-fit takes the fullest-idle nodes first (fewest nodes),
+     * first-fit takes nodes in order */
+    uint32_t got = 0;
+    dr_job_req_t any = node_share(r, 1);
+    any.types = 1ULL << t;
+    if (st == DR_PLACE_BEST_FIT) {
+        for (uint32_t f = b->maxg; f >= 1 && got < g; f--)
+            for (uint32_t nd = b->head[f]; nd != DR_NIL && got < g; nd = ix->bnext[nd])
+                if (dr_node_fits(c, &c->nodes[nd], &any)) {
+                    uint32_t take = f < g - got ? f : g - got;
+                    if (pick_add(p, nd, (uint16_t)take) != 0)
+                        return DR_ENOMEM;
+                    got += take;
+                }
+    } else {
+        dr_segq_t q = {.idle = 1, .cpu = r->cpu_milli_per_node};
+        size_t from = 0;
+        uint32_t nd;
+        while (got < g && (nd = dr_segtree_find(&ix->tree[t], from, &q, &from)) != DR_NIL)
+            if (dr_node_fits(c, &c->nodes[nd], &any)) {
+                uint32_t f = c->nodes[nd].gpus_idle;
+                uint32_t take = f < g - got ? f : g - got;
+                if (pick_add(p, nd, (uint16_t)take) != 0)
+                    return DR_ENOMEM;
+                got += take;
+            }
+    }
+    return got == g ? DR_OK : DR_ENOSPC;
+}
+
+/* CPU-only: n nodes (any type, with or without GPUs) with CPU and memory. */
+static int pick_cpu(dr_cluster_t *c, const dr_job_req_t *r, pick_t *p)
+{
+    struct dr_cluster_index *ix = c->index;
+    uint32_t n = r->nodes ? r->nodes : 1;
+    dr_segq_t q = {.cpu = r->cpu_milli_per_node};
+    size_t from = 0;
+    uint32_t nd;
+    dr_job_req_t one = node_share(r, 0);
+    while (p->n < n &&
+           (nd = dr_segtree_find(&ix->tree[DR_MAX_GPU_TYPES], from, &q, &from)) != DR_NIL)
+        if (dr_node_fits(c, &c->nodes[nd], &one) && pick_add(p, nd, 0) != 0)
+            return DR_ENOMEM;
+    return p->n == n ? DR_OK : DR_ENOSPC;
+}
+
+/* Turn picked nodes into slots: whole GPUs lowest-index idle first; a share
+ * goes on the tightest GPU that fits (best-fit) or the first (first-fit). */
+static int build_alloc(dr_cluster_t *c, const dr_job_req_t *r, int t, dr_place_strategy_t st,
+                       const pick_t *p, dr_alloc_t *out)
+{
+    uint32_t nslots = 0;
+    for (size_t i = 0; i < p->n; i++)
+        nslots += p->take[i] ? p->take[i] : 1;
+    memset(out, 0, sizeof *out);
+    out->slots = malloc((nslots ? nslots : 1) * sizeof *out->slots);
+    if (!out->slots)
+        return DR_ENOMEM;
+    out->nnodes = (uint32_t)p->n;
+    out->type = t >= 0 ? (uint16_t)t : 0;
+    out->cpu_milli_per_node = r->cpu_milli_per_node;
+    out->mem_mb_per_node = r->mem_mb_per_node;
+    bool share = r->gpus_per_node > 0 && r->gpu_milli < 1000;
+    for (size_t i = 0; i < p->n; i++) {
+        const dr_node_t *n = &c->nodes[p->node[i]];
+        const uint16_t *gf = &c->gpu_free[n->gpu_base];
+        if (p->take[i] == 0) {
+            out->slots[out->nslots++] = (dr_slot_t){p->node[i], DR_NO_GPU, 0};
+        } else if (share) {
+            int best = -1;
+            for (uint16_t g = 0; g < n->ngpus; g++) {
+                if (gf[g] < r->gpu_milli)
+                    continue;
+                if (best < 0) {
+                    best = g;
+                    if (st == DR_PLACE_FIRST_FIT)
+                        break;
+                } else if (gf[g] < gf[best]) {
+                    best = g;
+                }
+            }
+            if (best < 0)
+                return DR_ENOSPC;
+            out->slots[out->nslots++] =
+                (dr_slot_t){p->node[i], (uint16_t)best, (uint16_t)r->gpu_milli};
+        } else {
+            uint16_t need = p->take[i];
+            for (uint16_t g = 0; g < n->ngpus && need; g++)
+                if (gf[g] == 1000) {
+                    out->slots[out->nslots++] = (dr_slot_t){p->node[i], g, 1000};
+                    need--;
+                }
+            if (need)
+                return DR_ENOSPC;
+        }
+    }
+    return DR_OK;
+}
+
+bool dr_place_fits_quick(const dr_cluster_t *c, const dr_job_req_t *r, dr_typemask_t allowed)
+{
+    if (r->gpus_per_node == 0)
+        return true;
+    uint64_t need = r->nodes == 0 ? (uint64_t)r->gpus_per_node * 1000
+                                  : (uint64_t)r->nodes * r->gpus_per_node * r->gpu_milli;
+    const struct dr_cluster_index *ix = c->index;
+    for (size_t t = 0; t < c->ntypes; t++) {
+        if (!(allowed & (1ULL << t)) || c->milli_free_of_type[t] < need)
+            continue;
+        const dr_seg_t *root = &ix->tree[t].seg[1];
+        if (r->nodes == 0 ? root->idle >= 1
+                          : (r->gpu_milli < 1000 ? root->milli >= r->gpu_milli
+                                                 : root->idle >= r->gpus_per_node))
+            return true;
+    }
+    return false;
+}
+
+static int place_on(dr_cluster_t *c, const dr_job_req_t *r, int t, dr_place_strategy_t st,
+                    dr_alloc_t *out)
+{
+    pick_t p = {0};
+    int rc;
+    if (t < 0)
+        rc = pick_cpu(c, r, &p);
+    else if (r->nodes == 0)
+        rc = pick_flex(c, r, t, st, &p);
+    else
+        rc = pick_gang(c, r, t, st, &p);
+    if (rc == DR_OK)
+        rc = build_alloc(c, r, t, st, &p, out);
+    if (rc == DR_OK && dr_cluster_take(c, out, NULL) != DR_OK)
+        rc = DR_ENOSPC;
+    if (rc != DR_OK && t >= -1)
+        dr_alloc_free(out);
+    pick_free(&p);
+    return rc;
+}
+
+int dr_place(dr_cluster_t *c, const dr_job_req_t *r, dr_typemask_t allowed,
+             const dr_place_opts_t *o, dr_alloc_t *out)
+{
+    dr_place_strategy_t st = o ? o->strategy : DR_PLACE_FIRST_FIT;
+    memset(out, 0, sizeof *out);
+    if (!c->index || !c->index->built)
+        return DR_ESTATE;
+    if (r->gpus_per_node == 0)
+        return place_on(c, r, -1, st, out);
+    if (!dr_place_fits_quick(c, r, allowed))
+        return DR_ENOSPC;
+    size_t nt = o && o->type_order ? o->ntype_order : c->ntypes;
+    for (size_t i = 0; i < nt; i++) {
+        int t = o && o->type_order ? o->type_order[i] : (int)i;
+        if (t < 0 || (size_t)t >= c->ntypes || !(allowed & (1ULL << t)))
+            continue;
+        int rc = place_on(c, r, t, st, out);
+        if (rc != DR_ENOSPC)
+            return rc;
+    }
+    return DR_ENOSPC;
+}

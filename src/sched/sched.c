@@ -1,0 +1,601 @@
+/* sched.c - the scheduler core shared by the simulator and the controller.
+ *
+ * Owns the pending queue, the running set, the expected-end queue and the
+ * event log; applies the policy's decisions through the checked job state
+ * machine.  Every change of a job's state goes through set_state(), which
+ * validates the transition and appends it to the log, so the log is complete
+ * by construction. */
+#include "drover/sched.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "drover/util.h"
+#include "sched/endq.h"
+#include "sched/policy_util.h"
+
+/* Running tasks per array parent, for throttles (open addressing). */
+typedef struct throttle_map {
+    uint64_t *key;
+    uint32_t *count;
+    size_t cap, n;
+} throttle_map_t;
+
+struct dr_sched {
+    dr_cluster_t *c;
+    const dr_policy_ops_t *ops;
+    void *pstate;
+    dr_place_opts_t place;
+    dr_perf_view_t perf;
+    dr_eventlog_t log;
+    /* pending queue: pq[head..tail) in queue order; entries whose state is
+     * no longer PENDING are dropped by compact() (dirty_from = lowest such). */
+    dr_job_t **pq;
+    size_t head, tail, cap;
+    size_t dirty_from; /* lowest queue index that left PENDING, CLEAN if none */
+    size_t nremoved;   /* how many left since the last compaction */
+    /* jobs queued since the last pass */
+    dr_job_t **fresh;
+    size_t nfresh, fresh_cap;
+    bool fresh_overflow;
+    /* jobs preempted during a pass re-enter the queue after it */
+    dr_job_t **requeue;
+    size_t nrequeue, requeue_cap;
+    dr_job_t **run;
+    size_t nrun, run_cap;
+    dr_endq_t *endq;
+    throttle_map_t thr;
+    bool in_pass;
+    dr_time_t now;
+    dr_pass_result_t *res;
+    bool audit;
+    dr_sched_stats_t stats;
+};
+
+#define CLEAN SIZE_MAX
+
+/* --- throttle map --- */
+static uint32_t *thr_slot(throttle_map_t *m, uint64_t key, bool create)
+{
+    if (create && (m->n + 1) * 2 > m->cap) {
+        size_t nc = m->cap ? m->cap * 2 : 64;
+        uint64_t *k = calloc(nc, sizeof *k);
+        uint32_t *c = calloc(nc, sizeof *c);
+        if (!k || !c) {
+            free(k);
+            free(c);
+            return NULL;
+        }
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->key[i]) {
+                size_t h = (m->key[i] * 0x9e3779b97f4a7c15ULL) & (nc - 1);
+                while (k[h])
+                    h = (h + 1) & (nc - 1);
+                k[h] = m->key[i];
+                c[h] = m->count[i];
+            }
+        free(m->key);
+        free(m->count);
+        m->key = k;
+        m->count = c;
+        m->cap = nc;
+    }
+    if (!m->cap)
+        return NULL;
+    size_t h = (key * 0x9e3779b97f4a7c15ULL) & (m->cap - 1);
+    while (m->key[h] && m->key[h] != key)
+        h = (h + 1) & (m->cap - 1);
+    if (!m->key[h]) {
+        if (!create)
+            return NULL;
+        m->key[h] = key;
+        m->n++;
+    }
+    return &m->count[h];
+}
+
+bool dr_sched_throttled(const dr_sched_t *s, const dr_job_t *j)
+{
+    if (!j->array_parent || !j->array_throttle)
+        return false;
+    uint32_t *c = thr_slot((throttle_map_t *)&s->thr, j->array_parent, false);
+    return c && *c >= j->array_throttle;
+}
+
+static void thr_adjust(dr_sched_t *s, const dr_job_t *j, int d)
+{
+    if (!j->array_parent || !j->array_throttle)
+        return;
+    uint32_t *c = thr_slot(&s->thr, j->array_parent, true);
+    if (c)
+        *c = (uint32_t)((int64_t)*c + d);
+}
+
+/* --- state changes --- */
+static int set_state(dr_sched_t *s, dr_job_t *j, dr_job_state_t to, dr_time_t now,
+                     const char *detail, dr_err_t *err)
+{
+    dr_job_state_t from = (dr_job_state_t)j->state;
+    if (!dr_job_transition_ok(from, to))
+        return dr_err_set(err, DR_ESTATE, "job %llu: invalid transition %s -> %s",
+                          (unsigned long long)j->id, dr_job_state_name(from),
+                          dr_job_state_name(to));
+    j->state = (uint8_t)to;
+    if (dr_job_state_terminal(to))
+        j->end = now;
+    if (dr_eventlog_append(&s->log, now, j, from, to, detail) != 0)
+        return dr_err_set(err, DR_ENOMEM, "job %llu: cannot append to the event log",
+                          (unsigned long long)j->id);
+    return DR_OK;
+}
+
+/* Queue order: priority desc, submit asc, id asc. */
+static inline bool before(const dr_job_t *a, const dr_job_t *b)
+{
+    if (a->priority != b->priority)
+        return a->priority > b->priority;
+    if (a->submit != b->submit)
+        return a->submit < b->submit;
+    return a->id < b->id;
+}
+
+/* While pending, job->sched_slot is the job's absolute index in pq. */
+static void mark_removed(dr_sched_t *s, const dr_job_t *j)
+{
+    if (j->sched_slot < s->dirty_from)
+        s->dirty_from = j->sched_slot;
+    s->nremoved++;
+}
+
+static void reslot(dr_sched_t *s, size_t from)
+{
+    for (size_t i = from; i < s->tail; i++)
+        s->pq[i]->sched_slot = (uint32_t)i;
+}
+
+/* Drop jobs that left PENDING.  FIFO-like passes start a prefix of the
+ * queue, which costs O(started); anything else costs O(queue). */
+static void compact(dr_sched_t *s)
+{
+    if (s->dirty_from == CLEAN)
+        return;
+    size_t removed = 0;
+    if (s->dirty_from <= s->head)
+        while (s->head < s->tail && s->pq[s->head]->state != DR_JOB_PENDING) {
+            s->head++;
+            removed++;
+        }
+    if (removed < s->nremoved) {
+        size_t i = s->dirty_from > s->head ? s->dirty_from : s->head;
+        size_t w = i;
+        for (size_t r = i; r < s->tail; r++)
+            if (s->pq[r]->state == DR_JOB_PENDING) {
+                s->pq[w] = s->pq[r];
+                s->pq[w]->sched_slot = (uint32_t)w;
+                w++;
+            }
+        s->tail = w;
+    }
+    s->dirty_from = CLEAN;
+    s->nremoved = 0;
+    /* reclaim the space before head once it dominates */
+    if (s->head > 4096 && s->head > (s->tail - s->head)) {
+        memmove(s->pq, s->pq + s->head, (s->tail - s->head) * sizeof *s->pq);
+        s->tail -= s->head;
+        s->head = 0;
+        reslot(s, 0);
+    }
+}
+
+static int pq_insert(dr_sched_t *s, dr_job_t *j)
+{
+    compact(s);
+    if (s->tail == s->cap) {
+        if (s->head > 0) {
+            memmove(s->pq, s->pq + s->head, (s->tail - s->head) * sizeof *s->pq);
+            s->tail -= s->head;
+            s->head = 0;
+            reslot(s, 0);
+        }
+        if (s->tail == s->cap && dr_grow((void **)&s->pq, &s->cap, s->tail + 1, sizeof *s->pq))
+            return DR_ENOMEM;
+    }
+    /* common case: arrivals come in order and go to the back */
+    size_t pos = s->tail;
+    if (s->tail > s->head && before(j, s->pq[s->tail - 1])) {
+        size_t lo = s->head, hi = s->tail;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (before(j, s->pq[mid]))
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        pos = lo;
+        memmove(s->pq + pos + 1, s->pq + pos, (s->tail - pos) * sizeof *s->pq);
+    }
+    s->pq[pos] = j;
+    s->tail++;
+    reslot(s, pos);
+    if (!s->fresh_overflow && DR_PUSH(s->fresh, s->nfresh, s->fresh_cap, j) != 0)
+        s->fresh_overflow = true; /* policies then see "everything is fresh" */
+    return DR_OK;
+}
+
+static int cmp_slot(const void *a, const void *b)
+{
+    const dr_job_t *x = *(dr_job_t *const *)a, *y = *(dr_job_t *const *)b;
+    return x->sched_slot < y->sched_slot ? -1 : x->sched_slot > y->sched_slot;
+}
+
+static int run_add(dr_sched_t *s, dr_job_t *j)
+{
+    if (DR_PUSH(s->run, s->nrun, s->run_cap, j) != 0)
+        return DR_ENOMEM;
+    j->sched_slot = (uint32_t)(s->nrun - 1);
+    if (dr_endq_insert(s->endq, j, dr_sched_expected_end(j)) != 0) {
+        s->nrun--;
+        return DR_ENOMEM;
+    }
+    thr_adjust(s, j, +1);
+    return DR_OK;
+}
+
+static void run_remove(dr_sched_t *s, dr_job_t *j)
+{
+    uint32_t k = j->sched_slot;
+    if (k < s->nrun && s->run[k] == j) {
+        s->run[k] = s->run[--s->nrun];
+        s->run[k]->sched_slot = k;
+    }
+    dr_endq_remove(s->endq, j, dr_sched_expected_end(j));
+    thr_adjust(s, j, -1);
+}
+
+dr_time_t dr_sched_expected_end(const dr_job_t *j)
+{
+    if (j->time_limit <= 0 || j->start > DR_TIME_NEVER - j->time_limit)
+        return DR_TIME_NEVER;
+    return j->start + j->time_limit;
+}
+
+/* --- lifecycle --- */
+int dr_sched_create(dr_sched_t **out, dr_cluster_t *c, const dr_sched_opts_t *o, dr_err_t *err)
+{
+    *out = NULL;
+    if (!c->index)
+        return dr_err_set(err, DR_ESTATE, "scheduler: cluster is not finalised");
+    char name[64];
+    const char *opts = "";
+    const char *colon = strchr(o->policy ? o->policy : "", ':');
+    snprintf(name, sizeof name, "%.*s", colon ? (int)(colon - o->policy) : 63,
+             o->policy ? o->policy : "");
+    if (colon)
+        opts = colon + 1;
+    const dr_policy_ops_t *ops = dr_policy_find(name);
+    if (!ops)
+        return dr_err_set(err, DR_ENOENT, "unknown policy '%s' (try: %s)", name,
+                          dr_policy_names_joined());
+    dr_sched_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return dr_err_set(err, DR_ENOMEM, "out of memory");
+    s->c = c;
+    s->ops = ops;
+    s->place.strategy = o->placement;
+    if (o->perf)
+        s->perf = *o->perf;
+    s->audit = o->audit;
+    s->dirty_from = CLEAN;
+    dr_eventlog_init(&s->log);
+    s->endq = dr_endq_create();
+    if (!s->endq) {
+        free(s);
+        return dr_err_set(err, DR_ENOMEM, "out of memory");
+    }
+    if (ops->create(&s->pstate, opts, err) != 0) {
+        dr_endq_destroy(s->endq);
+        dr_eventlog_free(&s->log);
+        free(s);
+        return dr_err_prefix(err, "policy %s: ", name);
+    }
+    *out = s;
+    return DR_OK;
+}
+
+void dr_sched_destroy(dr_sched_t *s)
+{
+    if (!s)
+        return;
+    if (s->ops && s->ops->destroy)
+        s->ops->destroy(s->pstate);
+    free(s->pq);
+    free(s->requeue);
+    free(s->fresh);
+    free(s->run);
+    dr_endq_destroy(s->endq);
+    free(s->thr.key);
+    free(s->thr.count);
+    dr_eventlog_free(&s->log);
+    free(s);
+}
+
+int dr_sched_submit(dr_sched_t *s, dr_job_t *j, dr_time_t now, dr_err_t *err)
+{
+    if (j->state != DR_JOB_PENDING)
+        return dr_err_set(err, DR_ESTATE, "job %llu: submitted in state %s",
+                          (unsigned long long)j->id, dr_job_state_name(j->state));
+    if (dr_eventlog_append(&s->log, now, j, DR_JOB_PENDING, DR_JOB_PENDING, NULL) != 0)
+        return dr_err_set(err, DR_ENOMEM, "out of memory");
+    j->first_start = DR_TIME_NEVER;
+    j->end = DR_TIME_NEVER;
+    j->work_rate = 0;
+    j->work_t = now;
+    dr_err_t why = {0};
+    int rc = dr_cluster_req_possible(s->c, &j->req, &why);
+    if (rc == DR_OK && j->req.gpus_per_node && !dr_perf_runnable(&s->perf, s->c, j)) {
+        rc = DR_ENOSPC;
+        dr_err_set(&why, rc, "no GPU type in this cluster can run it (perf class '%s')",
+                   s->perf.table && j->perf_class < s->perf.table->nclasses
+                       ? s->perf.table->class_names[j->perf_class]
+                       : "?");
+    }
+    if (rc != DR_OK) {
+        char detail[DR_ERR_MSG_MAX + 32];
+        snprintf(detail, sizeof detail, "rejected: %s", why.msg);
+        int rc2 = set_state(s, j, DR_JOB_FAILED, now, detail, err);
+        if (rc2 != DR_OK)
+            return rc2;
+        return dr_err_set(err, DR_ENOSPC, "job %llu can never run here: %s",
+                          (unsigned long long)j->id, why.msg);
+    }
+    return pq_insert(s, j) == DR_OK ? DR_OK : dr_err_set(err, DR_ENOMEM, "out of memory");
+}
+
+int dr_sched_decide_start(dr_sched_t *s, dr_job_t *j, dr_alloc_t *alloc)
+{
+    if (!s->in_pass || j->state != DR_JOB_PENDING) {
+        dr_cluster_give(s->c, alloc);
+        dr_alloc_free(alloc);
+        return DR_ESTATE;
+    }
+    mark_removed(s, j);
+    j->alloc = *alloc;
+    memset(alloc, 0, sizeof *alloc);
+    j->start = s->now;
+    if (j->first_start == DR_TIME_NEVER)
+        j->first_start = s->now;
+    j->nstarts++;
+    dr_job_set_rate(j, s->now, dr_perf_rate(&s->perf, j, j->alloc.type));
+    int rc = set_state(s, j, DR_JOB_STARTING, s->now, NULL, NULL);
+    if (rc == DR_OK)
+        rc = run_add(s, j);
+    if (rc == DR_OK)
+        rc = DR_PUSH(s->res->started, s->res->nstarted, s->res->started_cap, j);
+    s->stats.starts++;
+    return rc;
+}
+
+/* Stop a running job and give its resources back; the caller decides where
+ * it goes next (preempted, requeued, ended). */
+static void release(dr_sched_t *s, dr_job_t *j, dr_time_t now)
+{
+    dr_job_set_rate(j, now, 0);
+    run_remove(s, j);
+    dr_cluster_give(s->c, &j->alloc);
+}
+
+int dr_sched_decide_preempt(dr_sched_t *s, dr_job_t *j, const char *why)
+{
+    if (!s->in_pass || (j->state != DR_JOB_RUNNING && j->state != DR_JOB_STARTING))
+        return DR_ESTATE;
+    release(s, j, s->now);
+    int rc = set_state(s, j, DR_JOB_PREEMPTED, s->now, why, NULL);
+    dr_alloc_free(&j->alloc);
+    if (rc == DR_OK)
+        rc = set_state(s, j, DR_JOB_PENDING, s->now, NULL, NULL);
+    if (rc == DR_OK)
+        rc = DR_PUSH(s->requeue, s->nrequeue, s->requeue_cap, j);
+    if (rc == DR_OK)
+        rc = DR_PUSH(s->res->preempted, s->res->npreempted, s->res->preempted_cap, j);
+    s->stats.preemptions++;
+    return rc;
+}
+
+int dr_sched_pass(dr_sched_t *s, dr_time_t now, dr_pass_result_t *res, dr_err_t *err)
+{
+    res->nstarted = res->npreempted = 0;
+    res->wake_at = DR_TIME_NEVER;
+    compact(s);
+    s->in_pass = true;
+    s->now = now;
+    s->res = res;
+    /* fresh jobs still pending, in queue order */
+    size_t nf = 0;
+    for (size_t i = 0; i < s->nfresh; i++)
+        if (s->fresh[i]->state == DR_JOB_PENDING)
+            s->fresh[nf++] = s->fresh[i];
+    qsort(s->fresh, nf, sizeof *s->fresh, cmp_slot);
+    dr_sched_view_t v = {
+        .cluster = s->c,
+        .pending = s->pq + s->head,
+        .npending = s->tail - s->head,
+        .running = s->run,
+        .nrunning = s->nrun,
+        .fresh = s->fresh_overflow ? s->pq + s->head : s->fresh,
+        .nfresh = s->fresh_overflow ? s->tail - s->head : nf,
+        .by_end = s->endq,
+        .perf = &s->perf,
+        .place = &s->place,
+        .now = now,
+        .sched = s,
+    };
+    /* the policy may start jobs (which changes s->run); it must read
+     * v.running only before its first decision, as documented */
+    dr_time_t wake = DR_TIME_NEVER;
+    int rc = s->ops->pass(s->pstate, &v, &wake, err);
+    s->in_pass = false;
+    s->stats.passes++;
+    s->nfresh = 0;
+    s->fresh_overflow = false;
+    res->wake_at = wake;
+    compact(s);
+    for (size_t i = 0; i < s->nrequeue && rc == DR_OK; i++)
+        if (s->requeue[i]->state == DR_JOB_PENDING && pq_insert(s, s->requeue[i]) != DR_OK)
+            rc = dr_err_set(err, DR_ENOMEM, "out of memory");
+    s->nrequeue = 0;
+    if (rc == DR_OK && s->audit) {
+        const dr_alloc_t **allocs = malloc((s->nrun ? s->nrun : 1) * sizeof *allocs);
+        if (!allocs)
+            return dr_err_set(err, DR_ENOMEM, "out of memory");
+        for (size_t i = 0; i < s->nrun; i++)
+            allocs[i] = &s->run[i]->alloc;
+        rc = dr_cluster_audit(s->c, allocs, s->nrun, err);
+        free(allocs);
+    }
+    return rc;
+}
+
+int dr_sched_job_running(dr_sched_t *s, dr_job_t *j, dr_time_t now, dr_err_t *err)
+{
+    return set_state(s, j, DR_JOB_RUNNING, now, NULL, err);
+}
+
+int dr_sched_job_ended(dr_sched_t *s, dr_job_t *j, dr_job_state_t final, dr_time_t now,
+                       const char *detail, dr_err_t *err)
+{
+    if (!dr_job_state_terminal(final))
+        return dr_err_set(err, DR_EINVAL, "job %llu: %s is not a final state",
+                          (unsigned long long)j->id, dr_job_state_name(final));
+    if (j->state != DR_JOB_RUNNING && j->state != DR_JOB_STARTING && j->state != DR_JOB_COMPLETING)
+        return dr_err_set(err, DR_ESTATE, "job %llu: ended while %s", (unsigned long long)j->id,
+                          dr_job_state_name(j->state));
+    if (j->state != DR_JOB_COMPLETING) {
+        release(s, j, now);
+        if (j->state == DR_JOB_RUNNING) {
+            int rc = set_state(s, j, DR_JOB_COMPLETING, now, NULL, err);
+            if (rc != DR_OK)
+                return rc;
+        }
+    }
+    int rc = set_state(s, j, final, now, detail, err);
+    dr_alloc_free(&j->alloc);
+    return rc;
+}
+
+int dr_sched_cancel(dr_sched_t *s, dr_job_t *j, dr_time_t now, const char *why, dr_err_t *err)
+{
+    switch (j->state) {
+    case DR_JOB_PENDING:
+        /* it leaves the queue at the next compaction */
+        mark_removed(s, j);
+        return set_state(s, j, DR_JOB_CANCELLED, now, why, err);
+    case DR_JOB_STARTING:
+    case DR_JOB_RUNNING:
+    case DR_JOB_COMPLETING: return dr_sched_job_ended(s, j, DR_JOB_CANCELLED, now, why, err);
+    default:
+        return dr_err_set(err, DR_ESTATE, "job %llu: cannot cancel a %s job",
+                          (unsigned long long)j->id, dr_job_state_name(j->state));
+    }
+}
+
+static bool alloc_uses(const dr_alloc_t *a, uint32_t node)
+{
+    for (uint32_t i = 0; i < a->nslots; i++)
+        if (a->slots[i].node == node)
+            return true;
+    return false;
+}
+
+int dr_sched_node_down(dr_sched_t *s, uint32_t node, dr_time_t now, bool keep_progress,
+                       dr_err_t *err)
+{
+    if (node >= s->c->nnodes)
+        return dr_err_set(err, DR_EINVAL, "node %u does not exist", node);
+    dr_cluster_set_state(s->c, node, DR_NODE_DOWN);
+    char detail[160];
+    snprintf(detail, sizeof detail, "node %s down", s->c->nodes[node].name);
+    for (size_t i = 0; i < s->nrun;) {
+        dr_job_t *j = s->run[i];
+        if (!alloc_uses(&j->alloc, node)) {
+            i++;
+            continue;
+        }
+        release(s, j, now); /* swaps another job into slot i */
+        if (!keep_progress)
+            j->work_done = 0;
+        int rc = set_state(s, j, DR_JOB_REQUEUED, now, detail, err);
+        dr_alloc_free(&j->alloc);
+        if (rc == DR_OK)
+            rc = set_state(s, j, DR_JOB_PENDING, now, NULL, err);
+        if (rc == DR_OK && pq_insert(s, j) != DR_OK)
+            rc = dr_err_set(err, DR_ENOMEM, "out of memory");
+        if (rc != DR_OK)
+            return rc;
+    }
+    return DR_OK;
+}
+
+int dr_sched_node_up(dr_sched_t *s, uint32_t node, dr_time_t now, dr_err_t *err)
+{
+    (void)now;
+    if (node >= s->c->nnodes)
+        return dr_err_set(err, DR_EINVAL, "node %u does not exist", node);
+    dr_cluster_set_state(s->c, node, DR_NODE_UP);
+    return DR_OK;
+}
+
+size_t dr_sched_npending(const dr_sched_t *s)
+{
+    size_t n = 0;
+    for (size_t i = s->head; i < s->tail; i++)
+        n += s->pq[i]->state == DR_JOB_PENDING;
+    return n + s->nrequeue;
+}
+
+size_t dr_sched_nrunning(const dr_sched_t *s)
+{
+    return s->nrun;
+}
+
+dr_job_t *const *dr_sched_pending(const dr_sched_t *s)
+{
+    return s->pq + s->head;
+}
+
+const dr_eventlog_t *dr_sched_log(const dr_sched_t *s)
+{
+    return &s->log;
+}
+
+dr_eventlog_t *dr_sched_log_mut(dr_sched_t *s)
+{
+    return &s->log;
+}
+
+dr_cluster_t *dr_sched_cluster(dr_sched_t *s)
+{
+    return s->c;
+}
+
+const dr_perf_view_t *dr_sched_perf(const dr_sched_t *s)
+{
+    return &s->perf;
+}
+
+const dr_sched_stats_t *dr_sched_stats(const dr_sched_t *s)
+{
+    return &s->stats;
+}
+
+void dr_sched_count_considered(dr_sched_t *s, size_t n)
+{
+    s->stats.jobs_considered += n;
+}
+
+void dr_pass_result_free(dr_pass_result_t *r)
+{
+    free(r->started);
+    free(r->preempted);
+    memset(r, 0, sizeof *r);
+}

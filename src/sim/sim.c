@@ -1,0 +1,301 @@
+/* sim.c - the discrete-event simulator: one driver of the scheduler core.
+ *
+ * Time jumps from event to event.  Arrivals come from the workload (sorted
+ * by submit time, read with a cursor, never all in the heap); job ends,
+ * policy wake-ups and node failures/repairs live in a binary heap ordered by
+ * (time, sequence number), so ties resolve in insertion order and a run is
+ * deterministic.  After all events at one instant are applied, the
+ * scheduler makes exactly one pass - the same dr_sched_pass() the
+ * controller calls.  Launches are instantaneous here (STARTING -> RUNNING at
+ * once); a job runs for remaining work / rate on the GPU type it got, or
+ * until its walltime limit (TIMEOUT), whichever comes first. */
+#include "drover/sim.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "drover/util.h"
+
+enum ev_kind { EV_FINISH = 0, EV_TIMEOUT, EV_WAKE, EV_NODE_FAIL, EV_NODE_REPAIR };
+
+typedef struct sim_ev {
+    dr_time_t t;
+    uint64_t seq;
+    uint32_t kind;
+    uint32_t gen; /* FINISH/TIMEOUT: the job's nstarts when scheduled */
+    uint64_t idx; /* job index or node index */
+} sim_ev_t;
+
+typedef struct heap {
+    sim_ev_t *a;
+    size_t n, cap;
+    uint64_t seq;
+} heap_t;
+
+static inline bool ev_less(const sim_ev_t *x, const sim_ev_t *y)
+{
+    return x->t != y->t ? x->t < y->t : x->seq < y->seq;
+}
+
+static int heap_push(heap_t *h, dr_time_t t, uint32_t kind, uint64_t idx, uint32_t gen)
+{
+    sim_ev_t e = {t, h->seq++, kind, gen, idx};
+    if (DR_PUSH(h->a, h->n, h->cap, e) != 0)
+        return DR_ENOMEM;
+    size_t i = h->n - 1;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!ev_less(&h->a[i], &h->a[p]))
+            break;
+        sim_ev_t tmp = h->a[i];
+        h->a[i] = h->a[p];
+        h->a[p] = tmp;
+        i = p;
+    }
+    return DR_OK;
+}
+
+static sim_ev_t heap_pop(heap_t *h)
+{
+    sim_ev_t top = h->a[0];
+    h->a[0] = h->a[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < h->n && ev_less(&h->a[l], &h->a[m]))
+            m = l;
+        if (r < h->n && ev_less(&h->a[r], &h->a[m]))
+            m = r;
+        if (m == i)
+            break;
+        sim_ev_t tmp = h->a[i];
+        h->a[i] = h->a[m];
+        h->a[m] = tmp;
+        i = m;
+    }
+    return top;
+}
+
+void dr_sim_opts_default(dr_sim_opts_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->policy = "fifo";
+    o->placement = DR_PLACE_BEST_FIT;
+    o->node_repair_s = 3600;
+}
+
+void dr_sim_result_free(dr_sim_result_t *r)
+{
+    if (r->jobs)
+        for (size_t i = 0; i < r->njobs; i++)
+            dr_alloc_free(&r->jobs[i].alloc);
+    free(r->jobs);
+    dr_eventlog_free(&r->log);
+    memset(r, 0, sizeof *r);
+}
+
+typedef struct sim {
+    dr_cluster_t c;
+    dr_sched_t *s;
+    heap_t h;
+    dr_job_t *jobs;
+    size_t njobs;
+    dr_rng_t rng;
+    const dr_sim_opts_t *o;
+    size_t finished;
+    dr_sim_result_t *res;
+} sim_t;
+
+/* A job just started at now: schedule its end. */
+static int schedule_end(sim_t *sm, dr_job_t *j, dr_time_t now)
+{
+    double rem = dr_job_work_remaining(j, now);
+    dr_time_t end = DR_TIME_NEVER;
+    if (j->work_rate > 0) {
+        double secs = rem / j->work_rate;
+        end = secs < 9.0e9 ? now + dr_time_from_s(secs) : DR_TIME_NEVER;
+        if (end <= now && rem > 0)
+            end = now + 1; /* never finish "in zero time" unless no work left */
+    }
+    uint32_t kind = EV_FINISH;
+    if (j->time_limit > 0 && j->time_limit < DR_TIME_NEVER - now && now + j->time_limit < end) {
+        end = now + j->time_limit;
+        kind = EV_TIMEOUT;
+    }
+    if (end == DR_TIME_NEVER)
+        return DR_OK; /* rate 0: it would run forever; the horizon stops it */
+    return heap_push(&sm->h, end, kind, (uint64_t)(j - sm->jobs), j->nstarts);
+}
+
+static void job_finished(sim_t *sm)
+{
+    sm->finished++;
+    if (sm->o->progress && sm->njobs >= 100 && sm->finished % (sm->njobs / 100) == 0)
+        sm->o->progress(sm->o->progress_ud, (double)sm->finished / (double)sm->njobs);
+}
+
+static int apply_event(sim_t *sm, const sim_ev_t *e, dr_err_t *err)
+{
+    switch (e->kind) {
+    case EV_FINISH:
+    case EV_TIMEOUT: {
+        dr_job_t *j = &sm->jobs[e->idx];
+        if (j->state != DR_JOB_RUNNING || j->nstarts != e->gen)
+            return DR_OK; /* stale: preempted or requeued since */
+        dr_job_state_t final = e->kind == EV_TIMEOUT ? DR_JOB_TIMEOUT : DR_JOB_COMPLETED;
+        int rc = dr_sched_job_ended(sm->s, j, final, e->t,
+                                    final == DR_JOB_TIMEOUT ? "walltime limit reached" : NULL, err);
+        if (rc == DR_OK)
+            job_finished(sm);
+        return rc;
+    }
+    case EV_WAKE: return DR_OK;
+    case EV_NODE_FAIL: {
+        sm->res->node_failures++;
+        int rc = dr_sched_node_down(sm->s, (uint32_t)e->idx, e->t, false, err);
+        if (rc == DR_OK)
+            rc = heap_push(&sm->h, e->t + dr_time_from_s(sm->o->node_repair_s), EV_NODE_REPAIR,
+                           e->idx, 0);
+        return rc;
+    }
+    case EV_NODE_REPAIR: {
+        int rc = dr_sched_node_up(sm->s, (uint32_t)e->idx, e->t, err);
+        if (rc == DR_OK)
+            rc = heap_push(&sm->h,
+                           e->t + dr_time_from_s(dr_rng_exp(&sm->rng, 1.0 / sm->o->node_mtbf_s)),
+                           EV_NODE_FAIL, e->idx, 0);
+        return rc;
+    }
+    }
+    return DR_OK;
+}
+
+static int sim_loop(sim_t *sm, dr_err_t *err)
+{
+    const dr_sim_opts_t *o = sm->o;
+    size_t next = 0;
+    dr_pass_result_t pr = {0};
+    int rc = DR_OK;
+    dr_time_t now = 0;
+    while (rc == DR_OK) {
+        dr_time_t ta = next < sm->njobs ? sm->jobs[next].submit : DR_TIME_NEVER;
+        dr_time_t th = sm->h.n ? sm->h.a[0].t : DR_TIME_NEVER;
+        /* node failures alone do not keep a finished simulation going */
+        if (ta == DR_TIME_NEVER && sm->finished + 0 >= sm->njobs)
+            break;
+        dr_time_t t = ta < th ? ta : th;
+        if (t == DR_TIME_NEVER)
+            break; /* nothing can happen any more: pending jobs are stuck */
+        if (o->horizon > 0 && t > o->horizon)
+            break;
+        now = t;
+        while (rc == DR_OK && next < sm->njobs && sm->jobs[next].submit == now) {
+            dr_job_t *j = &sm->jobs[next++];
+            dr_err_t why;
+            int src = dr_sched_submit(sm->s, j, now, &why);
+            if (src == DR_ENOSPC)
+                job_finished(sm); /* rejected: failed at once */
+            else if (src != DR_OK)
+                rc = dr_err_set(err, src, "%s", why.msg);
+        }
+        while (rc == DR_OK && sm->h.n && sm->h.a[0].t == now) {
+            sim_ev_t e = heap_pop(&sm->h);
+            rc = apply_event(sm, &e, err);
+        }
+        sm->res->events++;
+        if (rc != DR_OK)
+            break;
+        rc = dr_sched_pass(sm->s, now, &pr, err);
+        for (size_t i = 0; rc == DR_OK && i < pr.nstarted; i++) {
+            dr_job_t *j = pr.started[i];
+            rc = dr_sched_job_running(sm->s, j, now, err);
+            if (rc == DR_OK)
+                rc = schedule_end(sm, j, now);
+        }
+        if (rc == DR_OK && pr.wake_at != DR_TIME_NEVER && pr.wake_at > now)
+            rc = heap_push(&sm->h, pr.wake_at, EV_WAKE, 0, 0);
+    }
+    sm->res->end_time = now;
+    dr_pass_result_free(&pr);
+    return rc;
+}
+
+int dr_sim_run(const dr_cluster_t *cluster, const dr_workload_t *wl, const dr_sim_opts_t *o,
+               dr_sim_result_t *res, dr_err_t *err)
+{
+    memset(res, 0, sizeof *res);
+    snprintf(res->policy, sizeof res->policy, "%s", o->policy ? o->policy : "?");
+    sim_t sm = {0};
+    sm.o = o;
+    sm.res = res;
+    dr_rng_seed(&sm.rng, o->seed);
+    int rc = dr_cluster_copy(&sm.c, cluster, err);
+    if (rc != DR_OK)
+        return rc;
+    dr_perf_view_t pv = {.table = &wl->perf};
+    rc = dr_perf_bind(&wl->perf, &sm.c, pv.map, err);
+    if (rc != DR_OK)
+        goto out;
+    sm.njobs = wl->njobs;
+    sm.jobs = malloc((wl->njobs ? wl->njobs : 1) * sizeof *sm.jobs);
+    if (!sm.jobs) {
+        rc = dr_err_set(err, DR_ENOMEM, "out of memory for %zu jobs", wl->njobs);
+        goto out;
+    }
+    if (wl->njobs)
+        memcpy(sm.jobs, wl->jobs, wl->njobs * sizeof *sm.jobs);
+    for (size_t i = 0; i < sm.njobs; i++) {
+        dr_job_t *j = &sm.jobs[i];
+        memset(&j->alloc, 0, sizeof j->alloc);
+        j->state = DR_JOB_PENDING;
+        j->work_done = 0;
+        j->work_rate = 0;
+        j->nstarts = 0;
+        if (i > 0 && j->submit < sm.jobs[i - 1].submit) {
+            rc = dr_err_set(err, DR_EINVAL, "workload is not sorted by submit time at job %llu",
+                            (unsigned long long)j->id);
+            goto out;
+        }
+    }
+    dr_sched_opts_t so = {
+        .policy = o->policy, .placement = o->placement, .perf = &pv, .audit = o->audit};
+    rc = dr_sched_create(&sm.s, &sm.c, &so, err);
+    if (rc != DR_OK)
+        goto out;
+    /* submit, start, run, completing, end: five records per job */
+    if (dr_eventlog_reserve(dr_sched_log_mut(sm.s), 5 * sm.njobs) != 0) {
+        rc = dr_err_set(err, DR_ENOMEM, "out of memory for the event log");
+        goto out;
+    }
+    if (o->node_mtbf_s > 0)
+        for (size_t i = 0; i < sm.c.nnodes && rc == DR_OK; i++)
+            rc = heap_push(&sm.h, dr_time_from_s(dr_rng_exp(&sm.rng, 1.0 / o->node_mtbf_s)),
+                           EV_NODE_FAIL, i, 0);
+    if (rc == DR_OK)
+        rc = sim_loop(&sm, err);
+    if (rc == DR_OK) {
+        res->stats = *dr_sched_stats(sm.s);
+        /* hand the log over without copying */
+        dr_eventlog_t *log = dr_sched_log_mut(sm.s);
+        res->log = *log;
+        dr_eventlog_init(log);
+        res->jobs = sm.jobs;
+        res->njobs = sm.njobs;
+        sm.jobs = NULL;
+        for (size_t i = 0; i < res->njobs; i++)
+            dr_alloc_free(&res->jobs[i].alloc);
+        if (o->progress)
+            o->progress(o->progress_ud, 1.0);
+    }
+out:
+    dr_sched_destroy(sm.s);
+    if (sm.jobs)
+        for (size_t i = 0; i < sm.njobs; i++)
+            dr_alloc_free(&sm.jobs[i].alloc);
+    free(sm.jobs);
+    free(sm.h.a);
+    dr_cluster_free(&sm.c);
+    return rc;
+}

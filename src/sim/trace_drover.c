@@ -1,0 +1,399 @@
+/* trace_drover.c - drover's native job CSV (docs/trace-format.md).
+ *
+ * A header names the columns (any order, case-insensitive; unknown or
+ * repeated columns are errors); submit_s and duration_s are required, every
+ * other column is optional and an empty cell means its default.  Lines whose
+ * first field starts with '#' are comments.  An "array" cell (Slurm syntax,
+ * "0-99%10") expands the row into one job per index.
+ *
+ * Ids: an explicit id is kept; rows without one (and the tasks of an array
+ * after the first) take the smallest ids no row names explicitly, in row
+ * order, so with no id column jobs are numbered 1..n in file order.  An
+ * array's parent id is the id of its first task. */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "drover/util.h"
+#include "drover/workload.h"
+#include "sim/trace_priv.h"
+
+enum {
+    D_ID,
+    D_SUBMIT,
+    D_DURATION,
+    D_USER,
+    D_ACCOUNT,
+    D_KIND,
+    D_NODES,
+    D_GPN,
+    D_MILLI,
+    D_TYPES,
+    D_MINMEM,
+    D_CPUS,
+    D_MEM,
+    D_TLIMIT,
+    D_DEADLINE,
+    D_PRIO,
+    D_ARRAY,
+    D_PARAMS,
+    D_TOKENS,
+    D_PREC,
+    D_N
+};
+static const char *const col_names[D_N] = {
+    "id",     "submit_s",      "duration_s", "user",      "account",        "kind",
+    "nodes",  "gpus_per_node", "gpu_milli",  "gpu_types", "min_gpu_mem_gb", "cpus",
+    "mem_gb", "time_limit_s",  "deadline_s", "priority",  "array",          "params",
+    "tokens", "precision"};
+
+/* Hands out the ids no row claims explicitly, smallest first. */
+typedef struct id_pool {
+    uint64_t *used; /* sorted explicit ids */
+    size_t n, k;
+    uint64_t next;
+} id_pool_t;
+
+static uint64_t id_next(id_pool_t *p)
+{
+    for (;;) {
+        while (p->k < p->n && p->used[p->k] < p->next)
+            p->k++;
+        if (p->k < p->n && p->used[p->k] == p->next)
+            p->next++;
+        else
+            return p->next++;
+    }
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static const char *cell(const dr_csv_t *csv, const int *col, int k)
+{
+    return col[k] >= 0 && (size_t)col[k] < csv->nfields ? csv->fields[col[k]] : "";
+}
+
+static void trim_copy(char *dst, size_t dsz, const char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1]))
+        n--;
+    if (n >= dsz)
+        n = dsz - 1;
+    memcpy(dst, s, n);
+    dst[n] = '\0';
+}
+
+/* A count with an optional k/M/B(G)/T suffix: "7B" = 7e9. */
+static int parse_scaled(const char *s, double *out)
+{
+    char b[64];
+    trim_copy(b, sizeof b, s);
+    size_t n = strlen(b);
+    if (n == 0 || n >= sizeof b - 1)
+        return DR_EINVAL;
+    double mult = 1;
+    switch (b[n - 1]) {
+    case 'k':
+    case 'K': mult = 1e3; break;
+    case 'm':
+    case 'M': mult = 1e6; break;
+    case 'b':
+    case 'B':
+    case 'g':
+    case 'G': mult = 1e9; break;
+    case 't':
+    case 'T': mult = 1e12; break;
+    default: break;
+    }
+    if (mult != 1)
+        b[n - 1] = '\0';
+    double v;
+    if (dr_parse_double(b, &v) != 0 || v < 0 || v * mult > 1e30)
+        return DR_EINVAL;
+    *out = v * mult;
+    return DR_OK;
+}
+
+/* Parse the header record into col[]. */
+static int read_header(dr_trace_ctx_t *t, const dr_csv_t *csv, int *col)
+{
+    for (int k = 0; k < D_N; k++)
+        col[k] = -1;
+    for (size_t i = 0; i < csv->nfields; i++) {
+        char name[64];
+        trim_copy(name, sizeof name, csv->fields[i]);
+        int k = 0;
+        while (k < D_N && !dr_streq_ci(name, col_names[k]))
+            k++;
+        if (k == D_N)
+            return dr_trace_ferr(t->err, t, csv->line, "header", DR_EINVAL, "unknown column '%s'",
+                                 csv->fields[i]);
+        if (col[k] >= 0)
+            return dr_trace_ferr(t->err, t, csv->line, "header", DR_EINVAL,
+                                 "column '%s' appears twice", col_names[k]);
+        col[k] = (int)i;
+    }
+    if (col[D_SUBMIT] < 0 || col[D_DURATION] < 0)
+        return dr_trace_ferr(t->err, t, csv->line, "header", DR_EINVAL, "missing column '%s'",
+                             col[D_SUBMIT] < 0 ? "submit_s" : "duration_s");
+    return DR_OK;
+}
+
+/* Parse one row into *j (everything but id/array bookkeeping); *explicit_id
+ * is 0 if the row has none. */
+static int drover_row(dr_trace_ctx_t *t, dr_err_t *e, const dr_csv_t *csv, const int *col,
+                      dr_job_t *j, uint64_t *explicit_id, const char **types)
+{
+    size_t line = csv->line;
+    int rc;
+    const char *s;
+    dr_job_init(j);
+    *explicit_id = 0;
+    if (!dr_is_blank(s = cell(csv, col, D_ID)) &&
+        (rc = dr_trace_uint(e, t, line, "id", s, 1, (uint64_t)1 << 53, explicit_id)) < 0)
+        return rc;
+
+    double submit, dur;
+    if ((rc = dr_trace_num(e, t, line, "submit_s", cell(csv, col, D_SUBMIT), 0, &submit)) < 0)
+        return rc;
+    if (submit > 9.0e9)
+        return dr_trace_ferr(e, t, line, "submit_s", DR_EINVAL, "'%s' is too large",
+                             cell(csv, col, D_SUBMIT));
+    if ((rc = dr_trace_num(e, t, line, "duration_s", cell(csv, col, D_DURATION), 0, &dur)) < 0)
+        return rc;
+    if (dur > 9.0e9)
+        return dr_trace_ferr(e, t, line, "duration_s", DR_EINVAL, "'%s' is too large",
+                             cell(csv, col, D_DURATION));
+    j->submit = dr_time_from_s(submit);
+    j->work_total = dur;
+    j->perf_class = 0;
+
+    s = cell(csv, col, D_KIND);
+    bool is_array = !dr_is_blank(cell(csv, col, D_ARRAY));
+    if (!dr_is_blank(s)) {
+        char b[32];
+        trim_copy(b, sizeof b, s);
+        dr_job_kind_t k;
+        if (dr_job_kind_parse(b, &k) != 0)
+            return dr_trace_ferr(e, t, line, "kind", DR_EINVAL,
+                                 "'%s' is not train, serve, batch or array", s);
+        if (k == DR_KIND_ARRAY && !is_array)
+            return dr_trace_ferr(e, t, line, "kind", DR_EINVAL,
+                                 "'array' needs an array range in column array");
+        j->kind = (uint8_t)k;
+    } else if (is_array) {
+        j->kind = DR_KIND_ARRAY;
+    }
+
+    uint64_t v;
+    if (!dr_is_blank(s = cell(csv, col, D_NODES))) {
+        if ((rc = dr_trace_uint(e, t, line, "nodes", s, 0, 100000, &v)) < 0)
+            return rc;
+        j->req.nodes = (uint32_t)v;
+    }
+    if (!dr_is_blank(s = cell(csv, col, D_GPN))) {
+        if ((rc = dr_trace_uint(e, t, line, "gpus_per_node", s, 0, 1000000, &v)) < 0)
+            return rc;
+        j->req.gpus_per_node = (uint32_t)v;
+    }
+    if (!dr_is_blank(s = cell(csv, col, D_MILLI))) {
+        if ((rc = dr_trace_uint(e, t, line, "gpu_milli", s, 1, 1000, &v)) < 0)
+            return rc;
+        j->req.gpu_milli = (uint32_t)v;
+    }
+    double d;
+    if (!dr_is_blank(s = cell(csv, col, D_MINMEM))) {
+        if ((rc = dr_trace_num(e, t, line, "min_gpu_mem_gb", s, 0, &d)) < 0)
+            return rc;
+        j->req.min_gpu_mem_gb = d;
+    }
+    if (!dr_is_blank(s = cell(csv, col, D_CPUS))) {
+        if ((rc = dr_trace_num(e, t, line, "cpus", s, 0, &d)) < 0)
+            return rc;
+        if (d * 1000 > UINT32_MAX)
+            return dr_trace_ferr(e, t, line, "cpus", DR_EINVAL, "'%s' is too many", s);
+        j->req.cpu_milli_per_node = (uint32_t)llround(d * 1000);
+    }
+    if (!dr_is_blank(s = cell(csv, col, D_MEM))) {
+        if ((rc = dr_trace_num(e, t, line, "mem_gb", s, 0, &d)) < 0)
+            return rc;
+        if (d > 1e12)
+            return dr_trace_ferr(e, t, line, "mem_gb", DR_EINVAL, "'%s' is too large", s);
+        j->req.mem_mb_per_node = (uint64_t)llround(d * 1024);
+    }
+    s = cell(csv, col, D_TYPES);
+    *types = dr_is_blank(s) || dr_streq_ci(s, "any") ? NULL : s;
+
+    if (!dr_is_blank(s = cell(csv, col, D_TLIMIT))) {
+        dr_time_t tl;
+        if (dr_duration_parse(s, &tl) != 0)
+            return dr_trace_ferr(e, t, line, "time_limit_s", DR_EINVAL,
+                                 "'%s' is not a duration (seconds, 90m, 2h, 1:30:00...)", s);
+        j->time_limit = tl;
+    } else if (t->o->walltime_factor > 0) {
+        j->time_limit = dr_time_from_s(t->o->walltime_factor * dur);
+    }
+    if (!dr_is_blank(s = cell(csv, col, D_DEADLINE))) {
+        if ((rc = dr_trace_num(e, t, line, "deadline_s", s, 0, &d)) < 0)
+            return rc;
+        if (d > 9.0e9)
+            return dr_trace_ferr(e, t, line, "deadline_s", DR_EINVAL, "'%s' is too large", s);
+        if (d <= submit)
+            return dr_trace_ferr(e, t, line, "deadline_s", DR_EINVAL,
+                                 "'%s' must be after submit_s '%s'", s, cell(csv, col, D_SUBMIT));
+        j->deadline = dr_time_from_s(d);
+    }
+    if (!dr_is_blank(s = cell(csv, col, D_PRIO))) {
+        int64_t p;
+        if (dr_parse_i64(s, &p) != 0 || p < INT32_MIN || p > INT32_MAX)
+            return dr_trace_ferr(e, t, line, "priority", DR_EINVAL,
+                                 "'%s' is not a whole number in 32-bit range", s);
+        j->priority = (int32_t)p;
+    }
+    if (!dr_is_blank(s = cell(csv, col, D_PARAMS)) && parse_scaled(s, &j->hint_params) != 0)
+        return dr_trace_ferr(e, t, line, "params", DR_EINVAL, "'%s' is not a count (7e9, 7B, 350M)",
+                             s);
+    if (!dr_is_blank(s = cell(csv, col, D_TOKENS)) && parse_scaled(s, &j->hint_tokens) != 0)
+        return dr_trace_ferr(e, t, line, "tokens", DR_EINVAL,
+                             "'%s' is not a count (2e12, 2T, 300B)", s);
+    if (!dr_is_blank(s = cell(csv, col, D_PREC))) {
+        char b[32];
+        trim_copy(b, sizeof b, s);
+        dr_precision_t p;
+        if (dr_precision_parse(b, &p) != 0)
+            return dr_trace_ferr(e, t, line, "precision", DR_EINVAL,
+                                 "'%s' is not fp32, fp16, bf16 or fp8", s);
+        j->precision = (uint8_t)p;
+    }
+    if ((rc = dr_trace_validate(e, t, line, &j->req)) < 0)
+        return rc;
+    int64_t u = dr_trace_intern(&t->wl->users, cell(csv, col, D_USER));
+    int64_t a = dr_trace_intern(&t->wl->accounts, cell(csv, col, D_ACCOUNT));
+    if (u < 0 || a < 0)
+        return dr_err_set(e, DR_ENOMEM, "%s: out of memory", t->name);
+    j->user = (uint32_t)u;
+    j->account = (uint32_t)a;
+    return DR_OK;
+}
+
+/* Add the row's job, or one job per array index. */
+static int add_row(dr_trace_ctx_t *t, dr_err_t *e, const dr_csv_t *csv, const int *col,
+                   id_pool_t *ids)
+{
+    dr_job_t j;
+    uint64_t explicit_id;
+    const char *types = NULL;
+    int rc = drover_row(t, e, csv, col, &j, &explicit_id, &types);
+    if (rc < 0)
+        return rc;
+    const char *spec = cell(csv, col, D_ARRAY);
+    if (dr_is_blank(spec)) {
+        j.id = explicit_id ? explicit_id : id_next(ids);
+        if (dr_workload_add(t->wl, &j, types) != 0)
+            return dr_err_set(e, DR_ENOMEM, "%s: out of memory", t->name);
+        return DR_OK;
+    }
+    char b[256];
+    trim_copy(b, sizeof b, spec);
+    uint32_t *idx = NULL, throttle = 0;
+    size_t n = 0;
+    rc = dr_array_parse(b, &idx, &n, &throttle, e);
+    if (rc < 0) {
+        free(idx);
+        dr_err_prefix(e, "%s:%zu: ", t->name, csv->line);
+        return rc;
+    }
+    uint64_t parent = 0;
+    for (size_t i = 0; i < n && !dr_trace_full(t); i++) {
+        j.id = i == 0 && explicit_id ? explicit_id : id_next(ids);
+        if (i == 0)
+            parent = j.id;
+        j.array_parent = parent;
+        j.array_index = idx[i];
+        j.array_throttle = throttle;
+        if (dr_workload_add(t->wl, &j, types) != 0) {
+            free(idx);
+            return dr_err_set(e, DR_ENOMEM, "%s: out of memory", t->name);
+        }
+    }
+    free(idx);
+    return DR_OK;
+}
+
+/* First pass: the explicit ids, so that automatic ones avoid them. */
+static int collect_ids(const char *buf, size_t len, int idcol, id_pool_t *p)
+{
+    size_t cap = 0;
+    if (idcol < 0)
+        return DR_OK;
+    dr_csv_t csv;
+    dr_csv_init(&csv, buf, len, ',');
+    bool header = false;
+    int nf, rc = DR_OK;
+    while ((nf = dr_csv_next(&csv)) > 0) {
+        if (dr_trace_skip_record((const char *const *)csv.fields, csv.nfields))
+            continue;
+        if (!header) {
+            header = true;
+            continue;
+        }
+        uint64_t id;
+        if ((size_t)idcol < csv.nfields && dr_parse_u64(csv.fields[idcol], &id) == 0 && id &&
+            DR_PUSH(p->used, p->n, cap, id) != 0) {
+            rc = DR_ENOMEM;
+            break;
+        }
+    }
+    if (nf == DR_ENOMEM)
+        rc = DR_ENOMEM;
+    dr_csv_free(&csv);
+    if (p->n)
+        qsort(p->used, p->n, sizeof *p->used, cmp_u64);
+    return rc;
+}
+
+int dr_trace_read_drover(dr_trace_ctx_t *t, const char *buf, size_t len)
+{
+    int col[D_N];
+    bool header = false;
+    id_pool_t ids = {NULL, 0, 0, 1};
+    dr_csv_t csv;
+    dr_csv_init(&csv, buf, len, ',');
+    int rc = DR_OK, nf;
+    while (!dr_trace_full(t) && (nf = dr_csv_next(&csv)) != 0) {
+        dr_err_t e = {0};
+        if (nf < 0) {
+            dr_trace_ferr(&e, t, csv.line, NULL, nf,
+                          nf == DR_ENOMEM ? "out of memory" : "unterminated quote");
+        } else if (dr_trace_skip_record((const char *const *)csv.fields, csv.nfields)) {
+            continue;
+        } else if (!header) {
+            if ((rc = read_header(t, &csv, col)) < 0)
+                break;
+            if ((rc = collect_ids(buf, len, col[D_ID], &ids)) < 0) {
+                dr_err_set(t->err, rc, "%s: out of memory", t->name);
+                break;
+            }
+            header = true;
+            continue;
+        } else {
+            add_row(t, &e, &csv, col, &ids);
+        }
+        if (e.code < 0 && (rc = dr_trace_row_error(t, &e)) < 0)
+            break;
+    }
+    dr_csv_free(&csv);
+    free(ids.used);
+    if (rc == DR_OK && !header)
+        rc = dr_err_set(t->err, DR_EINVAL, "%s: no header line", t->name);
+    return rc;
+}

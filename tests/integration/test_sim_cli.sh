@@ -1,0 +1,131 @@
+#!/bin/sh
+# test_sim_cli.sh - end-to-end tests of `drover sim`: the real traces with
+# every shipped policy, JSON output, charts, and the error messages users
+# see for bad input.  Needs $DROVER (the binary); the real traces come from
+# $DROVER_SHARED_DIR and are skipped when it is absent.
+set -u
+: "${DROVER:?}" "${DROVER_SOURCE_DIR:?}"
+SHARED=${DROVER_SHARED_DIR:-}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+ok() { printf 'ok   %s\n' "$1"; }
+bad() { printf 'FAIL %s\n' "$1"; fails=$((fails + 1)); }
+
+# expect_fail NAME EXPECTED-STATUS EXPECTED-MESSAGE-PART -- ARGS...
+expect_fail() {
+    name=$1 want=$2 msg=$3
+    shift 4
+    "$DROVER" "$@" >"$T/out" 2>"$T/err"
+    rc=$?
+    if [ "$rc" -ne "$want" ]; then
+        bad "$name: exit $rc, wanted $want ($(head -c 300 "$T/err"))"
+    elif ! grep -qF -- "$msg" "$T/err"; then
+        bad "$name: stderr lacks '$msg': $(head -c 300 "$T/err")"
+    else
+        ok "$name"
+    fi
+}
+
+# check_json NAME FILE NPOLICIES: every policy accounts for every job
+check_json() {
+    name=$1 f=$2 np=$3
+    if ! jq -e --argjson np "$np" '
+        (.policies | length) == $np and
+        all(.policies[]; .jobs == .completed + .failed + .cancelled + .timeout + .unfinished
+            and .unfinished == 0 and .completed > 0
+            and (.avg_jct_s | type) == "number" and .p99_jct_s >= .p50_jct_s
+            and .gpu_util > 0 and .gpu_util <= 1 and .gpu_hours > 0
+            and has("cost_usd") and has("energy_kwh") and has("makespan_s")
+            and has("avg_queue_s") and has("p99_queue_s"))' "$f" >/dev/null; then
+        bad "$name: JSON does not account for every job: $(head -c 600 "$f")"
+    else
+        ok "$name"
+    fi
+}
+
+POL=fifo,backfill,sjf,srtf
+GAVEL="$DROVER_SOURCE_DIR/data/traces/gavel-msr-seed0-11cb48.trace"
+
+# --- the shipped demo trace: table, JSON, charts ---
+if "$DROVER" sim --cluster gavel-36-36-36 --trace "gavel:$GAVEL" --policy $POL --quiet \
+    --plot "$T/plots" >"$T/table" 2>"$T/err"; then
+    grep -q "JCT p99" "$T/table" && grep -q "srtf" "$T/table" && ok "sim table" ||
+        bad "sim table: $(head -c 400 "$T/table")"
+    for svg in utilisation queue jct_cdf; do
+        if grep -q "</svg>" "$T/plots/$svg.svg" && grep -q "backfill" "$T/plots/$svg.svg"; then
+            ok "chart $svg.svg"
+        else
+            bad "chart $svg.svg"
+        fi
+    done
+else
+    bad "sim table: $(cat "$T/err")"
+fi
+"$DROVER" sim --cluster gavel-36-36-36 --trace "gavel:$GAVEL" --policy $POL --json --quiet \
+    >"$T/gavel.json" 2>"$T/err" && check_json "gavel demo trace x 4 policies" "$T/gavel.json" 4 ||
+    bad "gavel json: $(cat "$T/err")"
+# determinism: the same run twice gives the same figures
+"$DROVER" sim --cluster gavel-36-36-36 --trace "gavel:$GAVEL" --policy $POL --json --quiet |
+    jq 'del(.policies[].sim_wall_s)' >"$T/a.json"
+jq 'del(.policies[].sim_wall_s)' "$T/gavel.json" >"$T/b.json"
+cmp -s "$T/a.json" "$T/b.json" && ok "deterministic" || bad "two identical runs differ"
+
+# --- the real traces, every policy ---
+if [ -d "$SHARED/data/traces" ]; then
+    for f in "$SHARED"/data/traces/gavel/msr/seed=0/6214e9.trace; do
+        "$DROVER" sim --cluster gavel-36-36-36 --trace "gavel:$f" --policy $POL --json --quiet \
+            >"$T/g.json" 2>"$T/err" && check_json "gavel msr 6214e9 x $POL" "$T/g.json" 4 ||
+            bad "gavel msr: $(cat "$T/err")"
+    done
+    # under the sanitizers the first 20,000 Philly jobs stand for all 82,247
+    PMAX=""
+    [ "${DROVER_SANITIZED:-0}" = 1 ] && PMAX="--max-jobs 20000"
+    "$DROVER" sim --cluster philly --trace "philly:$SHARED/data/traces/philly/philly_jobs.csv" \
+        --policy $POL --json --quiet $PMAX >"$T/p.json" 2>"$T/err" &&
+        check_json "philly ${PMAX:-all jobs} x $POL" "$T/p.json" 4 || bad "philly: $(cat "$T/err")"
+    "$DROVER" sim --cluster openb \
+        --trace "openb:$SHARED/data/traces/openb/openb_pod_list_default.csv" \
+        --policy $POL --json --quiet >"$T/o.json" 2>"$T/err" &&
+        check_json "openb default x $POL" "$T/o.json" 4 || bad "openb: $(cat "$T/err")"
+else
+    echo "skip real traces: $SHARED/data/traces not found"
+fi
+
+# --- bad input: clear messages, non-zero exit ---
+expect_fail "missing args" 2 "--cluster, --trace and --policy are required" -- sim --policy fifo
+expect_fail "unknown policy" 2 "unknown policy 'lottery'" -- sim --cluster gavel-36-36-36 \
+    --trace "gavel:$GAVEL" --policy fifo,lottery
+expect_fail "unknown format" 2 "unknown format 'csv'" -- sim --cluster gavel-36-36-36 \
+    --trace "csv:$GAVEL" --policy fifo
+expect_fail "missing trace" 1 "cannot open" -- sim --cluster gavel-36-36-36 \
+    --trace "gavel:$T/nope.trace" --policy fifo
+expect_fail "unknown preset" 1 "not a preset" -- sim --cluster nowhere \
+    --trace "gavel:$GAVEL" --policy fifo
+expect_fail "bad seed" 2 "--seed" -- sim --cluster gavel-36-36-36 --trace "gavel:$GAVEL" \
+    --policy fifo --seed -3
+expect_fail "bad policy option" 1 "depth" -- sim --cluster gavel-36-36-36 \
+    --trace "gavel:$GAVEL" --policy backfill:depth=many
+printf 'NodeName=n[1-2] Gpus=H100:8 Cpus=64 MemGB=512\nNodeName=n3 Gpus=H10:8 Cpus=8 MemGB=8\n' \
+    >"$T/bad.conf"
+expect_fail "bad config line" 1 "bad.conf:2:" -- sim --cluster "$T/bad.conf" \
+    --trace "gavel:$GAVEL" --policy fifo
+{
+    head -n 5 "$GAVEL"
+    printf 'ResNet-18 (batch size 16)\tcmd\t-n\t1\tnotanumber\t0.0\t1\n'
+} >"$T/bad.trace"
+expect_fail "malformed trace row" 1 "bad.trace:6:" -- sim --cluster gavel-36-36-36 \
+    --trace "gavel:$T/bad.trace" --policy fifo
+if "$DROVER" sim --cluster gavel-36-36-36 --trace "gavel:$T/bad.trace" --policy fifo --lenient \
+    --json --quiet >"$T/l.json" 2>"$T/err" && [ "$(jq .trace_rows_skipped "$T/l.json")" = 1 ] &&
+    [ "$(jq '.policies[0].jobs' "$T/l.json")" = 5 ]; then
+    ok "lenient skips and counts"
+else
+    bad "lenient: $(cat "$T/err") $(head -c 300 "$T/l.json")"
+fi
+
+if [ "$fails" -ne 0 ]; then
+    echo "$fails failure(s)"
+    exit 1
+fi
+echo "all passed"

@@ -1,0 +1,166 @@
+/* test_job.c - the job state machine, request validation, progress
+ * accounting and array ranges. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "drover/job.h"
+#include "testutil.h"
+
+static void test_transitions_table(void **st)
+{
+    (void)st;
+    /* every legal edge, spelled out; everything else must be refused */
+    static const struct {
+        dr_job_state_t f, t;
+    } legal[] = {
+        {DR_JOB_PENDING, DR_JOB_STARTING},     {DR_JOB_PENDING, DR_JOB_CANCELLED},
+        {DR_JOB_PENDING, DR_JOB_FAILED},       {DR_JOB_STARTING, DR_JOB_RUNNING},
+        {DR_JOB_STARTING, DR_JOB_FAILED},      {DR_JOB_STARTING, DR_JOB_CANCELLED},
+        {DR_JOB_STARTING, DR_JOB_REQUEUED},    {DR_JOB_STARTING, DR_JOB_PREEMPTED},
+        {DR_JOB_RUNNING, DR_JOB_COMPLETING},   {DR_JOB_RUNNING, DR_JOB_PREEMPTED},
+        {DR_JOB_RUNNING, DR_JOB_REQUEUED},     {DR_JOB_RUNNING, DR_JOB_CANCELLED},
+        {DR_JOB_RUNNING, DR_JOB_FAILED},       {DR_JOB_RUNNING, DR_JOB_TIMEOUT},
+        {DR_JOB_COMPLETING, DR_JOB_COMPLETED}, {DR_JOB_COMPLETING, DR_JOB_FAILED},
+        {DR_JOB_COMPLETING, DR_JOB_TIMEOUT},   {DR_JOB_COMPLETING, DR_JOB_CANCELLED},
+        {DR_JOB_PREEMPTED, DR_JOB_PENDING},    {DR_JOB_PREEMPTED, DR_JOB_CANCELLED},
+        {DR_JOB_REQUEUED, DR_JOB_PENDING},     {DR_JOB_REQUEUED, DR_JOB_CANCELLED},
+    };
+    int nlegal = 0;
+    for (int f = 0; f < DR_JOB_NSTATES; f++)
+        for (int t = 0; t < DR_JOB_NSTATES; t++) {
+            bool want = false;
+            for (size_t k = 0; k < sizeof legal / sizeof *legal; k++)
+                if (legal[k].f == (dr_job_state_t)f && legal[k].t == (dr_job_state_t)t)
+                    want = true;
+            if (dr_job_transition_ok(f, t) != want)
+                fail_msg("%s -> %s: expected %s", dr_job_state_name(f), dr_job_state_name(t),
+                         want ? "legal" : "illegal");
+            nlegal += want;
+        }
+    assert_int_equal(nlegal, (int)(sizeof legal / sizeof *legal));
+    /* terminal states have no way out */
+    dr_job_state_t term[] = {DR_JOB_COMPLETED, DR_JOB_FAILED, DR_JOB_CANCELLED, DR_JOB_TIMEOUT};
+    for (size_t i = 0; i < 4; i++) {
+        assert_true(dr_job_state_terminal(term[i]));
+        for (int t = 0; t < DR_JOB_NSTATES; t++)
+            assert_false(dr_job_transition_ok(term[i], t));
+    }
+    assert_false(dr_job_state_terminal(DR_JOB_PREEMPTED));
+    assert_false(dr_job_transition_ok(DR_JOB_NSTATES, DR_JOB_PENDING));
+}
+
+static void test_names(void **st)
+{
+    (void)st;
+    for (int s = 0; s < DR_JOB_NSTATES; s++) {
+        dr_job_state_t back;
+        assert_int_equal(dr_job_state_parse(dr_job_state_name(s), &back), DR_OK);
+        assert_int_equal(back, s);
+    }
+    dr_job_kind_t k;
+    assert_int_equal(dr_job_kind_parse("TRAIN", &k), DR_OK);
+    assert_int_equal(k, DR_KIND_TRAIN);
+    assert_int_equal(dr_job_kind_parse("training", &k), DR_EINVAL);
+    dr_precision_t p;
+    assert_int_equal(dr_precision_parse("bf16", &p), DR_OK);
+    assert_int_equal(p, DR_PREC_BF16);
+    assert_string_equal(dr_job_state_name(DR_JOB_NSTATES), "?");
+}
+
+static void test_validate(void **st)
+{
+    (void)st;
+    dr_job_t j;
+    dr_job_init(&j);
+    dr_err_t err;
+    assert_int_equal(dr_job_req_validate(&j.req, &err), DR_OK);
+    j.req.gpu_milli = 0;
+    assert_int_equal(dr_job_req_validate(&j.req, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "gpu_milli");
+    j.req.gpu_milli = 500;
+    j.req.gpus_per_node = 2;
+    assert_int_equal(dr_job_req_validate(&j.req, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "exactly one GPU");
+    j.req.gpus_per_node = 1;
+    assert_int_equal(dr_job_req_validate(&j.req, &err), DR_OK);
+    j.req.nodes = 0;
+    assert_int_equal(dr_job_req_validate(&j.req, &err), DR_EINVAL);
+    j.req.gpu_milli = 1000;
+    j.req.gpus_per_node = 0;
+    assert_int_equal(dr_job_req_validate(&j.req, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "nodes");
+    j.req.gpus_per_node = 64;
+    assert_int_equal(dr_job_req_validate(&j.req, &err), DR_OK);
+    j.req.min_gpu_mem_gb = -1;
+    assert_int_equal(dr_job_req_validate(&j.req, &err), DR_EINVAL);
+}
+
+static void test_progress(void **st)
+{
+    (void)st;
+    dr_job_t j;
+    dr_job_init(&j);
+    j.work_total = 100;
+    dr_job_set_rate(&j, 0, 2.0); /* 2 units/s */
+    assert_true(dr_job_work_remaining(&j, dr_time_from_s(10)) == 80.0);
+    dr_job_set_rate(&j, dr_time_from_s(10), 0); /* stop: progress is banked */
+    assert_true(j.work_done == 20.0);
+    assert_true(dr_job_work_remaining(&j, dr_time_from_s(1000)) == 80.0);
+    dr_job_set_rate(&j, dr_time_from_s(1000), 4.0);
+    assert_true(dr_job_work_remaining(&j, dr_time_from_s(1020)) == 0.0);
+    assert_true(dr_job_work_remaining(&j, dr_time_from_s(5000)) == 0.0);
+}
+
+static void test_array(void **st)
+{
+    (void)st;
+    uint32_t *idx = NULL, thr = 0;
+    size_t n = 0;
+    dr_err_t err;
+    assert_int_equal(dr_array_parse("0-3,7,10-14:2%5", &idx, &n, &thr, &err), DR_OK);
+    uint32_t want[] = {0, 1, 2, 3, 7, 10, 12, 14};
+    assert_int_equal(n, 8);
+    assert_memory_equal(idx, want, sizeof want);
+    assert_int_equal(thr, 5);
+    free(idx);
+    idx = NULL;
+    n = 0;
+    const char *bad[] = {"", "a", "3-1", "1-", "1-4:0", "1%0", "1,", "1-2x", "0-20000000"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        assert_int_not_equal(dr_array_parse(bad[i], &idx, &n, &thr, &err), DR_OK);
+        assert_true(strlen(err.msg) > 0);
+    }
+    free(idx);
+}
+
+static void test_duration(void **st)
+{
+    (void)st;
+    dr_time_t t;
+    assert_int_equal(dr_duration_parse("90", &t), DR_OK);
+    assert_true(t == 90 * DR_NSEC_PER_SEC);
+    assert_int_equal(dr_duration_parse("15m", &t), DR_OK);
+    assert_true(t == 900 * DR_NSEC_PER_SEC);
+    assert_int_equal(dr_duration_parse("1:30:00", &t), DR_OK);
+    assert_true(t == 5400 * DR_NSEC_PER_SEC);
+    assert_int_equal(dr_duration_parse("2-12:00:00", &t), DR_OK);
+    assert_true(t == (2 * 86400 + 12 * 3600) * DR_NSEC_PER_SEC);
+    assert_int_equal(dr_duration_parse("1.5h", &t), DR_OK);
+    assert_true(t == 5400 * DR_NSEC_PER_SEC);
+    const char *bad[] = {"", "x", "-5", "5q", "1:2:3:4", "::", "1-", "1e300"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        assert_int_equal(dr_duration_parse(bad[i], &t), DR_EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_transitions_table),
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_validate),
+        cmocka_unit_test(test_progress),
+        cmocka_unit_test(test_array),
+        cmocka_unit_test(test_duration),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

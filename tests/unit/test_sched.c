@@ -1,0 +1,448 @@
+/* test_sched.c - the scheduler core and every shipped policy, driven by the
+ * simulator.  The invariants that must hold for any policy on any workload:
+ *   - no GPU is ever allocated beyond its capacity (the ledger is audited
+ *     after every pass against the running jobs' allocations);
+ *   - no job starts before it was submitted;
+ *   - every transition in the log is legal, and every job ends in exactly
+ *     one terminal state (when the run goes to completion);
+ * plus behaviour specific to each policy on hand-made scenarios. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "drover/cluster.h"
+#include "drover/config.h"
+#include "drover/sched.h"
+#include "drover/sim.h"
+#include "drover/workload.h"
+#include "testutil.h"
+
+static void make_cluster(dr_cluster_t *c, const char *conf)
+{
+    dr_catalog_t cat;
+    dr_err_t err;
+    assert_int_equal(dr_catalog_builtin(&cat, &err), DR_OK);
+    dr_cluster_init(c);
+    if (dr_config_parse(c, &cat, "test.conf", conf, strlen(conf), &err) != DR_OK)
+        fail_msg("%s", err.msg);
+    dr_catalog_free(&cat);
+}
+
+/* Append a job: nodes x gpn GPUs, run time and limit in seconds. */
+static dr_job_t *add(dr_workload_t *wl, uint64_t id, double submit, uint32_t nodes, uint32_t gpn,
+                     double run, double limit)
+{
+    dr_job_t j;
+    dr_job_init(&j);
+    j.id = id;
+    j.submit = dr_time_from_s(submit);
+    j.req.nodes = nodes;
+    j.req.gpus_per_node = gpn;
+    j.work_total = run;
+    j.time_limit = limit > 0 ? dr_time_from_s(limit) : 0;
+    assert_int_equal(dr_workload_add(wl, &j, NULL), DR_OK);
+    return &wl->jobs[wl->njobs - 1];
+}
+
+static void finish(dr_workload_t *wl, const dr_cluster_t *c)
+{
+    dr_err_t err;
+    if (dr_workload_finish(wl, &err) != DR_OK || dr_workload_bind(wl, c, false, &err) != DR_OK)
+        fail_msg("%s", err.msg);
+}
+
+static void run(const dr_cluster_t *c, const dr_workload_t *wl, const char *policy,
+                dr_sim_result_t *res)
+{
+    dr_sim_opts_t o;
+    dr_sim_opts_default(&o);
+    o.policy = policy;
+    o.audit = true;
+    dr_err_t err;
+    if (dr_sim_run(c, wl, &o, res, &err) != DR_OK)
+        fail_msg("%s: %s", policy, err.msg);
+}
+
+static const dr_job_t *job(const dr_sim_result_t *r, uint64_t id)
+{
+    for (size_t i = 0; i < r->njobs; i++)
+        if (r->jobs[i].id == id)
+            return &r->jobs[i];
+    fail_msg("no job %llu", (unsigned long long)id);
+    return NULL;
+}
+
+/* The universal invariants, from the log alone. */
+static void check_invariants(const dr_sim_result_t *r, bool complete)
+{
+    size_t n = r->njobs;
+    dr_job_state_t *st = malloc(n * sizeof *st);
+    dr_time_t *sub = malloc(n * sizeof *sub);
+    int *terminal = calloc(n, sizeof *terminal);
+    bool *seen = calloc(n, sizeof *seen);
+    for (size_t i = 0; i < r->log.n; i++) {
+        const dr_event_t *e = &r->log.ev[i];
+        if (i > 0 && e->t < r->log.ev[i - 1].t)
+            fail_msg("log not in time order at record %zu", i);
+        size_t k = 0;
+        while (k < n && r->jobs[k].id != e->job)
+            k++;
+        assert_true(k < n);
+        if (!seen[k]) {
+            if (!(e->from == DR_JOB_PENDING && e->to == DR_JOB_PENDING))
+                fail_msg("job %llu: first record is not a submit", (unsigned long long)e->job);
+            seen[k] = true;
+            st[k] = DR_JOB_PENDING;
+            sub[k] = e->t;
+            assert_true(e->t == r->jobs[k].submit);
+            continue;
+        }
+        if (e->from != st[k])
+            fail_msg("job %llu: record says from %s, job was %s", (unsigned long long)e->job,
+                     dr_job_state_name(e->from), dr_job_state_name(st[k]));
+        if (!dr_job_transition_ok(e->from, e->to))
+            fail_msg("job %llu: illegal %s -> %s", (unsigned long long)e->job,
+                     dr_job_state_name(e->from), dr_job_state_name(e->to));
+        if (terminal[k])
+            fail_msg("job %llu: record after its terminal state", (unsigned long long)e->job);
+        if (e->to == DR_JOB_STARTING && e->t < sub[k])
+            fail_msg("job %llu started before it was submitted", (unsigned long long)e->job);
+        if (dr_job_state_terminal(e->to))
+            terminal[k]++;
+        st[k] = e->to;
+    }
+    for (size_t k = 0; k < n; k++) {
+        assert_true(seen[k]);
+        assert_true(terminal[k] <= 1);
+        if (complete && terminal[k] != 1)
+            fail_msg("job %llu did not end (state %s)", (unsigned long long)r->jobs[k].id,
+                     dr_job_state_name(st[k]));
+        assert_int_equal(st[k], r->jobs[k].state);
+    }
+    free(st);
+    free(sub);
+    free(terminal);
+    free(seen);
+}
+
+static const char *const policies[] = {"fifo", "backfill", "sjf", "srtf", "backfill:depth=3"};
+
+/* Every policy on a random mixed workload (gangs, shares, --gpus=N, two
+ * GPU types, restricted jobs), with the ledger audited on every pass. */
+static void test_invariants_all_policies(void **st)
+{
+    (void)st;
+    dr_cluster_t c;
+    make_cluster(&c, "NodeName=h[01-06] Gpus=H100:8 Cpus=64 MemGB=512\n"
+                     "NodeName=l[01-06] Gpus=L40S:4 Cpus=32 MemGB=256\n");
+    dr_workload_t wl;
+    dr_workload_init(&wl);
+    dr_synth_opts_t so;
+    dr_synth_opts_default(&so);
+    const char *types[] = {"H100-SXM-80GB", "L40S-48GB"};
+    so.njobs = 600;
+    so.seed = 3;
+    so.load = 1.3; /* overloaded: long queues */
+    so.cluster_gpus = 72;
+    so.max_runtime_s = 6 * 3600;
+    so.type_names = types;
+    so.ntypes = 2;
+    so.frac_share = 0.2;
+    dr_err_t err;
+    assert_int_equal(dr_workload_synth(&wl, &so, &err), DR_OK);
+    /* a few --gpus=N jobs spanning nodes */
+    for (int i = 0; i < 10; i++) {
+        dr_job_t *j = add(&wl, 10000 + i, 100.0 * i, 0, 12, 1800, 3600);
+        (void)j;
+    }
+    finish(&wl, &c);
+    for (size_t p = 0; p < sizeof policies / sizeof *policies; p++) {
+        dr_sim_result_t r;
+        run(&c, &wl, policies[p], &r);
+        check_invariants(&r, true);
+        /* jobs that can fit complete; the others are rejected unstarted */
+        size_t done = 0, rejected = 0;
+        for (size_t i = 0; i < r.njobs; i++) {
+            const dr_job_t *j = &r.jobs[i];
+            if (dr_cluster_req_possible(&c, &j->req, NULL) == DR_OK) {
+                if (j->state != DR_JOB_COMPLETED)
+                    fail_msg("%s: job %llu ended %s", policies[p], (unsigned long long)j->id,
+                             dr_job_state_name(j->state));
+                done++;
+            } else {
+                assert_int_equal(j->state, DR_JOB_FAILED);
+                assert_int_equal(j->nstarts, 0);
+                rejected++;
+            }
+        }
+        assert_true(done > 500 && rejected > 0);
+        dr_sim_result_free(&r);
+    }
+    dr_workload_free(&wl);
+    dr_cluster_free(&c);
+}
+
+/* FIFO: jobs start in queue order; backfill lets a short job jump ahead of
+ * a blocked head without delaying it, but not a long one. */
+static void test_fifo_vs_backfill(void **st)
+{
+    (void)st;
+    dr_cluster_t c;
+    make_cluster(&c, "NodeName=n[0-1] Gpus=H100:4 Cpus=64 MemGB=512\n");
+    dr_workload_t wl;
+    dr_workload_init(&wl);
+    add(&wl, 1, 0, 1, 4, 100, 100); /* occupies one node until t=100 */
+    add(&wl, 2, 1, 2, 4, 100, 100); /* head: needs both nodes -> shadow 100 */
+    add(&wl, 3, 2, 1, 2, 50, 50);   /* short: fits before the shadow */
+    add(&wl, 4, 3, 1, 2, 500, 500); /* long: would delay the head */
+    finish(&wl, &c);
+    dr_sim_result_t f, b;
+    run(&c, &wl, "fifo", &f);
+    run(&c, &wl, "backfill", &b);
+    check_invariants(&f, true);
+    check_invariants(&b, true);
+    /* fifo: strict order */
+    assert_true(job(&f, 2)->first_start == dr_time_from_s(100));
+    assert_true(job(&f, 3)->first_start == dr_time_from_s(200));
+    assert_true(job(&f, 4)->first_start == dr_time_from_s(200));
+    /* backfill: 3 jumps ahead at its arrival, the head still starts at 100,
+     * 4 waits for the head */
+    assert_true(job(&b, 3)->first_start == dr_time_from_s(2));
+    assert_true(job(&b, 2)->first_start == dr_time_from_s(100));
+    assert_true(job(&b, 4)->first_start == dr_time_from_s(200));
+    dr_sim_result_free(&f);
+    dr_sim_result_free(&b);
+    dr_workload_free(&wl);
+    dr_cluster_free(&c);
+}
+
+/* Backfill never delays the head: on random workloads with exact limits,
+ * the first-blocked job of each pass starts no later than its reservation.
+ * Checked indirectly: every job's start under backfill is no later than
+ * under FIFO for the job at the head of the FIFO order... which does not
+ * hold in general; what must hold is that backfill's average wait is not
+ * worse and that the invariants hold with reservations on hidden nodes. */
+static void test_backfill_helps_on_random(void **st)
+{
+    (void)st;
+    dr_cluster_t c;
+    make_cluster(&c, "NodeName=n[01-16] Gpus=A100:8 Cpus=64 MemGB=512\n");
+    dr_workload_t wl;
+    dr_workload_init(&wl);
+    dr_synth_opts_t so;
+    dr_synth_opts_default(&so);
+    so.njobs = 2000;
+    so.seed = 11;
+    so.load = 0.95;
+    so.cluster_gpus = 128;
+    dr_err_t err;
+    assert_int_equal(dr_workload_synth(&wl, &so, &err), DR_OK);
+    finish(&wl, &c);
+    dr_sim_result_t f, b;
+    run(&c, &wl, "fifo", &f);
+    run(&c, &wl, "backfill", &b);
+    check_invariants(&b, true);
+    double wf = 0, wb = 0;
+    for (size_t i = 0; i < f.njobs; i++) {
+        wf += dr_time_to_s(f.jobs[i].first_start - f.jobs[i].submit);
+        wb += dr_time_to_s(b.jobs[i].first_start - b.jobs[i].submit);
+    }
+    if (!(wb < wf))
+        fail_msg("backfill mean wait %.0f s is not below fifo's %.0f s", wb / (double)f.njobs,
+                 wf / (double)f.njobs);
+    dr_sim_result_free(&f);
+    dr_sim_result_free(&b);
+    dr_workload_free(&wl);
+    dr_cluster_free(&c);
+}
+
+static void test_sjf_and_srtf(void **st)
+{
+    (void)st;
+    dr_cluster_t c;
+    make_cluster(&c, "NodeName=n0 Gpus=H100:1 Cpus=8 MemGB=64\n");
+    dr_workload_t wl;
+    dr_workload_init(&wl);
+    add(&wl, 1, 0, 1, 1, 1000, 0); /* long, starts at once */
+    add(&wl, 2, 10, 1, 1, 300, 0);
+    add(&wl, 3, 10, 1, 1, 100, 0);
+    add(&wl, 4, 10, 1, 1, 200, 0);
+    finish(&wl, &c);
+    dr_sim_result_t s, p;
+    run(&c, &wl, "sjf", &s);
+    run(&c, &wl, "srtf", &p);
+    check_invariants(&s, true);
+    check_invariants(&p, true);
+    /* sjf: 1 runs to 1000, then 3, 4, 2 */
+    assert_true(job(&s, 3)->first_start == dr_time_from_s(1000));
+    assert_true(job(&s, 4)->first_start == dr_time_from_s(1100));
+    assert_true(job(&s, 2)->first_start == dr_time_from_s(1300));
+    /* srtf: at 10, job 1 (990 left) is preempted by 3; then 4, 2, then 1
+     * resumes with its progress kept and ends at 1000 + 600 */
+    assert_true(job(&p, 3)->first_start == dr_time_from_s(10));
+    assert_true(job(&p, 3)->end == dr_time_from_s(110));
+    assert_true(job(&p, 4)->end == dr_time_from_s(310));
+    assert_true(job(&p, 2)->end == dr_time_from_s(610));
+    assert_true(job(&p, 1)->end == dr_time_from_s(1600));
+    assert_int_equal(job(&p, 1)->nstarts, 2);
+    assert_int_equal(p.stats.preemptions, 1);
+    dr_sim_result_free(&s);
+    dr_sim_result_free(&p);
+    dr_workload_free(&wl);
+    dr_cluster_free(&c);
+}
+
+static void test_timeout_reject_throttle(void **st)
+{
+    (void)st;
+    dr_cluster_t c;
+    make_cluster(&c, "NodeName=n[0-3] Gpus=H100:2 Cpus=8 MemGB=64\n");
+    dr_workload_t wl;
+    dr_workload_init(&wl);
+    add(&wl, 1, 0, 1, 1, 500, 100); /* runs past its limit */
+    add(&wl, 2, 0, 1, 16, 10, 0);   /* can never fit */
+    for (int i = 0; i < 6; i++) {   /* array of 6 tasks, at most 2 at once */
+        dr_job_t *j = add(&wl, 100 + i, 0, 1, 1, 50, 60);
+        j->array_parent = 99;
+        j->array_index = (uint32_t)i;
+        j->array_throttle = 2;
+    }
+    finish(&wl, &c);
+    dr_sim_result_t r;
+    run(&c, &wl, "backfill", &r);
+    check_invariants(&r, true);
+    assert_int_equal(job(&r, 1)->state, DR_JOB_TIMEOUT);
+    assert_true(job(&r, 1)->end == dr_time_from_s(100));
+    assert_int_equal(job(&r, 2)->state, DR_JOB_FAILED);
+    assert_int_equal(job(&r, 2)->nstarts, 0);
+    /* throttle: tasks run in three waves of two */
+    int at0 = 0, at50 = 0, at100 = 0;
+    for (int i = 0; i < 6; i++) {
+        const dr_job_t *j = job(&r, 100 + (uint64_t)i);
+        assert_int_equal(j->state, DR_JOB_COMPLETED);
+        at0 += j->first_start == 0;
+        at50 += j->first_start == dr_time_from_s(50);
+        at100 += j->first_start == dr_time_from_s(100);
+    }
+    assert_int_equal(at0, 2);
+    assert_int_equal(at50, 2);
+    assert_int_equal(at100, 2);
+    /* the rejection reason is in the log */
+    bool found = false;
+    for (size_t i = 0; i < r.log.n; i++)
+        if (r.log.ev[i].job == 2 && r.log.ev[i].to == DR_JOB_FAILED) {
+            tu_assert_contains(dr_eventlog_detail(&r.log, &r.log.ev[i]), "16 GPUs per node");
+            found = true;
+        }
+    assert_true(found);
+    dr_sim_result_free(&r);
+    dr_workload_free(&wl);
+    dr_cluster_free(&c);
+}
+
+/* Node failures: jobs on a failed node are requeued, nothing is lost, and
+ * the run is deterministic for a seed. */
+static void test_failures_and_determinism(void **st)
+{
+    (void)st;
+    dr_cluster_t c;
+    make_cluster(&c, "NodeName=n[01-08] Gpus=H100:8 Cpus=64 MemGB=512\n");
+    dr_workload_t wl;
+    dr_workload_init(&wl);
+    dr_synth_opts_t so;
+    dr_synth_opts_default(&so);
+    so.njobs = 400;
+    so.seed = 5;
+    so.cluster_gpus = 64;
+    so.max_runtime_s = 4 * 3600;
+    dr_err_t err;
+    assert_int_equal(dr_workload_synth(&wl, &so, &err), DR_OK);
+    finish(&wl, &c);
+    dr_sim_opts_t o;
+    dr_sim_opts_default(&o);
+    o.policy = "backfill";
+    o.audit = true;
+    o.seed = 42;
+    o.node_mtbf_s = 2 * 86400;
+    o.node_repair_s = 1800;
+    dr_sim_result_t a, b;
+    assert_int_equal(dr_sim_run(&c, &wl, &o, &a, &err), DR_OK);
+    assert_int_equal(dr_sim_run(&c, &wl, &o, &b, &err), DR_OK);
+    check_invariants(&a, true);
+    assert_true(a.node_failures > 0);
+    size_t requeued = 0;
+    for (size_t i = 0; i < a.log.n; i++)
+        requeued += a.log.ev[i].to == DR_JOB_REQUEUED;
+    assert_true(requeued > 0);
+    for (size_t i = 0; i < a.njobs; i++)
+        assert_int_equal(a.jobs[i].state, DR_JOB_COMPLETED);
+    assert_int_equal(a.log.n, b.log.n);
+    assert_memory_equal(a.log.ev, b.log.ev, a.log.n * sizeof *a.log.ev);
+    dr_sim_result_free(&a);
+    dr_sim_result_free(&b);
+    dr_workload_free(&wl);
+    dr_cluster_free(&c);
+}
+
+/* The driver API on its own (as the controller will use it): cancel in
+ * every state, errors for bad calls. */
+static void test_driver_api(void **st)
+{
+    (void)st;
+    dr_cluster_t c;
+    make_cluster(&c, "NodeName=n0 Gpus=H100:2 Cpus=8 MemGB=64\n");
+    dr_sched_t *s;
+    dr_sched_opts_t so = {.policy = "fifo", .placement = DR_PLACE_BEST_FIT};
+    dr_err_t err;
+    assert_int_equal(dr_sched_create(&s, &c, &so, &err), DR_OK);
+    dr_job_t j[3];
+    for (int i = 0; i < 3; i++) {
+        dr_job_init(&j[i]);
+        j[i].id = (uint64_t)i + 1;
+        j[i].work_total = 10;
+        assert_int_equal(dr_sched_submit(s, &j[i], 0, &err), DR_OK);
+    }
+    dr_pass_result_t pr = {0};
+    assert_int_equal(dr_sched_pass(s, 1, &pr, &err), DR_OK);
+    assert_int_equal(pr.nstarted, 2);
+    assert_int_equal(dr_sched_npending(s), 1);
+    assert_int_equal(dr_sched_job_running(s, &j[0], 2, &err), DR_OK);
+    /* illegal: running twice */
+    assert_int_equal(dr_sched_job_running(s, &j[0], 2, &err), DR_ESTATE);
+    tu_assert_contains(err.msg, "invalid transition running -> running");
+    assert_int_equal(dr_sched_cancel(s, &j[2], 3, "user", &err), DR_OK);
+    assert_int_equal(j[2].state, DR_JOB_CANCELLED);
+    assert_int_equal(dr_sched_cancel(s, &j[2], 3, "user", &err), DR_ESTATE);
+    assert_int_equal(dr_sched_cancel(s, &j[1], 4, "user", &err), DR_OK); /* starting */
+    assert_int_equal(dr_sched_job_ended(s, &j[0], DR_JOB_COMPLETED, 5, NULL, &err), DR_OK);
+    assert_int_equal(dr_sched_job_ended(s, &j[0], DR_JOB_COMPLETED, 5, NULL, &err), DR_ESTATE);
+    assert_int_equal(dr_sched_job_ended(s, &j[0], DR_JOB_RUNNING, 5, NULL, &err), DR_EINVAL);
+    assert_int_equal(dr_cluster_free_milli(&c, -1), 2000);
+    assert_int_equal(dr_sched_npending(s), 0);
+    assert_int_equal(dr_sched_nrunning(s), 0);
+    dr_sched_opts_t bad = {.policy = "nope"};
+    dr_sched_t *s2;
+    assert_int_equal(dr_sched_create(&s2, &c, &bad, &err), DR_ENOENT);
+    tu_assert_contains(err.msg, "unknown policy 'nope'");
+    bad.policy = "backfill:depth=x";
+    assert_int_equal(dr_sched_create(&s2, &c, &bad, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "depth");
+    dr_pass_result_free(&pr);
+    dr_sched_destroy(s);
+    dr_cluster_free(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_invariants_all_policies),
+        cmocka_unit_test(test_fifo_vs_backfill),
+        cmocka_unit_test(test_backfill_helps_on_random),
+        cmocka_unit_test(test_sjf_and_srtf),
+        cmocka_unit_test(test_timeout_reject_throttle),
+        cmocka_unit_test(test_failures_and_determinism),
+        cmocka_unit_test(test_driver_api),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

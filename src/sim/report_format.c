@@ -110,6 +110,7 @@ typedef enum {
     ROW_COMPLETED,
     ROW_UNFINISHED,
     ROW_FAILED,
+    ROW_REJECTED,
     ROW_CANCELLED,
     ROW_TIMEOUT,
     ROW_AVG_JCT,
@@ -131,12 +132,11 @@ typedef enum {
 } dr_report_row_t;
 
 static const char *const dr_report_row_label[ROW_N] = {
-    "jobs",         "completed",    "unfinished",   "failed",
-    "cancelled",    "timeout",      "JCT avg",      "JCT p50",
-    "JCT p95",      "JCT p99",      "queueing avg", "queueing p50",
-    "queueing p95", "queueing p99", "makespan",     "GPU utilisation",
-    NULL,           "GPU-hours",    "cost (USD)",   "energy (kWh)",
-    "preemptions",
+    "jobs",         "completed",       "unfinished",   "failed",       "  rejected",
+    "cancelled",    "timeout",         "JCT avg",      "JCT p50",      "JCT p95",
+    "JCT p99",      "queueing avg",    "queueing p50", "queueing p95", "queueing p99",
+    "makespan",     "GPU utilisation", NULL,           "GPU-hours",    "cost (USD)",
+    "energy (kWh)", "preemptions",
 };
 
 static void dr_report_cell(char *out, size_t cap, const dr_report_t *r, dr_report_row_t row)
@@ -146,6 +146,7 @@ static void dr_report_cell(char *out, size_t cap, const dr_report_t *r, dr_repor
     case ROW_COMPLETED: snprintf(out, cap, "%zu", r->completed); break;
     case ROW_UNFINISHED: snprintf(out, cap, "%zu", r->unfinished); break;
     case ROW_FAILED: snprintf(out, cap, "%zu", r->failed); break;
+    case ROW_REJECTED: snprintf(out, cap, "%zu", r->rejected); break;
     case ROW_CANCELLED: snprintf(out, cap, "%zu", r->cancelled); break;
     case ROW_TIMEOUT: snprintf(out, cap, "%zu", r->timeout); break;
     case ROW_AVG_JCT: dr_report_fmt_dur(out, cap, r->avg_jct_s); break;

@@ -45,7 +45,7 @@ check_json() {
 }
 
 POL=fifo,backfill,sjf,srtf
-GAVEL="$DROVER_SOURCE_DIR/data/traces/gavel-msr-seed0-11cb48.trace"
+GAVEL="$DROVER_SOURCE_DIR/data/traces/gavel-msr-seed0-b436b2.trace"
 
 # --- the shipped demo trace: table, JSON, charts ---
 if "$DROVER" sim --cluster gavel-36-36-36 --trace "gavel:$GAVEL" --policy $POL --quiet \
@@ -73,9 +73,9 @@ cmp -s "$T/a.json" "$T/b.json" && ok "deterministic" || bad "two identical runs 
 
 # --- the real traces, every policy ---
 if [ -d "$SHARED/data/traces" ]; then
-    for f in "$SHARED"/data/traces/gavel/msr/seed=0/6214e9.trace; do
+    for f in "$SHARED"/data/traces/gavel/msr/seed=0/6214e9.trace "$SHARED"/data/traces/gavel/msr/seed=1/11cb48.trace; do
         "$DROVER" sim --cluster gavel-36-36-36 --trace "gavel:$f" --policy $POL --json --quiet \
-            >"$T/g.json" 2>"$T/err" && check_json "gavel msr 6214e9 x $POL" "$T/g.json" 4 ||
+            >"$T/g.json" 2>"$T/err" && check_json "gavel msr $(basename "$f") x $POL" "$T/g.json" 4 ||
             bad "gavel msr: $(cat "$T/err")"
     done
     # under the sanitizers the first 20,000 Philly jobs stand for all 82,247

@@ -494,7 +494,7 @@ static void test_gavel_real(void **state)
     dr_err_t err = {0};
     dr_workload_init(&wl);
     assert_int_equal(dr_trace_load(DR_TRACE_GAVEL,
-                                   tu_src_path("data/traces/gavel-msr-seed0-11cb48.trace"), NULL,
+                                   tu_src_path("data/traces/gavel-msr-seed0-b436b2.trace"), NULL,
                                    &wl, &err),
                      0);
     assert_int_equal(wl.njobs, 2000);

@@ -16,14 +16,25 @@
 typedef enum dr_place_strategy {
     DR_PLACE_FIRST_FIT = 0, /* lowest-numbered nodes/GPUs that fit */
     DR_PLACE_BEST_FIT,      /* nodes left with the fewest free GPUs (tightest) */
+    /* Packing policies (pack.h) for requests on one node (nodes == 1); other
+     * shapes (gangs, --gpus=N) are placed best-fit. */
+    DR_PLACE_FGD,  /* "fgd": Fragmentation Gradient Descent */
+    DR_PLACE_PACK, /* "drover-pack": drover's packing policy */
     DR_PLACE_NSTRATEGIES
 } dr_place_strategy_t;
 
+struct dr_packer;
+
 typedef struct dr_place_opts {
     dr_place_strategy_t strategy;
-    /* Order in which GPU types are tried (NULL = cluster order). */
+    /* Order in which GPU types are tried (NULL = cluster order; the packing
+     * strategies score all allowed types at once and ignore it). */
     const uint16_t *type_order;
     size_t ntype_order;
+    /* DR_PLACE_FGD / DR_PLACE_PACK: the packer, which holds the request
+     * shapes seen so far.  NULL = one kept with the cluster (created on first
+     * use, freed with it), counting the requests it placed. */
+    struct dr_packer *packer;
 } dr_place_opts_t;
 
 const char *dr_place_strategy_name(dr_place_strategy_t s);

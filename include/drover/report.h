@@ -56,6 +56,10 @@ typedef struct dr_report {
 
 typedef struct dr_report_opts {
     size_t max_points; /* series are downsampled to at most this many points */
+    /* Job-outcome figures (counts, JCT, queueing) cover only jobs with
+     * id_first <= id <= id_last when id_last > 0 (a measurement window);
+     * utilisation, GPU-hours, cost and energy always cover the whole run. */
+    uint64_t id_first, id_last;
 } dr_report_opts_t;
 
 int dr_report_compute(dr_report_t *r, const char *policy, const dr_cluster_t *c,

@@ -51,12 +51,17 @@ typedef struct dr_sched_view {
     struct dr_sched *sched; /* for the decide_* calls below */
 } dr_sched_view_t;
 
+/* What a policy is told when it is created. */
+typedef struct dr_policy_env {
+    uint64_t seed; /* for policies that draw random numbers (reproducible runs) */
+} dr_policy_env_t;
+
 /* A policy: a named object with a pass function. */
 typedef struct dr_policy_ops {
     const char *name;
     const char *doc; /* one line for `drover sim --list-policies` */
     bool oracle;     /* uses true runtimes (simulation only) */
-    int (*create)(void **state, const char *opts, dr_err_t *err);
+    int (*create)(void **state, const char *opts, const dr_policy_env_t *env, dr_err_t *err);
     /* Decide: call dr_sched_decide_start/preempt for each decision and set
      * *wake_at to the next time the policy wants a pass (DR_TIME_NEVER if
      * only events matter). */
@@ -89,6 +94,7 @@ typedef struct dr_sched_opts {
     dr_place_strategy_t placement;
     const dr_perf_view_t *perf; /* may be NULL */
     bool audit;                 /* check the ledger after every pass (slow; tests) */
+    uint64_t seed;              /* handed to the policy (reproducible random choices) */
 } dr_sched_opts_t;
 
 typedef struct dr_sched dr_sched_t;

@@ -27,6 +27,13 @@ typedef struct dr_sim_opts {
      * repair time.  Jobs on a failed node are requeued from scratch. */
     double node_mtbf_s;
     double node_repair_s;
+    /* Stop as soon as every job with stop_first <= id <= stop_last has
+     * ended (0, 0 = run to the end).  Jobs outside the window keep arriving
+     * and competing until then, as in Gavel's measurement window. */
+    uint64_t stop_first, stop_last;
+    /* Cost of a restart after a preemption: the job redoes this much work
+     * time (lost progress since its last checkpoint plus restore). */
+    double restart_overhead_s;
     /* Called about every 1% of jobs finished; frac in [0,1]. */
     void (*progress)(void *ud, double frac);
     void *progress_ud;
@@ -50,5 +57,25 @@ typedef struct dr_sim_result {
 int dr_sim_run(const dr_cluster_t *cluster, const dr_workload_t *wl, const dr_sim_opts_t *o,
                dr_sim_result_t *res, dr_err_t *err);
 void dr_sim_result_free(dr_sim_result_t *r);
+
+/* Figures over a window of job ids (Gavel measures jobs 4000-5000, or
+ * 300-799 in short runs), beside the physical lower bound: every job alone
+ * on its fastest GPU type, never queued. */
+typedef struct dr_window_stats {
+    size_t jobs, completed;
+    double avg_jct_s, p50_jct_s, p99_jct_s;
+    double makespan_s;                               /* first window submit to last window end */
+    double lower_bound_avg_jct_s;                    /* mean of work / best rate */
+    double avg_slowdown, p99_slowdown, max_slowdown; /* JCT / own lower bound */
+    /* Finish-time fairness (Themis, Mahajan et al. NSDI 2020): JCT over the
+     * time the job would take with a 1/N share of the cluster (N = jobs in
+     * the system when it arrived, the share spread over the GPU types in
+     * proportion to their counts).  Below 1 is better than a fair share. */
+    double avg_ftf, max_ftf;
+} dr_window_stats_t;
+
+/* Stats for jobs first <= id <= last (0, 0 = all jobs) of a finished run. */
+int dr_window_stats(const dr_sim_result_t *r, const dr_cluster_t *c, const dr_workload_t *wl,
+                    uint64_t first, uint64_t last, dr_window_stats_t *out, dr_err_t *err);
 
 #endif

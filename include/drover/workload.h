@@ -109,4 +109,28 @@ typedef struct dr_synth_opts {
 void dr_synth_opts_default(dr_synth_opts_t *o);
 int dr_workload_synth(dr_workload_t *wl, const dr_synth_opts_t *o, dr_err_t *err);
 
+/* Gavel's workload generator (Narayanan et al., OSDI 2020), reproduced
+ * draw for draw: the same Python random streams (random.Random(seed + 2)
+ * for jobs, seed + 3 for arrivals), the same job table order and the same
+ * sampling code, so seed N gives exactly the jobs Gavel's own simulator
+ * generates with seed N.  Job type uniform over Gavel's 26 templates;
+ * duration on a V100 log-uniform 10^1.5..10^3 min (80%) or 10^3..10^4 min
+ * (20%); with multi_gpu, scale factor 1 (70%), 2 (10%), 4 (15%), 8 (5%),
+ * redrawing the template until it can run distributed; Poisson arrivals,
+ * the first at t = 0.  With steady_state, as many jobs as there are GPUs
+ * of each type are added at t = 0 first (Gavel's --simulate_steady_state).
+ * Jobs get ids 1..njobs (Gavel numbers them from 0: its job k is our k+1). */
+typedef struct dr_gavel_gen_opts {
+    double jobs_per_hr;
+    uint64_t seed;
+    size_t njobs;
+    bool multi_gpu;
+    bool steady_state;
+    /* GPUs per Gavel worker type, for steady_state ("k80","p100","v100") */
+    uint32_t steady_gpus[3];
+    const dr_perf_table_t *throughputs; /* NULL = built-in matrix */
+} dr_gavel_gen_opts_t;
+
+int dr_workload_gavel(dr_workload_t *wl, const dr_gavel_gen_opts_t *o, dr_err_t *err);
+
 #endif

@@ -10,6 +10,9 @@
 #include "drover/error.h"
 
 int cli_sim(int argc, char **argv);
+/* `drover sim --openb`: the openb packing benchmark (openb.c) */
+int cli_sim_openb(int argc, char **argv);
+int cli_plan(int argc, char **argv);
 
 /* Print "drover: <msg>" to stderr; returns exit code 1 (or 2 for usage). */
 int cli_fail(const dr_err_t *err);

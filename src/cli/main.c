@@ -10,6 +10,8 @@ static void usage(FILE *f)
     fprintf(f, "usage: drover <command> [options]\n"
                "\n"
                "commands:\n"
+               "  plan     size a training run, a service or a batch array: GPU type, count,\n"
+               "           time, cost and energy (train | serve | array)\n"
                "  sim      replay a trace on a simulated cluster with one or more policies\n"
                "  version  print the version\n"
                "\n"
@@ -25,6 +27,8 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (strcmp(cmd, "sim") == 0)
         return cli_sim(argc - 1, argv + 1);
+    if (strcmp(cmd, "plan") == 0)
+        return cli_plan(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("drover 0.1.0\n");
         return 0;

@@ -2,9 +2,11 @@
  * more policies and report side by side (table, JSON, SVG charts). */
 #include <getopt.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -25,26 +27,37 @@ static void sim_usage(FILE *f)
             "  --cluster FILE|PRESET  cluster config file, or a preset:");
     for (const char *const *p = dr_cluster_preset_names(); *p; p++)
         fprintf(f, " %s", *p);
-    fprintf(f, "\n"
-               "  --trace FORMAT:PATH    FORMAT: gavel, philly, openb, drover\n"
-               "  --policy A,B,...       policies to compare (NAME or NAME:key=val,...); see\n"
-               "                         --list-policies\n"
-               "  --placement S          best-fit (default) or first-fit\n"
-               "  --seed N               seed for failure injection (default 0)\n"
-               "  --json                 print {\"policies\": [...]} instead of a table\n"
-               "  --plot DIR             write utilisation, queue and JCT-CDF charts (SVG) to DIR\n"
-               "  --lenient              skip malformed trace rows (counted in the report)\n"
-               "  --walltime-factor F    time limit for jobs without one: F x run time on the\n"
-               "                         slowest usable GPU (default 1; 0 = no limit)\n"
-               "  --throughputs FILE     Gavel throughput CSV (default: built in)\n"
-               "  --catalog FILE         GPU catalog CSV (default: built in)\n"
-               "  --max-jobs N           replay only the first N jobs\n"
-               "  --horizon DUR          stop at this simulated time (e.g. 30d)\n"
-               "  --node-mtbf DUR        inject node failures with this mean time between\n"
-               "                         failures per node; --node-repair DUR (default 1h)\n"
-               "  --audit                check the resource ledger after every pass (slow)\n"
-               "  --quiet                no progress bar\n"
-               "  --list-policies        list policies and exit\n");
+    fprintf(f,
+            "\n"
+            "  --trace FORMAT:PATH    FORMAT: gavel, philly, openb, drover\n"
+            "  --workload gavel       instead of a trace, Gavel's workload generator:\n"
+            "      --rate JOBS_PER_HR   Poisson arrival rate (required)\n"
+            "      --jobs N             jobs to generate (default: enough to outlast the window)\n"
+            "      --multi-gpu          scale factors 1/2/4/8 (70/10/15/5%%) instead of all 1\n"
+            "      --steady-state       first fill the cluster with jobs at t=0 (Gavel's option)\n"
+            "      (Gavel's own random streams: --seed N gives the jobs Gavel draws with seed N)\n"
+            "  --window FIRST:LAST    measure jobs FIRST..LAST (Gavel's 0-based job numbers) and\n"
+            "                         stop when they are done; adds lower_bound_avg_jct_s,\n"
+            "                         slowdown and finish-time fairness to the report\n"
+            "  --restart-overhead DUR work redone after each preemption (default 0)\n"
+            "  --policy A,B,...       policies to compare (NAME or NAME:key=val,...); see\n"
+            "                         --list-policies\n"
+            "  --placement S          best-fit (default) or first-fit\n"
+            "  --seed N               seed for failure injection (default 0)\n"
+            "  --json                 print {\"policies\": [...]} instead of a table\n"
+            "  --plot DIR             write utilisation, queue and JCT-CDF charts (SVG) to DIR\n"
+            "  --lenient              skip malformed trace rows (counted in the report)\n"
+            "  --walltime-factor F    time limit for jobs without one: F x run time on the\n"
+            "                         slowest usable GPU (default 1; 0 = no limit)\n"
+            "  --throughputs FILE     Gavel throughput CSV (default: built in)\n"
+            "  --catalog FILE         GPU catalog CSV (default: built in)\n"
+            "  --max-jobs N           replay only the first N jobs\n"
+            "  --horizon DUR          stop at this simulated time (e.g. 30d)\n"
+            "  --node-mtbf DUR        inject node failures with this mean time between\n"
+            "                         failures per node; --node-repair DUR (default 1h)\n"
+            "  --audit                check the resource ledger after every pass (slow)\n"
+            "  --quiet                no progress bar\n"
+            "  --list-policies        list policies and exit\n");
 }
 
 typedef struct progress {
@@ -70,8 +83,38 @@ static void show_progress(void *ud, double frac)
 }
 
 /* Add driver-side figures (wall time, trace facts) to the library's JSON. */
+/* NAN-safe JSON number */
+static json_t *jnum(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+static void print_window_table(const dr_report_t *reps, const dr_window_stats_t *w, size_t n,
+                               bool window)
+{
+    printf("\n%-24s", window ? "window (vs lower bound)" : "vs lower bound");
+    for (size_t i = 0; i < n; i++)
+        printf("  %12s", reps[i].policy);
+    printf("\n%-24s", "lower bound avg JCT");
+    for (size_t i = 0; i < n; i++)
+        printf("  %10.2f h", w[i].lower_bound_avg_jct_s / 3600);
+    printf("\n%-24s", "avg JCT / lower bound");
+    for (size_t i = 0; i < n; i++)
+        printf("  %12.3f", w[i].avg_jct_s / w[i].lower_bound_avg_jct_s);
+    printf("\n%-24s", "slowdown p99");
+    for (size_t i = 0; i < n; i++)
+        printf("  %12.2f", w[i].p99_slowdown);
+    printf("\n%-24s", "slowdown max");
+    for (size_t i = 0; i < n; i++)
+        printf("  %12.2f", w[i].max_slowdown);
+    printf("\n%-24s", "finish-time fairness max");
+    for (size_t i = 0; i < n; i++)
+        printf("  %12.2f", w[i].max_ftf);
+    printf("\n");
+}
+
 static char *augment_json(const char *json, const double *wall, size_t n, size_t skipped,
-                          const dr_sim_result_t *res)
+                          const dr_sim_result_t *res, const dr_window_stats_t *win)
 {
     json_error_t je;
     json_t *root = json_loads(json, 0, &je);
@@ -83,6 +126,13 @@ static char *augment_json(const char *json, const double *wall, size_t n, size_t
         json_object_set_new(o, "sim_wall_s", json_real(wall[i]));
         json_object_set_new(o, "sched_passes", json_integer((json_int_t)res[i].stats.passes));
         json_object_set_new(o, "node_failures", json_integer((json_int_t)res[i].node_failures));
+        json_object_set_new(o, "lower_bound_avg_jct_s", jnum(win[i].lower_bound_avg_jct_s));
+        json_object_set_new(o, "avg_slowdown", jnum(win[i].avg_slowdown));
+        json_object_set_new(o, "p99_slowdown", jnum(win[i].p99_slowdown));
+        json_object_set_new(o, "max_slowdown", jnum(win[i].max_slowdown));
+        json_object_set_new(o, "avg_ftf", jnum(win[i].avg_ftf));
+        json_object_set_new(o, "max_ftf", jnum(win[i].max_ftf));
+        json_object_set_new(o, "window_makespan_s", jnum(win[i].makespan_s));
     }
     json_object_set_new(root, "trace_rows_skipped", json_integer((json_int_t)skipped));
     char *out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
@@ -92,6 +142,9 @@ static char *augment_json(const char *json, const double *wall, size_t n, size_t
 
 int cli_sim(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--openb") == 0)
+            return cli_sim_openb(argc, argv);
     const char *cluster_arg = NULL, *trace_arg = NULL, *policy_arg = NULL, *plot_dir = NULL;
     const char *catalog_path = NULL, *tput_path = NULL;
     dr_sim_opts_t so;
@@ -111,8 +164,20 @@ int cli_sim(int argc, char **argv)
         O_REPAIR,
         O_AUDIT,
         O_QUIET,
-        O_LISTP
+        O_LISTP,
+        O_WORKLOAD,
+        O_RATE,
+        O_JOBS,
+        O_WINDOW,
+        O_MULTI,
+        O_RESTART,
+        O_STEADY
     };
+    const char *workload = NULL;
+    double rate = 0;
+    size_t gen_jobs = 0;
+    uint64_t win_first = 0, win_last = 0;
+    bool have_window = false, multi_gpu = false, steady = false;
     static const struct option opts[] = {
         {"cluster", required_argument, 0, 'c'},
         {"trace", required_argument, 0, 't'},
@@ -132,6 +197,13 @@ int cli_sim(int argc, char **argv)
         {"audit", no_argument, 0, O_AUDIT},
         {"quiet", no_argument, 0, O_QUIET},
         {"list-policies", no_argument, 0, O_LISTP},
+        {"workload", required_argument, 0, O_WORKLOAD},
+        {"rate", required_argument, 0, O_RATE},
+        {"jobs", required_argument, 0, O_JOBS},
+        {"window", required_argument, 0, O_WINDOW},
+        {"multi-gpu", no_argument, 0, O_MULTI},
+        {"steady-state", no_argument, 0, O_STEADY},
+        {"restart-overhead", required_argument, 0, O_RESTART},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -184,6 +256,41 @@ int cli_sim(int argc, char **argv)
             so.node_repair_s = dr_time_to_s(d);
             break;
         case O_AUDIT: so.audit = true; break;
+        case O_WORKLOAD:
+            if (!dr_streq_ci(optarg, "gavel"))
+                return cli_usage_error("--workload: unknown generator '%s' (known: gavel)", optarg);
+            workload = optarg;
+            break;
+        case O_RATE:
+            if (dr_parse_double(optarg, &rate) != 0 || rate <= 0)
+                return cli_usage_error("--rate: '%s' must be a number of jobs per hour > 0",
+                                       optarg);
+            break;
+        case O_JOBS:
+            if (dr_parse_u64(optarg, &u) != 0 || u == 0 || u > 100000000)
+                return cli_usage_error("--jobs: '%s' must be a positive integer", optarg);
+            gen_jobs = (size_t)u;
+            break;
+        case O_WINDOW: {
+            const char *c = strchr(optarg, ':');
+            char a[32];
+            if (!c || (size_t)(c - optarg) >= sizeof a)
+                return cli_usage_error("--window: '%s' is not FIRST:LAST", optarg);
+            snprintf(a, sizeof a, "%.*s", (int)(c - optarg), optarg);
+            if (dr_parse_u64(a, &win_first) != 0 || dr_parse_u64(c + 1, &win_last) != 0 ||
+                win_last < win_first)
+                return cli_usage_error("--window: '%s' is not FIRST:LAST with FIRST <= LAST",
+                                       optarg);
+            have_window = true;
+            break;
+        }
+        case O_MULTI: multi_gpu = true; break;
+        case O_STEADY: steady = true; break;
+        case O_RESTART:
+            if (dr_duration_parse(optarg, &d) != 0)
+                return cli_usage_error("--restart-overhead: '%s' is not a duration", optarg);
+            so.restart_overhead_s = dr_time_to_s(d);
+            break;
         case O_QUIET: quiet = true; break;
         case O_LISTP:
             for (const dr_policy_ops_t *const *p = dr_policy_list(); *p; p++)
@@ -195,20 +302,37 @@ int cli_sim(int argc, char **argv)
     }
     if (optind < argc)
         return cli_usage_error("sim: unexpected argument '%s'", argv[optind]);
-    if (!cluster_arg || !trace_arg || !policy_arg) {
+    if (!cluster_arg || (!trace_arg && !workload) || !policy_arg) {
         sim_usage(stderr);
-        return cli_usage_error("sim: --cluster, --trace and --policy are required");
+        return cli_usage_error("sim: --cluster, --trace (or --workload) and --policy are required");
     }
-    const char *colon = strchr(trace_arg, ':');
-    if (!colon)
-        return cli_usage_error("--trace '%s': expected FORMAT:PATH (gavel, philly, openb, drover)",
-                               trace_arg);
-    char fmtname[32];
-    snprintf(fmtname, sizeof fmtname, "%.*s", (int)(colon - trace_arg), trace_arg);
-    dr_trace_format_t fmt;
-    if (dr_trace_format_parse(fmtname, &fmt) != 0)
-        return cli_usage_error("--trace: unknown format '%s' (gavel, philly, openb, drover)",
-                               fmtname);
+    if (trace_arg && workload)
+        return cli_usage_error("sim: give --trace or --workload, not both");
+    if (workload && rate <= 0)
+        return cli_usage_error("--workload gavel needs --rate JOBS_PER_HR");
+    if (!workload && (rate > 0 || gen_jobs || multi_gpu))
+        return cli_usage_error("--rate, --jobs and --multi-gpu go with --workload");
+    const char *colon = trace_arg ? strchr(trace_arg, ':') : NULL;
+    dr_trace_format_t fmt = DR_TRACE_DROVER;
+    if (trace_arg) {
+        if (!colon)
+            return cli_usage_error(
+                "--trace '%s': expected FORMAT:PATH (gavel, philly, openb, drover)", trace_arg);
+        char fmtname[32];
+        snprintf(fmtname, sizeof fmtname, "%.*s", (int)(colon - trace_arg), trace_arg);
+        if (dr_trace_format_parse(fmtname, &fmt) != 0)
+            return cli_usage_error("--trace: unknown format '%s' (gavel, philly, openb, drover)",
+                                   fmtname);
+    }
+    /* Gavel numbers jobs from 0; drover's ids start at 1 */
+    if (have_window) {
+        so.stop_first = win_first + 1;
+        so.stop_last = win_last + 1;
+    }
+    if (workload && !gen_jobs) {
+        /* jobs keep arriving while the window drains: generate plenty */
+        gen_jobs = have_window ? (size_t)(win_last + 1) * 4 + 2000 : 1000;
+    }
     /* split the policy list; a policy's own options follow ':' and use ','
      * too, so a new policy starts only at a known policy name */
     char *plist = strdup(policy_arg);
@@ -256,6 +380,8 @@ int cli_sim(int argc, char **argv)
     dr_report_t reps[MAX_POLICIES];
     dr_sim_result_t res[MAX_POLICIES];
     double wall[MAX_POLICIES];
+    dr_window_stats_t win[MAX_POLICIES];
+    memset(win, 0, sizeof win);
     size_t nrep = 0;
     memset(reps, 0, sizeof reps);
     memset(res, 0, sizeof res);
@@ -275,14 +401,31 @@ int cli_sim(int argc, char **argv)
         to.gavel_throughputs = &tput;
     }
     double t0 = cli_now_s();
-    if (dr_trace_load(fmt, colon + 1, &to, &wl, &err) != 0 ||
-        dr_workload_bind(&wl, &cluster, to.lenient, &err) != 0)
+    if (workload) {
+        dr_gavel_gen_opts_t go = {.jobs_per_hr = rate,
+                                  .seed = so.seed,
+                                  .njobs = gen_jobs,
+                                  .multi_gpu = multi_gpu,
+                                  .steady_state = steady,
+                                  .throughputs = to.gavel_throughputs};
+        /* steady state fills each Gavel worker type (k80, p100, v100) */
+        const char *gt[3] = {"k80", "p100", "v100"};
+        for (int w = 0; w < 3; w++)
+            for (size_t t = 0; t < cluster.ntypes; t++)
+                if (strncasecmp(cluster.types[t].name, gt[w], strlen(gt[w])) == 0)
+                    go.steady_gpus[w] += (uint32_t)dr_cluster_total_gpus(&cluster, (int)t);
+        if (dr_workload_gavel(&wl, &go, &err) != 0)
+            goto fail;
+    } else if (dr_trace_load(fmt, colon + 1, &to, &wl, &err) != 0) {
+        goto fail;
+    }
+    if (dr_workload_bind(&wl, &cluster, to.lenient, &err) != 0)
         goto fail;
     if (!quiet)
         fprintf(stderr,
                 "drover sim: %zu jobs from %s (%.2f s to read)%s; cluster %s: %zu nodes, "
                 "%llu GPUs\n",
-                wl.njobs, colon + 1, cli_now_s() - t0,
+                wl.njobs, workload ? "gavel's generator" : colon + 1, cli_now_s() - t0,
                 wl.skipped ? " - malformed rows skipped" : "", cluster_arg, cluster.nnodes,
                 (unsigned long long)dr_cluster_total_gpus(&cluster, -1));
     if (wl.skipped && !quiet)
@@ -304,9 +447,12 @@ int cli_sim(int argc, char **argv)
             goto fail;
         }
         wall[i] = cli_now_s() - ts;
-        dr_report_opts_t ro = {.max_points = 400};
+        dr_report_opts_t ro = {
+            .max_points = 400, .id_first = so.stop_first, .id_last = so.stop_last};
         if (dr_report_compute(&reps[i], pols[i], &cluster, res[i].jobs, res[i].njobs, &res[i].log,
-                              &ro, &err) != 0)
+                              &ro, &err) != 0 ||
+            dr_window_stats(&res[i], &cluster, &wl, so.stop_first, so.stop_last, &win[i], &err) !=
+                0)
             goto fail;
         nrep = i + 1;
         if (!quiet)
@@ -315,7 +461,7 @@ int cli_sim(int argc, char **argv)
     }
     if (json) {
         char *j = dr_report_json(reps, nrep);
-        char *aj = j ? augment_json(j, wall, nrep, wl.skipped, res) : NULL;
+        char *aj = j ? augment_json(j, wall, nrep, wl.skipped, res, win) : NULL;
         if (!aj) {
             free(j);
             dr_err_set(&err, DR_ENOMEM, "cannot format JSON");
@@ -329,6 +475,7 @@ int cli_sim(int argc, char **argv)
         if (t)
             fputs(t, stdout);
         free(t);
+        print_window_table(reps, win, nrep, have_window);
         if (wl.skipped)
             printf("\n%zu malformed trace rows were skipped (--lenient).\n", wl.skipped);
     }

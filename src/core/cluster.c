@@ -66,6 +66,9 @@ void dr_cluster_free(dr_cluster_t *c)
         free(c->pools[i].name);
     free(c->pools);
     if (c->index) {
+        for (size_t i = 0; i < 2; i++)
+            if (c->index->packers[i] && c->index->packer_free)
+                c->index->packer_free(c->index->packers[i]);
         index_free_trees(c->index);
         dr_strtab_free(&c->index->node_names);
         dr_strtab_free(&c->index->switch_names);

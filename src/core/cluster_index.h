@@ -54,6 +54,11 @@ struct dr_cluster_index {
     uint32_t *node_allpos; /* node -> position in the all-node tree */
     uint32_t *bnext, *bprev;
     uint16_t *bkey; /* node -> bucket it is linked in */
+    /* The packers dr_place keeps for DR_PLACE_FGD and DR_PLACE_PACK (they
+     * remember the request shapes seen), made on first use by placement.c
+     * and freed with the cluster through packer_free. */
+    void *packers[2];
+    void (*packer_free)(void *packer);
 };
 
 void dr_cluster_reindex(dr_cluster_t *c, uint32_t node);

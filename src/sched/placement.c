@@ -9,18 +9,26 @@
  * First-fit takes the lowest-numbered nodes (a segment-tree descent);
  * best-fit takes the nodes that will be left with the fewest idle GPUs (the
  * idle-count buckets) and puts shares on already-shared GPUs first, so whole
- * GPUs stay whole for the jobs that need them. */
+ * GPUs stay whole for the jobs that need them.  The packing strategies (FGD,
+ * drover-pack) hand single-node requests to a packer (pack.h), which scores
+ * every node; gangs keep the paths below. */
 #include "drover/placement.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/cluster_index.h"
+#include "drover/pack.h"
 #include "drover/util.h"
 
 const char *dr_place_strategy_name(dr_place_strategy_t s)
 {
-    return s == DR_PLACE_BEST_FIT ? "best-fit" : "first-fit";
+    switch (s) {
+    case DR_PLACE_BEST_FIT: return "best-fit";
+    case DR_PLACE_FGD: return "fgd";
+    case DR_PLACE_PACK: return "drover-pack";
+    default: return "first-fit";
+    }
 }
 
 int dr_place_strategy_parse(const char *s, dr_place_strategy_t *out)
@@ -29,6 +37,10 @@ int dr_place_strategy_parse(const char *s, dr_place_strategy_t *out)
         *out = DR_PLACE_FIRST_FIT;
     else if (dr_streq_ci(s, "best-fit") || dr_streq_ci(s, "bestfit") || dr_streq_ci(s, "bf"))
         *out = DR_PLACE_BEST_FIT;
+    else if (dr_streq_ci(s, "fgd"))
+        *out = DR_PLACE_FGD;
+    else if (dr_streq_ci(s, "drover-pack"))
+        *out = DR_PLACE_PACK;
     else
         return DR_EINVAL;
     return DR_OK;
@@ -324,6 +336,36 @@ static int place_on(dr_cluster_t *c, const dr_job_req_t *r, int t, dr_place_stra
     return rc;
 }
 
+static void free_packer(void *p)
+{
+    dr_packer_free(p);
+}
+
+/* A single-node request placed by a packing policy. */
+static int place_packed(dr_cluster_t *c, const dr_job_req_t *r, dr_typemask_t allowed,
+                        const dr_place_opts_t *o, dr_alloc_t *out)
+{
+    dr_packer_t *pk = o->packer;
+    if (!pk) {
+        struct dr_cluster_index *ix = c->index;
+        int k = o->strategy == DR_PLACE_FGD ? 0 : 1;
+        if (!ix->packers[k]) {
+            if (dr_packer_create(&pk, k ? "drover" : "fgd", c, 0, NULL) != DR_OK)
+                return DR_ENOMEM;
+            dr_packer_count_placed_only(pk, true);
+            ix->packers[k] = pk;
+            ix->packer_free = free_packer;
+        }
+        pk = ix->packers[k];
+    }
+    dr_pack_req_t pr = {.cpu_milli = r->cpu_milli_per_node,
+                        .mem_mb = r->mem_mb_per_node,
+                        .ngpus = r->gpus_per_node,
+                        .gpu_milli = r->gpus_per_node ? r->gpu_milli : 0,
+                        .allowed = r->types ? allowed & r->types : allowed};
+    return dr_packer_place(pk, c, &pr, out);
+}
+
 int dr_place(dr_cluster_t *c, const dr_job_req_t *r, dr_typemask_t allowed,
              const dr_place_opts_t *o, dr_alloc_t *out)
 {
@@ -331,6 +373,11 @@ int dr_place(dr_cluster_t *c, const dr_job_req_t *r, dr_typemask_t allowed,
     memset(out, 0, sizeof *out);
     if (!c->index || !c->index->built)
         return DR_ESTATE;
+    if (st == DR_PLACE_FGD || st == DR_PLACE_PACK) {
+        if (r->nodes == 1)
+            return place_packed(c, r, allowed, o, out);
+        st = DR_PLACE_BEST_FIT; /* gangs and --gpus=N */
+    }
     if (r->gpus_per_node == 0)
         return place_on(c, r, -1, st, out);
     if (!dr_place_fits_quick(c, r, allowed))

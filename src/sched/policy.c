@@ -7,19 +7,38 @@
 #include "drover/util.h"
 #include "sched/policy_util.h"
 
+extern const dr_policy_ops_t dr_policy_drover;
 extern const dr_policy_ops_t dr_policy_fifo;
 extern const dr_policy_ops_t dr_policy_backfill;
 extern const dr_policy_ops_t dr_policy_sjf;
 extern const dr_policy_ops_t dr_policy_srtf;
+extern const dr_policy_ops_t dr_policy_gavel_fifo;
+extern const dr_policy_ops_t dr_policy_gavel_fifo_perf;
+extern const dr_policy_ops_t dr_policy_gavel_mmf;
+extern const dr_policy_ops_t dr_policy_gavel_mmf_perf;
 
 static const dr_policy_ops_t *const registry[] = {
-    &dr_policy_fifo, &dr_policy_backfill, &dr_policy_sjf, &dr_policy_srtf, NULL,
+    &dr_policy_drover,
+    &dr_policy_fifo,
+    &dr_policy_backfill,
+    &dr_policy_sjf,
+    &dr_policy_srtf,
+    &dr_policy_gavel_fifo,
+    &dr_policy_gavel_fifo_perf,
+    &dr_policy_gavel_mmf,
+    &dr_policy_gavel_mmf_perf,
+    NULL, /* keep one per line (clang-format: trailing comment) */
 };
 
 /* Other names users type for the same policies. */
 static const struct {
     const char *alias, *name;
-} aliases[] = {{"easy", "backfill"}, {"easy_backfill", "backfill"}, {"fcfs", "fifo"}};
+} aliases[] = {{"easy", "backfill"},
+               {"easy_backfill", "backfill"},
+               {"fcfs", "fifo"},
+               {"las", "max_min_fairness"},
+               {"las_perf", "max_min_fairness_perf"},
+               {"gavel", "max_min_fairness_perf"}};
 
 const dr_policy_ops_t *const *dr_policy_list(void)
 {

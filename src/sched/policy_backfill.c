@@ -65,7 +65,7 @@ static int bf_opt(void *ud, const char *k, const char *val, dr_err_t *err)
     return dr_err_set(err, DR_EINVAL, "unknown option '%s' (known: depth)", k);
 }
 
-static int bf_create(void **state, const char *opts, dr_err_t *err)
+static int bf_create(void **state, const char *opts, const dr_policy_env_t *env, dr_err_t *err)
 {
     bf_t *b = calloc(1, sizeof *b);
     if (!b)

@@ -6,7 +6,7 @@
 #include "drover/sched.h"
 #include "sched/policy_util.h"
 
-static int fifo_create(void **state, const char *opts, dr_err_t *err)
+static int fifo_create(void **state, const char *opts, const dr_policy_env_t *env, dr_err_t *err)
 {
     *state = NULL;
     if (opts && *opts)

@@ -84,13 +84,15 @@ static int create(void **state, const char *opts, bool preempt, dr_err_t *err)
     return DR_OK;
 }
 
-static int sjf_create(void **state, const char *opts, dr_err_t *err)
+static int sjf_create(void **state, const char *opts, const dr_policy_env_t *env, dr_err_t *err)
 {
+    (void)env;
     return create(state, opts, false, err);
 }
 
-static int srtf_create(void **state, const char *opts, dr_err_t *err)
+static int srtf_create(void **state, const char *opts, const dr_policy_env_t *env, dr_err_t *err)
 {
+    (void)env;
     return create(state, opts, true, err);
 }
 

@@ -141,8 +141,12 @@ static inline bool before(const dr_job_t *a, const dr_job_t *b)
 }
 
 /* While pending, job->sched_slot is the job's absolute index in pq. */
+#define NOT_QUEUED UINT32_MAX
+
 static void mark_removed(dr_sched_t *s, const dr_job_t *j)
 {
+    if (j->sched_slot == NOT_QUEUED)
+        return; /* a job preempted in this pass is not in the queue */
     if (j->sched_slot < s->dirty_from)
         s->dirty_from = j->sched_slot;
     s->nremoved++;
@@ -293,7 +297,8 @@ int dr_sched_create(dr_sched_t **out, dr_cluster_t *c, const dr_sched_opts_t *o,
         free(s);
         return dr_err_set(err, DR_ENOMEM, "out of memory");
     }
-    if (ops->create(&s->pstate, opts, err) != 0) {
+    dr_policy_env_t env = {.seed = o->seed};
+    if (ops->create(&s->pstate, opts, &env, err) != 0) {
         dr_endq_destroy(s->endq);
         dr_eventlog_free(&s->log);
         free(s);
@@ -390,6 +395,7 @@ int dr_sched_decide_preempt(dr_sched_t *s, dr_job_t *j, const char *why)
     if (!s->in_pass || (j->state != DR_JOB_RUNNING && j->state != DR_JOB_STARTING))
         return DR_ESTATE;
     release(s, j, s->now);
+    j->sched_slot = NOT_QUEUED; /* re-enters the queue after the pass */
     int rc = set_state(s, j, DR_JOB_PREEMPTED, s->now, why, NULL);
     dr_alloc_free(&j->alloc);
     if (rc == DR_OK)

@@ -409,10 +409,18 @@ int dr_report_compute(dr_report_t *r, const char *policy, const dr_cluster_t *c,
 
     /* Per job: close open segments at the end of the log; outcomes. */
     size_t nq = 0;
+    bool window = o && o->id_last > 0;
+    if (window)
+        r->jobs = 0;
     for (size_t k = 0; k < njobs; k++) {
         rp_job_t *j = &st[k];
         if (j->milli > 0)
             busy_ms[j->type] += (double)j->milli * dr_time_to_s(t_end - j->seg_t);
+        if (window) {
+            if (jobs[k].id < o->id_first || jobs[k].id > o->id_last)
+                continue;
+            r->jobs++;
+        }
         if (j->flags & RP_STARTED)
             qd[nq++] = dr_time_to_s(j->first_start - jobs[k].submit);
         switch (j->flags & RP_SEEN ? (dr_job_state_t)j->last_to : DR_JOB_PENDING) {

@@ -105,12 +105,28 @@ typedef struct sim {
     dr_rng_t rng;
     const dr_sim_opts_t *o;
     size_t finished;
+    size_t window_left; /* window jobs not yet ended */
+    /* The policy's one outstanding wake-up request: a new request replaces
+     * it, so wake events do not pile up (only the latest generation
+     * counts). */
+    dr_time_t wake_t;
+    uint32_t wake_gen;
     dr_sim_result_t *res;
 } sim_t;
+
+static bool in_window(const sim_t *sm, const dr_job_t *j)
+{
+    return sm->o->stop_last > 0 && j->id >= sm->o->stop_first && j->id <= sm->o->stop_last;
+}
 
 /* A job just started at now: schedule its end. */
 static int schedule_end(sim_t *sm, dr_job_t *j, dr_time_t now)
 {
+    if (j->nstarts > 1 && sm->o->restart_overhead_s > 0 && j->work_rate > 0) {
+        /* a restart redoes the work since the last checkpoint */
+        double lost = sm->o->restart_overhead_s * j->work_rate;
+        j->work_done = j->work_done > lost ? j->work_done - lost : 0;
+    }
     double rem = dr_job_work_remaining(j, now);
     dr_time_t end = DR_TIME_NEVER;
     if (j->work_rate > 0) {
@@ -129,29 +145,41 @@ static int schedule_end(sim_t *sm, dr_job_t *j, dr_time_t now)
     return heap_push(&sm->h, end, kind, (uint64_t)(j - sm->jobs), j->nstarts);
 }
 
-static void job_finished(sim_t *sm)
+static void job_finished(sim_t *sm, const dr_job_t *j)
 {
     sm->finished++;
+    if (in_window(sm, j))
+        sm->window_left--;
     if (sm->o->progress && sm->njobs >= 100 && sm->finished % (sm->njobs / 100) == 0)
         sm->o->progress(sm->o->progress_ud, (double)sm->finished / (double)sm->njobs);
 }
 
-static int apply_event(sim_t *sm, const sim_ev_t *e, dr_err_t *err)
+/* Apply one event; *real is set when it changes anything (a stale wake-up
+ * does not, and needs no scheduling pass). */
+static int apply_event(sim_t *sm, const sim_ev_t *e, bool *real, dr_err_t *err)
 {
+    *real = true;
     switch (e->kind) {
     case EV_FINISH:
     case EV_TIMEOUT: {
         dr_job_t *j = &sm->jobs[e->idx];
-        if (j->state != DR_JOB_RUNNING || j->nstarts != e->gen)
+        if (j->state != DR_JOB_RUNNING || j->nstarts != e->gen) {
+            *real = false;
             return DR_OK; /* stale: preempted or requeued since */
+        }
         dr_job_state_t final = e->kind == EV_TIMEOUT ? DR_JOB_TIMEOUT : DR_JOB_COMPLETED;
         int rc = dr_sched_job_ended(sm->s, j, final, e->t,
                                     final == DR_JOB_TIMEOUT ? "walltime limit reached" : NULL, err);
         if (rc == DR_OK)
-            job_finished(sm);
+            job_finished(sm, j);
         return rc;
     }
-    case EV_WAKE: return DR_OK;
+    case EV_WAKE:
+        if (e->gen != sm->wake_gen)
+            *real = false; /* replaced by a later request */
+        else
+            sm->wake_t = DR_TIME_NEVER;
+        return DR_OK;
     case EV_NODE_FAIL: {
         sm->res->node_failures++;
         int rc = dr_sched_node_down(sm->s, (uint32_t)e->idx, e->t, false, err);
@@ -190,23 +218,31 @@ static int sim_loop(sim_t *sm, dr_err_t *err)
             break; /* nothing can happen any more: pending jobs are stuck */
         if (o->horizon > 0 && t > o->horizon)
             break;
+        if (o->stop_last > 0 && sm->window_left == 0)
+            break;
         now = t;
+        bool real = false;
         while (rc == DR_OK && next < sm->njobs && sm->jobs[next].submit == now) {
+            real = true;
             dr_job_t *j = &sm->jobs[next++];
             dr_err_t why;
             int src = dr_sched_submit(sm->s, j, now, &why);
             if (src == DR_ENOSPC)
-                job_finished(sm); /* rejected: failed at once */
+                job_finished(sm, j); /* rejected: failed at once */
             else if (src != DR_OK)
                 rc = dr_err_set(err, src, "%s", why.msg);
         }
         while (rc == DR_OK && sm->h.n && sm->h.a[0].t == now) {
             sim_ev_t e = heap_pop(&sm->h);
-            rc = apply_event(sm, &e, err);
+            bool r;
+            rc = apply_event(sm, &e, &r, err);
+            real |= r;
         }
-        sm->res->events++;
         if (rc != DR_OK)
             break;
+        if (!real)
+            continue; /* only stale events at this instant: nothing to decide */
+        sm->res->events++;
         rc = dr_sched_pass(sm->s, now, &pr, err);
         for (size_t i = 0; rc == DR_OK && i < pr.nstarted; i++) {
             dr_job_t *j = pr.started[i];
@@ -214,8 +250,13 @@ static int sim_loop(sim_t *sm, dr_err_t *err)
             if (rc == DR_OK)
                 rc = schedule_end(sm, j, now);
         }
-        if (rc == DR_OK && pr.wake_at != DR_TIME_NEVER && pr.wake_at > now)
-            rc = heap_push(&sm->h, pr.wake_at, EV_WAKE, 0, 0);
+        dr_time_t want = pr.wake_at > now ? pr.wake_at : DR_TIME_NEVER;
+        if (rc == DR_OK && want != sm->wake_t) {
+            sm->wake_gen++; /* any earlier request is now stale */
+            sm->wake_t = want;
+            if (want != DR_TIME_NEVER)
+                rc = heap_push(&sm->h, want, EV_WAKE, 0, sm->wake_gen);
+        }
     }
     sm->res->end_time = now;
     dr_pass_result_free(&pr);
@@ -230,6 +271,7 @@ int dr_sim_run(const dr_cluster_t *cluster, const dr_workload_t *wl, const dr_si
     sim_t sm = {0};
     sm.o = o;
     sm.res = res;
+    sm.wake_t = DR_TIME_NEVER;
     dr_rng_seed(&sm.rng, o->seed);
     int rc = dr_cluster_copy(&sm.c, cluster, err);
     if (rc != DR_OK)
@@ -253,14 +295,19 @@ int dr_sim_run(const dr_cluster_t *cluster, const dr_workload_t *wl, const dr_si
         j->work_done = 0;
         j->work_rate = 0;
         j->nstarts = 0;
+        if (in_window(&sm, j))
+            sm.window_left++;
         if (i > 0 && j->submit < sm.jobs[i - 1].submit) {
             rc = dr_err_set(err, DR_EINVAL, "workload is not sorted by submit time at job %llu",
                             (unsigned long long)j->id);
             goto out;
         }
     }
-    dr_sched_opts_t so = {
-        .policy = o->policy, .placement = o->placement, .perf = &pv, .audit = o->audit};
+    dr_sched_opts_t so = {.policy = o->policy,
+                          .placement = o->placement,
+                          .perf = &pv,
+                          .audit = o->audit,
+                          .seed = o->seed};
     rc = dr_sched_create(&sm.s, &sm.c, &so, err);
     if (rc != DR_OK)
         goto out;

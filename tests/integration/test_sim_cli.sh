@@ -93,7 +93,7 @@ else
 fi
 
 # --- bad input: clear messages, non-zero exit ---
-expect_fail "missing args" 2 "--cluster, --trace and --policy are required" -- sim --policy fifo
+expect_fail "missing args" 2 "--cluster, --trace (or --workload) and --policy are required" -- sim --policy fifo
 expect_fail "unknown policy" 2 "unknown policy 'lottery'" -- sim --cluster gavel-36-36-36 \
     --trace "gavel:$GAVEL" --policy fifo,lottery
 expect_fail "unknown format" 2 "unknown format 'csv'" -- sim --cluster gavel-36-36-36 \

@@ -1,0 +1,163 @@
+/* plan.h - the planner behind `drover plan`: does a job fit one GPU, one
+ * node, or does it need a cluster; of which GPU type, how many, for how long,
+ * at what cost and energy.
+ *
+ * Three kinds of request: training (model, tokens, deadline or GPU budget),
+ * serving (model, request rate, prompt and output lengths, latency targets)
+ * and batch arrays (tasks x GPU-seconds on a reference GPU, memory, deadline).
+ * Every estimate comes from the performance model (perfmodel.h), the same one
+ * the schedulers use.  Pure: the CLI reads arguments and prints; this module
+ * computes, ranks, explains and formats (JSON, SVG) into memory. */
+#ifndef DROVER_PLAN_H
+#define DROVER_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "drover/catalog.h"
+#include "drover/error.h"
+#include "drover/perfmodel.h"
+
+/* ---- model presets ---- */
+
+typedef struct dr_plan_preset {
+    const char *name;    /* canonical, e.g. "llama-3-70b" */
+    const char *aliases; /* '|'-separated */
+    dr_perfmodel_arch_t arch;
+    const char *source;
+} dr_plan_preset_t;
+
+/* All presets (n set to their count). */
+const dr_plan_preset_t *dr_plan_presets(size_t *n);
+/* By name or alias, ignoring case and punctuation ("Llama-3.1-405B",
+ * "llama3.1-405b").  NULL if none. */
+const dr_plan_preset_t *dr_plan_preset_find(const char *name);
+
+/* A model specification: a preset name, optionally followed by overrides,
+ * or overrides alone: "llama-3-70b", "llama-2-7b,seq=8192",
+ * "layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,vocab=128256,glu=1".
+ * Keys: params, layers, hidden, heads, kv_heads, ffn, vocab, seq, glu,
+ * untied, dropout, batch_tokens, name.  The result is completed
+ * (dr_perfmodel_arch_complete). */
+int dr_plan_model_parse(const char *spec, dr_perfmodel_arch_t *out, dr_err_t *err);
+
+/* "7B", "7e9", "1.5T", "300M", "2k", "70b": a count with an optional
+ * K/M/B/G/T/P suffix.  Must be finite and >= 0.  0 or DR_EINVAL. */
+int dr_plan_parse_count(const char *s, double *out);
+/* A duration: "90", "36h", "30d", "4w", "18mo", "2y", or Slurm's
+ * "2-12:00:00".  0 or DR_EINVAL. */
+int dr_plan_parse_duration(const char *s, double *seconds);
+
+/* ---- requests ---- */
+
+typedef enum dr_plan_kind { DR_PLAN_TRAIN = 0, DR_PLAN_SERVE, DR_PLAN_ARRAY } dr_plan_kind_t;
+
+#define DR_PLAN_MAX_TYPES 64
+
+typedef struct dr_plan_req {
+    dr_plan_kind_t kind;
+    /* training */
+    dr_perfmodel_train_t train;
+    /* serving */
+    dr_perfmodel_serve_t serve;
+    double rate_rps;  /* requests per second to sustain */
+    double ttft_s;    /* time-to-first-token target (0 = none) */
+    double tpot_s;    /* time-per-output-token target (0 = none) */
+    double latency_s; /* whole-request latency target (0 = none) */
+    /* batch array */
+    double tasks;      /* number of tasks */
+    double task_gpu_s; /* GPU-seconds per task on the reference GPU */
+    char ref_gpu[DR_GPU_NAME_MAX];
+    double task_mem_gb; /* GPU memory a task needs (0 = any) */
+    bool memory_bound;  /* tasks scale with HBM bandwidth, not FLOPS */
+    dr_precision_t task_precision;
+    /* all kinds */
+    double deadline_s;                    /* 0 = none */
+    uint32_t max_gpus;                    /* GPU budget (0 = none) */
+    char gpu[DR_GPU_NAME_MAX];            /* an exact configuration to evaluate first */
+    uint32_t gpus;                        /* its GPU count (0 = the planner's choice) */
+    const char *types[DR_PLAN_MAX_TYPES]; /* GPU types to consider; none = whole catalog */
+    size_t ntypes;
+    bool neocloud;        /* price column: neocloud instead of on-demand */
+    double power_usd_kwh; /* electricity price (0 = not costed) */
+    double pue;           /* facility overhead on GPU energy (0 = 1.0) */
+    bool net_set;         /* use net_kind / net_gbit instead of each GPU's reference network */
+    dr_perfmodel_netkind_t net_kind;
+    double net_gbit;
+} dr_plan_req_t;
+
+void dr_plan_req_init(dr_plan_req_t *r, dr_plan_kind_t kind);
+
+/* ---- results ---- */
+
+typedef enum dr_plan_verdict {
+    DR_VERDICT_NONE = 0, /* does not fit / cannot run */
+    DR_VERDICT_SINGLE_GPU,
+    DR_VERDICT_SINGLE_NODE,
+    DR_VERDICT_MULTI_NODE
+} dr_plan_verdict_t;
+
+const char *dr_plan_verdict_name(dr_plan_verdict_t v);
+
+/* One point of a GPU type's cost-versus-time curve. */
+typedef struct dr_plan_point {
+    uint32_t gpus;
+    double wall_s, cost_usd; /* cost NAN when the price is unknown */
+} dr_plan_point_t;
+
+typedef struct dr_plan_option {
+    char gpu[DR_GPU_NAME_MAX];
+    bool exact; /* the configuration the user asked for */
+    bool fits;  /* runs at all */
+    bool meets; /* meets the deadline / latency targets / rate */
+    dr_plan_verdict_t verdict;
+    char note[DR_PERFMODEL_REASON_MAX]; /* why not, or a caveat */
+    uint32_t gpus, nodes, node_gpus;
+    double price_hr, tdp_w;                                 /* NAN when unknown */
+    double wall_s;                                          /* training/array: time to finish */
+    double gpu_hours, cost_usd, energy_kwh, power_cost_usd; /* NAN when unknown */
+    /* training */
+    dr_perfmodel_train_est_t train;
+    /* serving */
+    dr_perfmodel_serve_est_t serve;
+    uint32_t replicas;
+    double cost_usd_hr, energy_kwh_hr;
+    /* array */
+    double task_s; /* seconds per task on this GPU */
+    uint32_t waves;
+    /* the cost/time curve behind the choice (owned) */
+    dr_plan_point_t *curve;
+    size_t ncurve;
+} dr_plan_option_t;
+
+typedef struct dr_plan_result {
+    dr_plan_kind_t kind;
+    dr_perfmodel_arch_t arch; /* the model as completed */
+    double train_flops;       /* 6·N·D */
+    double model_flops;       /* (6N + 12·L·h·s)·D, FLOPs the MFU counts */
+    dr_plan_option_t *opts;   /* ranked: the exact configuration first, then by cost */
+    size_t n;
+    char explanation[2048]; /* one paragraph on the top choice */
+    bool any_meets;
+} dr_plan_result_t;
+
+/* Plan a request against a catalog.  Impossible or contradictory inputs
+ * (zero tokens, a model no GPU type can hold even on the largest cluster, a
+ * latency target below one forward pass, ...) return DR_EINVAL with an
+ * explanation in err; otherwise every considered GPU type gets an option. */
+int dr_plan_run(const dr_plan_req_t *req, const dr_catalog_t *cat, dr_plan_result_t *res,
+                dr_err_t *err);
+void dr_plan_result_free(dr_plan_result_t *res);
+
+/* The result as JSON (malloc'd; NULL on allocation failure).  Schema in
+ * docs/cli.md ("drover plan"). */
+char *dr_plan_json(const dr_plan_req_t *req, const dr_plan_result_t *res);
+/* Cost versus wall time, one line per GPU type, as an SVG document
+ * (malloc'd; NULL on allocation failure). */
+char *dr_plan_svg(const dr_plan_req_t *req, const dr_plan_result_t *res);
+
+/* The largest cluster the planner considers for one job (GPUs). */
+#define DR_PLAN_MAX_GPUS 65536u
+
+#endif

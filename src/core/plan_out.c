@@ -1,0 +1,493 @@
+/* plan_out.c - the planner's outputs other tools read: the JSON document
+ * (its schema is an interface, docs/cli.md "drover plan") and the SVG chart
+ * of cost versus wall time per GPU type.
+ *
+ * Kept apart from plan.c so the planning logic reads on its own; both only
+ * build strings in memory (the CLI writes them). */
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "drover/plan.h"
+
+#define GIB 1073741824.0
+
+static json_t *num(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *integer(uint64_t v)
+{
+    return json_integer((json_int_t)v);
+}
+
+/* json_object_set_new that remembers a failure */
+static void put(json_t *o, const char *k, json_t *v, bool *bad)
+{
+    if (!v || json_object_set_new(o, k, v) != 0)
+        *bad = true;
+}
+
+static json_t *model_json(const dr_perfmodel_arch_t *a, bool *bad)
+{
+    json_t *m = json_object();
+    if (!m) {
+        *bad = true;
+        return NULL;
+    }
+    put(m, "name", json_string(a->name), bad);
+    put(m, "params", num(a->params), bad);
+    put(m, "layers", integer(a->layers), bad);
+    put(m, "hidden", integer(a->hidden), bad);
+    put(m, "heads", integer(a->heads), bad);
+    put(m, "kv_heads", integer(a->kv_heads), bad);
+    put(m, "ffn", integer(a->ffn), bad);
+    put(m, "vocab", integer(a->vocab), bad);
+    put(m, "seq_len", integer(a->seq_len), bad);
+    put(m, "gated_mlp", json_boolean(a->glu), bad);
+    return m;
+}
+
+static json_t *curve_json(const dr_plan_option_t *o, bool *bad)
+{
+    json_t *arr = json_array();
+    if (!arr) {
+        *bad = true;
+        return NULL;
+    }
+    for (size_t i = 0; i < o->ncurve; i++) {
+        json_t *p = json_object();
+        if (!p) {
+            *bad = true;
+            break;
+        }
+        put(p, "gpus", integer(o->curve[i].gpus), bad);
+        put(p, "wall_time_s", num(o->curve[i].wall_s), bad);
+        put(p, "cost_usd", num(o->curve[i].cost_usd), bad);
+        if (json_array_append_new(arr, p) != 0)
+            *bad = true;
+    }
+    return arr;
+}
+
+static void common_json(json_t *j, const dr_plan_option_t *o, bool *bad)
+{
+    put(j, "gpu", json_string(o->gpu), bad);
+    put(j, "exact", json_boolean(o->exact), bad);
+    put(j, "fits", json_boolean(o->fits), bad);
+    put(j, "verdict", json_string(dr_plan_verdict_name(o->verdict)), bad);
+    put(j, "gpus", integer(o->gpus), bad);
+    put(j, "nodes", integer(o->nodes), bad);
+    put(j, "gpus_per_node", integer(o->node_gpus), bad);
+    put(j, "price_usd_per_gpu_hour", num(o->price_hr), bad);
+    put(j, "note", o->note[0] ? json_string(o->note) : json_null(), bad);
+}
+
+static json_t *train_opt(const dr_plan_option_t *o, bool *bad)
+{
+    json_t *j = json_object();
+    if (!j) {
+        *bad = true;
+        return NULL;
+    }
+    const dr_perfmodel_train_est_t *e = &o->train;
+    common_json(j, o, bad);
+    put(j, "meets_deadline", json_boolean(o->fits && o->meets), bad);
+    put(j, "wall_time_s", num(o->fits ? o->wall_s : NAN), bad);
+    put(j, "wall_time_days", num(o->fits ? o->wall_s / 86400 : NAN), bad);
+    put(j, "gpu_hours", num(o->fits ? o->gpu_hours : NAN), bad);
+    put(j, "cost_usd", num(o->fits ? o->cost_usd : NAN), bad);
+    put(j, "energy_kwh", num(o->fits ? o->energy_kwh : NAN), bad);
+    put(j, "power_cost_usd", num(o->fits ? o->power_cost_usd : NAN), bad);
+    put(j, "achieved_tflops_per_gpu", num(o->fits ? e->achieved_tflops_per_gpu : NAN), bad);
+    put(j, "mfu", num(o->fits ? e->mfu : NAN), bad);
+    put(j, "hfu", num(o->fits ? e->hfu : NAN), bad);
+    put(j, "tokens_per_s", num(o->fits ? e->tokens_per_s : NAN), bad);
+    put(j, "tokens_per_s_per_gpu", num(o->fits && o->gpus ? e->tokens_per_s / o->gpus : NAN), bad);
+    put(j, "precision", json_string(dr_precision_name(e->precision)), bad);
+    put(j, "peak_tflops", num(e->peak_tflops > 0 ? e->peak_tflops : NAN), bad);
+    put(j, "memory_per_gpu_gb", num(e->mem.total > 0 ? e->mem.total / GIB : NAN), bad);
+    put(j, "memory_capacity_gb", num(e->mem.capacity > 0 ? e->mem.capacity / GIB : NAN), bad);
+    json_t *mem = json_object();
+    if (mem) {
+        put(mem, "weights_gb", num(e->mem.weights / GIB), bad);
+        put(mem, "gradients_gb", num(e->mem.grads / GIB), bad);
+        put(mem, "optimizer_gb", num(e->mem.optim / GIB), bad);
+        put(mem, "activations_gb", num(e->mem.activations / GIB), bad);
+        put(mem, "runtime_gb", num(e->mem.overhead / GIB), bad);
+    }
+    put(j, "memory", mem, bad);
+    json_t *l = json_object();
+    if (l) {
+        put(l, "tp", integer(e->layout.tp), bad);
+        put(l, "pp", integer(e->layout.pp), bad);
+        put(l, "dp", integer(e->layout.dp), bad);
+        put(l, "micro_batch", integer(e->layout.micro_batch), bad);
+        put(l, "interleave", integer(e->layout.interleave), bad);
+        put(l, "zero_stage", json_integer(e->layout.zero_stage), bad);
+        put(l, "recompute", json_string(dr_perfmodel_recompute_name(e->layout.recompute)), bad);
+        put(l, "microbatches", integer(e->microbatches), bad);
+        put(l, "global_batch", num(e->global_batch), bad);
+    }
+    put(j, "layout", l, bad);
+    put(j, "step_time_s", num(o->fits ? e->step_s : NAN), bad);
+    json_t *st = json_object();
+    if (st) {
+        put(st, "compute_s", num(e->compute_s), bad);
+        put(st, "tp_comm_s", num(e->tp_comm_s), bad);
+        put(st, "pp_comm_s", num(e->pp_comm_s), bad);
+        put(st, "bubble_s", num(e->bubble_s), bad);
+        put(st, "dp_comm_s", num(e->dp_comm_s), bad);
+        put(st, "optimizer_s", num(e->optim_s), bad);
+    }
+    put(j, "step", st, bad);
+    put(j, "goodput", num(o->fits ? e->goodput : NAN), bad);
+    put(j, "curve", curve_json(o, bad), bad);
+    return j;
+}
+
+static json_t *serve_opt(const dr_plan_option_t *o, bool *bad)
+{
+    json_t *j = json_object();
+    if (!j) {
+        *bad = true;
+        return NULL;
+    }
+    const dr_perfmodel_serve_est_t *e = &o->serve;
+    bool f = o->fits;
+    common_json(j, o, bad);
+    put(j, "meets_slo", json_boolean(f && o->meets), bad);
+    put(j, "replicas", integer(o->replicas), bad);
+    put(j, "gpus_per_replica", integer(e->tp), bad);
+    json_t *l = json_object();
+    if (l) {
+        put(l, "tp", integer(e->tp), bad);
+        put(l, "pp", integer(1), bad);
+        put(l, "dp", integer(o->replicas), bad);
+    }
+    put(j, "layout", l, bad);
+    put(j, "precision", json_string(dr_precision_name(e->precision)), bad);
+    put(j, "concurrency_per_replica", integer(e->concurrency), bad);
+    put(j, "max_concurrency_per_replica", integer(e->max_concurrency), bad);
+    put(j, "requests_per_s_per_replica", num(f ? e->requests_per_s : NAN), bad);
+    put(j, "tokens_per_s_per_replica", num(f ? e->tokens_per_s : NAN), bad);
+    put(j, "capacity_requests_per_s", num(f ? o->replicas * e->requests_per_s : NAN), bad);
+    put(j, "ttft_s", num(f ? e->ttft_s : NAN), bad);
+    put(j, "tpot_s", num(f ? e->tpot_s : NAN), bad);
+    put(j, "latency_s", num(f ? e->latency_s : NAN), bad);
+    put(j, "ttft_floor_s", num(f ? e->ttft_floor_s : NAN), bad);
+    put(j, "tpot_floor_s", num(f ? e->tpot_floor_s : NAN), bad);
+    put(j, "memory_per_gpu_gb", num(e->mem.total > 0 ? e->mem.total / GIB : NAN), bad);
+    put(j, "weights_per_gpu_gb", num(e->mem.weights / GIB), bad);
+    put(j, "kv_cache_per_gpu_gb", num(e->mem.kv_cache / GIB), bad);
+    put(j, "kv_bytes_per_request", num(e->kv_bytes_per_request), bad);
+    put(j, "cost_usd_per_hour", num(f ? o->cost_usd_hr : NAN), bad);
+    put(j, "cost_usd_per_month", num(f ? o->cost_usd_hr * 730 : NAN), bad);
+    double tok_hr = f ? o->replicas * e->tokens_per_s * 3600 : NAN;
+    put(j, "cost_usd_per_million_tokens",
+        num(f && tok_hr > 0 ? o->cost_usd_hr / tok_hr * 1e6 : NAN), bad);
+    put(j, "energy_kwh_per_hour", num(f ? o->energy_kwh_hr : NAN), bad);
+    put(j, "gpu_hours_per_hour", num(f ? (double)o->gpus : NAN), bad);
+    return j;
+}
+
+static json_t *array_opt(const dr_plan_option_t *o, bool *bad)
+{
+    json_t *j = json_object();
+    if (!j) {
+        *bad = true;
+        return NULL;
+    }
+    bool f = o->fits;
+    common_json(j, o, bad);
+    put(j, "meets_deadline", json_boolean(f && o->meets), bad);
+    put(j, "task_time_s", num(f ? o->task_s : NAN), bad);
+    put(j, "waves", integer(o->waves), bad);
+    put(j, "wall_time_s", num(f ? o->wall_s : NAN), bad);
+    put(j, "gpu_hours", num(f ? o->gpu_hours : NAN), bad);
+    put(j, "cost_usd", num(f ? o->cost_usd : NAN), bad);
+    put(j, "energy_kwh", num(f ? o->energy_kwh : NAN), bad);
+    put(j, "power_cost_usd", num(f ? o->power_cost_usd : NAN), bad);
+    put(j, "curve", curve_json(o, bad), bad);
+    return j;
+}
+
+static const char *kind_name(dr_plan_kind_t k)
+{
+    return k == DR_PLAN_TRAIN ? "train" : k == DR_PLAN_SERVE ? "serve" : "array";
+}
+
+char *dr_plan_json(const dr_plan_req_t *req, const dr_plan_result_t *res)
+{
+    bool bad = false;
+    json_t *root = json_object();
+    if (!root)
+        return NULL;
+    put(root, "kind", json_string(kind_name(res->kind)), &bad);
+    json_t *in = json_object();
+    if (in) {
+        put(in, "deadline_s", num(req->deadline_s > 0 ? req->deadline_s : NAN), &bad);
+        put(in, "max_gpus", req->max_gpus ? integer(req->max_gpus) : json_null(), &bad);
+        put(in, "price_column", json_string(req->neocloud ? "neocloud" : "on_demand"), &bad);
+        put(in, "power_usd_per_kwh", num(req->power_usd_kwh > 0 ? req->power_usd_kwh : NAN), &bad);
+        if (res->kind == DR_PLAN_TRAIN) {
+            const dr_perfmodel_train_t *t = &req->train;
+            put(in, "tokens", num(t->tokens), &bad);
+            put(in, "seq_len", integer(t->seq_len ? t->seq_len : res->arch.seq_len), &bad);
+            put(in, "global_batch",
+                num(t->global_batch > 0
+                        ? t->global_batch
+                        : dr_perfmodel_default_batch(&res->arch,
+                                                     t->seq_len ? t->seq_len : res->arch.seq_len)),
+                &bad);
+            put(in, "precision", json_string(dr_precision_name(t->precision)), &bad);
+            put(in, "zero_stage", t->zero_stage >= 0 ? json_integer(t->zero_stage) : json_null(),
+                &bad);
+            put(in, "cpu_offload", json_boolean(t->cpu_offload), &bad);
+            put(in, "recompute", json_string(dr_perfmodel_recompute_name(t->recompute)), &bad);
+        } else if (res->kind == DR_PLAN_SERVE) {
+            put(in, "rate_rps", num(req->rate_rps), &bad);
+            put(in, "prompt_tokens", num(req->serve.prompt_tokens), &bad);
+            put(in, "output_tokens", num(req->serve.output_tokens), &bad);
+            put(in, "ttft_s", num(req->ttft_s > 0 ? req->ttft_s : NAN), &bad);
+            put(in, "tpot_s", num(req->tpot_s > 0 ? req->tpot_s : NAN), &bad);
+            put(in, "latency_s", num(req->latency_s > 0 ? req->latency_s : NAN), &bad);
+            put(in, "precision", json_string(dr_precision_name(req->serve.precision)), &bad);
+        } else {
+            put(in, "tasks", num(req->tasks), &bad);
+            put(in, "task_gpu_s", num(req->task_gpu_s), &bad);
+            put(in, "ref_gpu", json_string(req->ref_gpu), &bad);
+            put(in, "task_mem_gb", num(req->task_mem_gb), &bad);
+            put(in, "bound", json_string(req->memory_bound ? "memory" : "compute"), &bad);
+        }
+    }
+    put(root, "request", in, &bad);
+    if (res->kind != DR_PLAN_ARRAY)
+        put(root, "model", model_json(&res->arch, &bad), &bad);
+    if (res->kind == DR_PLAN_TRAIN) {
+        put(root, "train_flops", num(res->train_flops), &bad);
+        put(root, "model_flops", num(res->model_flops), &bad);
+    }
+    json_t *opts = json_array();
+    long rec = -1;
+    for (size_t i = 0; opts && i < res->n; i++) {
+        const dr_plan_option_t *o = &res->opts[i];
+        json_t *j = res->kind == DR_PLAN_TRAIN   ? train_opt(o, &bad)
+                    : res->kind == DR_PLAN_SERVE ? serve_opt(o, &bad)
+                                                 : array_opt(o, &bad);
+        if (!j || json_array_append_new(opts, j) != 0)
+            bad = true;
+        if (rec < 0 && o->fits && o->meets && !o->exact)
+            rec = (long)i;
+    }
+    put(root, "options", opts, &bad);
+    put(root, "recommended", rec >= 0 ? json_integer(rec) : json_null(), &bad);
+    put(root, "explanation", json_string(res->explanation), &bad);
+    char *out =
+        bad ? NULL
+            : json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(8));
+    json_decref(root);
+    return out;
+}
+
+/* ---- SVG: cost vs wall time, log-log, one line per GPU type ---- */
+
+typedef struct sbuf {
+    char *s;
+    size_t n, cap;
+    bool bad;
+} sbuf_t;
+
+static void sb_printf(sbuf_t *b, const char *fmt, ...) DR_PRINTF(2, 3);
+static void sb_printf(sbuf_t *b, const char *fmt, ...)
+{
+    if (b->bad)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
+        va_end(ap);
+        if (k < 0) {
+            b->bad = true;
+            return;
+        }
+        if (b->s && b->n + (size_t)k < b->cap) {
+            b->n += (size_t)k;
+            return;
+        }
+        size_t nc = (b->cap ? b->cap * 2 : 4096) + (size_t)k;
+        char *ns = realloc(b->s, nc);
+        if (!ns) {
+            b->bad = true;
+            return;
+        }
+        b->s = ns;
+        b->cap = nc;
+    }
+}
+
+static void sb_text(sbuf_t *b, const char *t)
+{
+    for (; *t; t++) {
+        switch (*t) {
+        case '<': sb_printf(b, "&lt;"); break;
+        case '>': sb_printf(b, "&gt;"); break;
+        case '&': sb_printf(b, "&amp;"); break;
+        case '"': sb_printf(b, "&quot;"); break;
+        default:
+            if ((unsigned char)*t >= 0x20 || *t == '\t')
+                sb_printf(b, "%c", *t);
+        }
+    }
+}
+
+static const char *const colours[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                                      "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+
+char *dr_plan_svg(const dr_plan_req_t *req, const dr_plan_result_t *res)
+{
+    const double W = 960, H = 560, L = 90, R = 700, T = 50, B = 480;
+    double xmin = INFINITY, xmax = 0, ymin = INFINITY, ymax = 0;
+    bool serve = res->kind == DR_PLAN_SERVE;
+    for (size_t i = 0; i < res->n; i++)
+        for (size_t k = 0; k < res->opts[i].ncurve; k++) {
+            const dr_plan_point_t *p = &res->opts[i].curve[k];
+            if (!(p->wall_s > 0) || !(p->cost_usd > 0))
+                continue;
+            xmin = fmin(xmin, p->wall_s);
+            xmax = fmax(xmax, p->wall_s);
+            ymin = fmin(ymin, p->cost_usd);
+            ymax = fmax(ymax, p->cost_usd);
+        }
+    sbuf_t b = {0};
+    sb_printf(&b,
+              "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+              "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+              "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"12\">\n"
+              "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+              W, H, W, H);
+    sb_printf(&b, "<text x=\"%.0f\" y=\"28\" font-size=\"16\">", L);
+    sb_text(&b, serve ? "Serving: cost per hour vs request latency, per GPU type — "
+                      : "Cost vs wall time per GPU type — ");
+    sb_text(&b, res->arch.name[0] ? res->arch.name : "batch array");
+    sb_printf(&b, "</text>\n");
+    if (!(xmax > 0) || !(ymax > 0)) {
+        sb_printf(&b, "<text x=\"%.0f\" y=\"%.0f\">no option with a known price to plot</text>\n",
+                  L, (T + B) / 2);
+        sb_printf(&b, "</svg>\n");
+        return b.bad ? (free(b.s), NULL) : b.s;
+    }
+    /* decade-aligned log axes; time in the unit that suits the range */
+    double unit = xmin >= 86400 ? 86400 : xmin >= 3600 ? 3600 : 1;
+    const char *uname = unit == 86400 ? "d" : unit == 3600 ? "h" : "s";
+    double lx0 = floor(log10(xmin / unit)), lx1 = ceil(log10(xmax / unit));
+    double ly0 = floor(log10(ymin)), ly1 = ceil(log10(ymax));
+    if (lx1 <= lx0)
+        lx1 = lx0 + 1;
+    if (ly1 <= ly0)
+        ly1 = ly0 + 1;
+#define PX(v) (L + (log10((v) / unit) - lx0) / (lx1 - lx0) * (R - L))
+#define PY(v) (B - (log10(v) - ly0) / (ly1 - ly0) * (B - T))
+    sb_printf(&b,
+              "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" "
+              "stroke=\"#333\"/>\n",
+              L, T, R - L, B - T);
+    for (int i = 0; i <= (int)(lx1 - lx0); i++) {
+        double e = lx0 + i;
+        double x = L + (e - lx0) / (lx1 - lx0) * (R - L);
+        sb_printf(&b, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#ddd\"/>\n",
+                  x, T, x, B);
+        sb_printf(&b, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%g %s</text>\n", x,
+                  B + 16, pow(10, e), uname);
+    }
+    for (int i = 0; i <= (int)(ly1 - ly0); i++) {
+        double e = ly0 + i;
+        double y = B - (e - ly0) / (ly1 - ly0) * (B - T), v = pow(10, e);
+        sb_printf(&b, "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
+                  L, y, R, y);
+        if (v >= 1e9)
+            sb_printf(&b, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">$%gB</text>\n", L - 6,
+                      y + 4, v / 1e9);
+        else if (v >= 1e6)
+            sb_printf(&b, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">$%gM</text>\n", L - 6,
+                      y + 4, v / 1e6);
+        else if (v >= 1e3)
+            sb_printf(&b, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">$%gk</text>\n", L - 6,
+                      y + 4, v / 1e3);
+        else
+            sb_printf(&b, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">$%g</text>\n", L - 6,
+                      y + 4, v);
+    }
+    sb_printf(&b, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>\n", (L + R) / 2,
+              B + 40, serve ? "request latency (log)" : "wall time (log)");
+    sb_printf(&b,
+              "<text x=\"20\" y=\"%.0f\" text-anchor=\"middle\" transform=\"rotate(-90 20 %.0f)\">"
+              "%s</text>\n",
+              (T + B) / 2, (T + B) / 2, serve ? "USD per hour (log)" : "cost, USD (log)");
+    size_t line = 0;
+    for (size_t i = 0; i < res->n; i++) {
+        const dr_plan_option_t *o = &res->opts[i];
+        if (o->exact)
+            continue;
+        size_t npts = 0;
+        for (size_t k = 0; k < o->ncurve; k++)
+            npts += o->curve[k].wall_s > 0 && o->curve[k].cost_usd > 0;
+        if (!npts)
+            continue;
+        size_t ncol = sizeof colours / sizeof *colours;
+        const char *col = colours[line % ncol];
+        sb_printf(&b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"", col,
+                  line >= ncol ? " stroke-dasharray=\"6 3\"" : "");
+        for (size_t k = 0; k < o->ncurve; k++) {
+            const dr_plan_point_t *p = &o->curve[k];
+            if (p->wall_s > 0 && p->cost_usd > 0)
+                sb_printf(&b, "%.1f,%.1f ", PX(p->wall_s), PY(p->cost_usd));
+        }
+        sb_printf(&b, "\"/>\n");
+        for (size_t k = 0; k < o->ncurve; k++) {
+            const dr_plan_point_t *p = &o->curve[k];
+            if (!(p->wall_s > 0 && p->cost_usd > 0))
+                continue;
+            bool chosen = p->gpus == o->gpus && o->fits;
+            sb_printf(&b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\">", PX(p->wall_s),
+                      PY(p->cost_usd), chosen ? 6 : 3, col);
+            sb_printf(&b, "<title>");
+            sb_text(&b, o->gpu);
+            sb_printf(&b, " x %u</title></circle>\n", p->gpus);
+        }
+        double ly = T + 10 + 18.0 * (double)line;
+        sb_printf(&b,
+                  "<rect x=\"%.0f\" y=\"%.0f\" width=\"14\" height=\"4\" fill=\"%s\"/>"
+                  "<text x=\"%.0f\" y=\"%.0f\">",
+                  R + 20, ly, col, R + 40, ly + 6);
+        sb_text(&b, o->gpu);
+        sb_printf(&b, "%s</text>\n", o->fits ? "" : " (no fit)");
+        line++;
+    }
+    if (req->deadline_s > 0 && !serve && req->deadline_s / unit > pow(10, lx0) &&
+        req->deadline_s / unit < pow(10, lx1)) {
+        double x = PX(req->deadline_s);
+        sb_printf(&b,
+                  "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#c00\" "
+                  "stroke-dasharray=\"6 4\"/><text x=\"%.1f\" y=\"%.0f\" fill=\"#c00\">deadline"
+                  "</text>\n",
+                  x, T, x, B, x + 4, T + 14);
+    }
+    sb_printf(&b,
+              "<text x=\"%.0f\" y=\"%.0f\" fill=\"#555\">Each point is one GPU count (1, 2, 4, "
+              "then whole nodes doubling); the large dot is the planner's choice.</text>\n",
+              L, H - 20);
+#undef PX
+#undef PY
+    sb_printf(&b, "</svg>\n");
+    if (b.bad) {
+        free(b.s);
+        return NULL;
+    }
+    return b.s;
+}

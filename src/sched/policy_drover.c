@@ -1,0 +1,403 @@
+/* policy_drover.c - drover's default policy: heterogeneity-aware shortest
+ * remaining work first, placing each job where it will *finish* earliest.
+ *
+ * On every change (a job arrives or ends) the policy re-plans all active
+ * jobs, running ones included:
+ *
+ *  1. Order.  Jobs go in ascending remaining GPU-time on their best type,
+ *     remaining_time(best) * gpus - shortest remaining work first (SRPT),
+ *     which minimises mean completion time on one machine type; dividing by
+ *     a boost that grows with the job's slowdown so far keeps long jobs from
+ *     starving; running jobs get a small bonus so the plan does not churn.
+ *  2. Place.  Each GPU type is a set of slots with the time each becomes
+ *     free in the plan (now, or the planned end of the job put there).  A
+ *     job needing s GPUs can start on type j when s slots are free; it goes
+ *     to the type where start + remaining_time(j) is smallest (earliest
+ *     finish time, as in list scheduling for unrelated machines).  So a job
+ *     that gains 10x from a V100 waits a little for one rather than crawl on
+ *     a K80, while a job that runs as fast on a K80 takes the K80 at once.
+ *  3. Act.  Jobs planned to start now start (running ones on the same type
+ *     just continue); running jobs planned elsewhere or later are preempted.
+ *
+ * Remaining work comes from the job's declared work (training steps, as in
+ * Gavel's workload) when it has a perf class; otherwise from its walltime
+ * limit, which is what a user declares.  The policy never reads true run
+ * times of jobs that did not declare them.
+ *
+ * Options: margin=X (0.25: a running job's priority bonus), age=X (4:
+ * slowdown from which the boost grows linearly; 0 = no aging),
+ * preempt=0|1 (1). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "drover/placement.h"
+#include "drover/sched.h"
+#include "drover/util.h"
+#include "sched/lp.h"
+#include "sched/policy_util.h"
+
+#define NT DR_MAX_GPU_TYPES
+
+typedef struct pair {
+    double w;
+    uint32_t m; /* index into the active list */
+    uint16_t t;
+} pair_t;
+
+typedef struct dpol {
+    double margin, age, alpha, beta, wake_s;
+    bool lp;
+    double *prio, *best;
+    bool planned;
+    uint64_t last_gen; /* cluster->freed_gen after the last pass */
+    size_t prio_cap, best_cap;
+    uint32_t *rank;
+    size_t rank_cap;
+    bool preempt;
+    dr_job_t **act;
+    size_t act_cap;
+    int *pick; /* type chosen for each active job, -1 */
+    size_t pick_cap;
+    pair_t *pairs;
+    size_t pairs_cap;
+} dpol_t;
+
+static int dpol_opt(void *ud, const char *k, const char *val, dr_err_t *err)
+{
+    dpol_t *d = ud;
+    double x;
+    if (dr_parse_double(val, &x) != 0 || x < 0)
+        return dr_err_set(err, DR_EINVAL, "%s: '%s' must be a number >= 0", k, val);
+    if (dr_streq_ci(k, "margin"))
+        d->margin = x;
+    else if (dr_streq_ci(k, "age"))
+        d->age = x;
+    else if (dr_streq_ci(k, "alpha"))
+        d->alpha = x;
+    else if (dr_streq_ci(k, "beta"))
+        d->beta = x;
+    else if (dr_streq_ci(k, "wake"))
+        d->wake_s = x;
+    else if (dr_streq_ci(k, "lp"))
+        d->lp = x != 0;
+    else if (dr_streq_ci(k, "preempt"))
+        d->preempt = x != 0;
+    else
+        return dr_err_set(err, DR_EINVAL, "unknown option '%s' (known: margin, age, preempt)", k);
+    return DR_OK;
+}
+
+static int dpol_create(void **state, const char *opts, const dr_policy_env_t *env, dr_err_t *err)
+{
+    (void)env;
+    dpol_t *d = calloc(1, sizeof *d);
+    if (!d)
+        return dr_err_set(err, DR_ENOMEM, "out of memory");
+    d->margin = 0.25;
+    d->age = 1.5;
+    d->alpha = 5;
+    d->beta = 1;
+    d->wake_s = 1800;
+    d->lp = false;
+    d->preempt = true;
+    int rc = dr_policy_opts_each(opts, dpol_opt, d, err);
+    if (rc != DR_OK) {
+        free(d);
+        return rc;
+    }
+    *state = d;
+    return DR_OK;
+}
+
+static void dpol_destroy(void *state)
+{
+    dpol_t *d = state;
+    if (d) {
+        free(d->act);
+        free(d->pick);
+        free(d->pairs);
+        free(d->prio);
+        free(d->best);
+        free(d->rank);
+        free(d);
+    }
+}
+
+static double gpus_of(const dr_job_t *j)
+{
+    double s = (double)j->req.gpus_per_node * (j->req.nodes ? j->req.nodes : 1);
+    return s > 0 ? s : 1;
+}
+
+/* Remaining work in seconds-at-rate-1 units and the rate on type t: the
+ * job's declared work if it has a perf class, else its walltime limit. */
+static double remaining_time(const dr_sched_view_t *v, const dr_job_t *j, unsigned t)
+{
+    double r = dr_perf_rate(v->perf, j, t);
+    if (r <= 0)
+        return INFINITY;
+    if (j->perf_class != 0)
+        return dr_job_work_remaining(j, v->now) / r;
+    if (j->time_limit > 0) {
+        double used = (j->state == DR_JOB_RUNNING || j->state == DR_JOB_STARTING)
+                          ? dr_time_to_s(v->now - j->start)
+                          : 0;
+        double left = dr_time_to_s(j->time_limit) - used;
+        return (left > 60 ? left : 60) / r;
+    }
+    return 86400.0 / r; /* nothing declared: assume a day */
+}
+
+/* Shortest remaining GPU-time first, aged two ways: the time already
+ * waited counts against the remaining time (alpha), so a job that has
+ * waited long ranks like a short one; and once its slowdown passes
+ * `age`, its priority grows with the 4th power of the excess, so even a
+ * wide gang eventually outbids a stream of small jobs. */
+static double job_priority(const dpol_t *d, const dr_sched_view_t *v, const dr_job_t *j,
+                           double best)
+{
+    double wait = dr_time_to_s(v->now - j->submit);
+    double eff = best - d->alpha * wait;
+    double prio = 1.0 / ((eff > 60 ? eff : 60) * gpus_of(j));
+    if (d->age > 0) {
+        double ideal = best;
+        if (j->perf_class != 0 && j->work_total > 0) {
+            double rem = dr_job_work_remaining(j, v->now);
+            if (rem > 0)
+                ideal = best * j->work_total / rem;
+        }
+        double slowdown = (wait + best) / (ideal > 1 ? ideal : 1);
+        if (slowdown > d->age) {
+            double x = slowdown / d->age;
+            prio *= x * x * x * x;
+        }
+    }
+    return prio;
+}
+
+static int cmp_rank(const void *a, const void *b, void *ud)
+{
+    const double *prio = ud;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    if (prio[x] != prio[y])
+        return prio[x] > prio[y] ? -1 : 1;
+    return x < y ? -1 : (x > y);
+}
+
+/* Move the k highest-priority entries of r[0..n) to the front
+ * (quickselect; their order among themselves is left to the caller). */
+static void select_top(uint32_t *r, size_t n, size_t k, const double *prio)
+{
+    /* Lomuto quickselect: each round fixes one pivot, so it always ends */
+    size_t lo = 0, hi = n;
+    while (hi - lo > 1) {
+        size_t p = lo + (hi - lo) / 2, store = lo;
+        uint32_t t = r[p];
+        r[p] = r[hi - 1];
+        r[hi - 1] = t;
+        for (size_t i = lo; i + 1 < hi; i++)
+            if (cmp_rank(&r[i], &r[hi - 1], (void *)prio) < 0) {
+                t = r[i];
+                r[i] = r[store];
+                r[store++] = t;
+            }
+        t = r[store];
+        r[store] = r[hi - 1];
+        r[hi - 1] = t;
+        if (store == k)
+            break;
+        if (k < store)
+            hi = store;
+        else
+            lo = store + 1;
+    }
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+    const pair_t *x = a, *y = b;
+    if (x->w != y->w)
+        return x->w > y->w ? -1 : 1;
+    if (x->m != y->m)
+        return x->m < y->m ? -1 : 1;
+    return x->t < y->t ? -1 : (x->t > y->t);
+}
+
+static int dpol_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, dr_err_t *err)
+{
+    dpol_t *d = state;
+    const dr_cluster_t *c = v->cluster;
+    size_t na = 0, cap = v->npending + v->nrunning + 1;
+    *wake_at = DR_TIME_NEVER;
+    if (dr_grow((void **)&d->act, &d->act_cap, cap, sizeof *d->act) != 0 ||
+        dr_grow((void **)&d->pick, &d->pick_cap, cap, sizeof *d->pick) != 0 ||
+        dr_grow((void **)&d->pairs, &d->pairs_cap, cap * (c->ntypes ? c->ntypes : 1),
+                sizeof *d->pairs) != 0)
+        return dr_err_set(err, DR_ENOMEM, "out of memory");
+    for (size_t i = 0; i < v->nrunning; i++)
+        d->act[na++] = v->running[i];
+    size_t nrun = na;
+    /* If nothing was freed since the last pass and jobs only arrived, jobs
+     * that were not picked then still are not (capacity only shrank and
+     * their priority relative to each other is unchanged): only the new
+     * arrivals can outbid running jobs.  Timed wake-ups (aging) and
+     * releases re-plan everything. */
+    bool incremental = d->planned && v->nfresh > 0 && v->cluster->freed_gen == d->last_gen;
+    dr_job_t *const *cand = incremental ? v->fresh : v->pending;
+    size_t ncand = incremental ? v->nfresh : v->npending;
+    for (size_t i = 0; i < ncand; i++) {
+        dr_job_t *j = cand[i];
+        if (!j->array_throttle || !dr_sched_throttled(v->sched, j))
+            d->act[na++] = j;
+    }
+    d->planned = true;
+    if (na == nrun)
+        return DR_OK; /* nothing waits: nothing to decide */
+    /* priority of every active job; only the best few (a couple of times
+     * the GPUs there are, plus everything running) can get GPUs now, so
+     * only they are scored per type - a long queue costs O(n log n), not
+     * an LP over every pending job */
+    if (dr_grow((void **)&d->prio, &d->prio_cap, na, sizeof *d->prio) != 0 ||
+        dr_grow((void **)&d->best, &d->best_cap, na, sizeof *d->best) != 0 ||
+        dr_grow((void **)&d->rank, &d->rank_cap, na, sizeof *d->rank) != 0)
+        return dr_err_set(err, DR_ENOMEM, "out of memory");
+    double total_gpus = 0;
+    for (size_t t = 0; t < c->ntypes; t++)
+        total_gpus += (double)dr_cluster_total_gpus(c, (int)t);
+    size_t nrank = 0;
+    for (size_t m = 0; m < na; m++) {
+        dr_job_t *j = d->act[m];
+        d->pick[m] = -1;
+        d->prio[m] = 0;
+        dr_typemask_t run = dr_perf_runnable(v->perf, c, j);
+        double best = INFINITY;
+        for (size_t t = 0; t < c->ntypes; t++)
+            if (run >> t & 1) {
+                double rt = remaining_time(v, j, (unsigned)t);
+                if (rt < best)
+                    best = rt;
+            }
+        d->best[m] = best;
+        if (!(best < INFINITY) || gpus_of(j) > total_gpus)
+            continue;
+        d->prio[m] = job_priority(d, v, j, best);
+        if (m >= nrun)
+            d->rank[nrank++] = (uint32_t)m;
+    }
+    size_t limit = (size_t)(2 * total_gpus) + 16;
+    if (nrank > limit) {
+        select_top(d->rank, nrank, limit, d->prio); /* O(n), not a full sort */
+        nrank = limit;
+    }
+    qsort_r(d->rank, nrank, sizeof *d->rank, cmp_rank, d->prio);
+    size_t np = 0;
+    for (size_t k = 0; k < nrun + nrank; k++) {
+        size_t m = k < nrun ? k : d->rank[k - nrun];
+        dr_job_t *j = d->act[m];
+        double best = d->best[m];
+        if (d->prio[m] <= 0)
+            continue;
+        dr_typemask_t run = dr_perf_runnable(v->perf, c, j);
+        bool running = m < nrun;
+        for (size_t t = 0; t < c->ntypes; t++) {
+            if (!(run >> t & 1))
+                continue;
+            if (running && !d->preempt && t != j->alloc.type)
+                continue;
+            double rt = remaining_time(v, j, (unsigned)t);
+            /* a type is worth the job's priority scaled by how efficiently
+             * the job runs there */
+            double w = d->prio[m] * pow(best / rt, d->beta);
+            if (running && j->alloc.type == t)
+                w *= 1 + d->margin; /* incumbents keep their GPUs unless clearly outbid */
+            d->pairs[np++] = (pair_t){w, (uint32_t)m, (uint16_t)t};
+        }
+    }
+    qsort(d->pairs, np, sizeof *d->pairs, cmp_pair);
+    double left[NT] = {0};
+    for (size_t t = 0; t < c->ntypes; t++)
+        left[t] = (double)dr_cluster_total_gpus(c, (int)t);
+    if (d->lp && np) {
+        /* exact assignment: maximise sum of pair weights (transportation LP) */
+        dr_lp_t *lp = dr_lp_new(np, true);
+        double *x = malloc(np * sizeof *x);
+        int *cols = malloc((np + 1) * sizeof *cols);
+        double *vals = malloc((np + 1) * sizeof *vals);
+        if (lp && x && cols && vals) {
+            for (size_t i = 0; i < np; i++) {
+                dr_lp_bounds(lp, i, 0, 1);
+                dr_lp_obj(lp, i, d->pairs[i].w * 1e6);
+            }
+            for (size_t m = 0; m < na; m++) {
+                size_t k = 0;
+                for (size_t i = 0; i < np; i++)
+                    if (d->pairs[i].m == m)
+                        cols[k] = (int)i, vals[k++] = 1;
+                if (k)
+                    dr_lp_row(lp, k, cols, vals, -INFINITY, 1);
+            }
+            for (size_t t = 0; t < c->ntypes; t++) {
+                size_t k = 0;
+                for (size_t i = 0; i < np; i++)
+                    if (d->pairs[i].t == t)
+                        cols[k] = (int)i, vals[k++] = gpus_of(d->act[d->pairs[i].m]);
+                if (k)
+                    dr_lp_row(lp, k, cols, vals, -INFINITY, left[t]);
+            }
+            if (dr_lp_solve(lp, x, NULL, NULL) == DR_OK)
+                for (size_t i = 0; i < np; i++) {
+                    pair_t *p = &d->pairs[i];
+                    double sz = gpus_of(d->act[p->m]);
+                    if (x[i] > 0.5 && d->pick[p->m] < 0 && sz <= left[p->t]) {
+                        d->pick[p->m] = p->t;
+                        left[p->t] -= sz;
+                    }
+                }
+        }
+        dr_lp_free(lp);
+        free(x);
+        free(cols);
+        free(vals);
+    }
+    for (size_t i = 0; i < np; i++) {
+        pair_t *p = &d->pairs[i];
+        if (d->pick[p->m] >= 0)
+            continue;
+        double sz = gpus_of(d->act[p->m]);
+        if (sz > left[p->t])
+            continue;
+        left[p->t] -= sz;
+        d->pick[p->m] = p->t;
+    }
+    int rc = DR_OK;
+    for (size_t m = 0; m < nrun && rc == DR_OK; m++)
+        if (d->pick[m] != (int)d->act[m]->alloc.type)
+            rc = dr_sched_decide_preempt(v->sched, d->act[m], "outbid by a shorter job");
+    for (size_t m = 0; m < na && rc == DR_OK; m++) {
+        dr_job_t *j = d->act[m];
+        if (d->pick[m] < 0 || j->state != DR_JOB_PENDING)
+            continue;
+        dr_alloc_t a;
+        int prc = dr_place(v->cluster, &j->req, 1ULL << d->pick[m], v->place, &a);
+        if (prc == DR_OK)
+            rc = dr_sched_decide_start(v->sched, j, &a);
+        else if (prc != DR_ENOSPC)
+            rc = prc;
+    }
+    dr_sched_count_considered(v->sched, na);
+    d->last_gen = v->cluster->freed_gen;
+    if (d->alpha > 0 && v->npending)
+        *wake_at = v->now + dr_time_from_s(d->wake_s);
+    return rc == DR_OK ? DR_OK : dr_err_set(err, rc, "drover: applying decisions failed");
+}
+
+const dr_policy_ops_t dr_policy_drover = {
+    .name = "drover",
+    .doc = "drover's default: heterogeneity-aware shortest remaining work per GPU first, with "
+           "aging; options margin=X, age=X, preempt=0|1",
+    .oracle = false,
+    .create = dpol_create,
+    .pass = dpol_pass,
+    .destroy = dpol_destroy,
+};

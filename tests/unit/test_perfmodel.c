@@ -1,0 +1,516 @@
+/* test_perfmodel.c - the analytic performance model: ZeRO model-state memory
+ * (the ZeRO paper's example), Korthikanti et al.'s activation formulas, KV
+ * cache bytes (vLLM and Llama figures), fit / no-fit with reasons, precision
+ * fallback, monotonicity (more GPUs, faster GPUs), the topology effect
+ * (NVLink > InfiniBand > Ethernet), serving floors, networks read from a
+ * cluster, and hint-based perf classes for the schedulers. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "drover/config.h"
+#include "drover/perfmodel.h"
+#include "drover/plan.h"
+#include "drover/workload.h"
+
+static dr_catalog_t cat;
+
+static int setup(void **state)
+{
+    (void)state;
+    dr_err_t err = {0};
+    return dr_catalog_builtin(&cat, &err);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    dr_catalog_free(&cat);
+    return 0;
+}
+
+static const dr_gpu_spec_t *gpu(const char *name)
+{
+    const dr_gpu_spec_t *g = dr_catalog_find(&cat, name);
+    assert_non_null(g);
+    return g;
+}
+
+static void assert_close(double got, double want, double rel)
+{
+    if (!(fabs(got - want) <= rel * fabs(want))) {
+        print_error("got %.6g, want %.6g (+-%.2g%%)\n", got, want, rel * 100);
+        fail();
+    }
+}
+
+static dr_perfmodel_train_t job_of(const char *preset)
+{
+    dr_perfmodel_train_t j;
+    dr_perfmodel_train_init(&j);
+    const dr_plan_preset_t *p = dr_plan_preset_find(preset);
+    assert_non_null(p);
+    j.arch = p->arch;
+    dr_err_t err;
+    assert_int_equal(dr_perfmodel_arch_complete(&j.arch, &err), 0);
+    j.tokens = 1e12;
+    return j;
+}
+
+/* ZeRO (Rajbhandari et al. 2019), Figure 1: 7.5B parameters, Nd = 64, K = 12:
+ * 120 GB baseline, 31.4 GB with P_os, 16.6 GB with P_os+g, 1.9 GB with
+ * P_os+g+p. */
+static void test_zero_paper(void **state)
+{
+    (void)state;
+    assert_close(dr_perfmodel_zero_bytes(7.5e9, 0, 64, 12) / 1e9, 120.0, 0.001);
+    assert_close(dr_perfmodel_zero_bytes(7.5e9, 1, 64, 12) / 1e9, 31.4, 0.002);
+    assert_close(dr_perfmodel_zero_bytes(7.5e9, 2, 64, 12) / 1e9, 16.6, 0.003);
+    assert_close(dr_perfmodel_zero_bytes(7.5e9, 3, 64, 12) / 1e9, 1.875, 0.001);
+    /* one GPU: every stage is the baseline */
+    for (int z = 0; z <= 3; z++)
+        assert_close(dr_perfmodel_zero_bytes(1e9, z, 1, 12), 16e9, 1e-12);
+}
+
+/* Korthikanti et al. 2022, Table 2, for a GPT-3 block (GeLU 4h MLP, MHA,
+ * dropout): per-layer activation bytes with and without tensor/sequence
+ * parallelism and selective or full recomputation. */
+static void test_activation_formulas(void **state)
+{
+    (void)state;
+    dr_perfmodel_arch_t a = dr_plan_preset_find("gpt-3-175b")->arch;
+    double s = 2048, b = 1, h = a.hidden, heads = a.heads, t = 8;
+    double sbh = s * b * h, q = 5 * heads * s / h;
+    bool noflash = false;
+    assert_close(dr_perfmodel_activation_bytes(&a, 2048, 1, 1, false, DR_RECOMPUTE_NONE, noflash),
+                 sbh * (34 + q), 1e-12);
+    assert_close(dr_perfmodel_activation_bytes(&a, 2048, 1, 8, false, DR_RECOMPUTE_NONE, noflash),
+                 sbh * (10 + 24 / t + q / t), 1e-12);
+    assert_close(dr_perfmodel_activation_bytes(&a, 2048, 1, 8, true, DR_RECOMPUTE_NONE, noflash),
+                 sbh * (34 / t + q / t), 1e-12);
+    assert_close(
+        dr_perfmodel_activation_bytes(&a, 2048, 1, 8, false, DR_RECOMPUTE_SELECTIVE, noflash),
+        sbh * (10 + 24 / t), 1e-12);
+    assert_close(
+        dr_perfmodel_activation_bytes(&a, 2048, 1, 8, true, DR_RECOMPUTE_SELECTIVE, noflash),
+        34 * sbh / t, 1e-12);
+    assert_close(dr_perfmodel_activation_bytes(&a, 2048, 1, 8, false, DR_RECOMPUTE_FULL, noflash),
+                 2 * sbh, 1e-12);
+    assert_close(dr_perfmodel_activation_bytes(&a, 2048, 1, 8, true, DR_RECOMPUTE_FULL, noflash),
+                 2 * sbh / t, 1e-12);
+    /* FlashAttention keeps no s x s matrices: like selective recomputation */
+    assert_close(dr_perfmodel_activation_bytes(&a, 2048, 1, 8, true, DR_RECOMPUTE_NONE, true),
+                 34 * sbh / t, 1e-12);
+    /* linear in the micro-batch */
+    assert_close(dr_perfmodel_activation_bytes(&a, 2048, 4, 8, true, DR_RECOMPUTE_NONE, true),
+                 4 * 34 * sbh / t, 1e-12);
+    /* GPT-3 175B: 70% saving from SP + selective vs TP alone (paper: "70%") */
+    double tp_only = dr_perfmodel_activation_bytes(&a, 2048, 1, 8, false, DR_RECOMPUTE_NONE, false);
+    double both =
+        dr_perfmodel_activation_bytes(&a, 2048, 1, 8, true, DR_RECOMPUTE_SELECTIVE, false);
+    assert_true(1 - both / tp_only > 0.65 && 1 - both / tp_only < 0.85);
+}
+
+/* KV cache bytes per token (planner-formulas.md): vLLM's OPT-13B example and
+ * the Llama family in bf16. */
+static void test_kv_cache(void **state)
+{
+    (void)state;
+    dr_perfmodel_arch_t opt13 = {.layers = 40, .hidden = 5120, .heads = 40};
+    double kv = dr_perfmodel_kv_bytes_per_token(&opt13, 2);
+    assert_close(kv, 800 * 1024.0, 1e-12);                /* 800 KB per token */
+    assert_close(kv * 2048 / 1073741824.0, 1.5625, 1e-9); /* 1.6 GB per 2048-token request */
+    struct {
+        const char *preset;
+        double kib;
+    } want[] = {{"llama-2-7b", 512},  {"llama-2-13b", 800}, {"llama-2-70b", 320},
+                {"llama-3-70b", 320}, {"llama-3-8b", 128},  {"llama-3.1-405b", 504}};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        const dr_plan_preset_t *p = dr_plan_preset_find(want[i].preset);
+        assert_non_null(p);
+        assert_close(dr_perfmodel_kv_bytes_per_token(&p->arch, 2), want[i].kib * 1024, 1e-12);
+    }
+    /* fp8 halves it */
+    const dr_plan_preset_t *p = dr_plan_preset_find("llama-3-8b");
+    assert_close(dr_perfmodel_kv_bytes_per_token(&p->arch, 1), 64 * 1024.0, 1e-12);
+}
+
+static void test_fit(void **state)
+{
+    (void)state;
+    dr_err_t err;
+    dr_perfmodel_train_est_t e;
+    /* 7B with Adam needs ~108 GB of model state: not on one 80 GB GPU */
+    dr_perfmodel_train_t j = job_of("llama-2-7b");
+    assert_int_equal(dr_perfmodel_train_best(&j, gpu("H100"), 1, NULL, &e, &err), 0);
+    assert_false(e.fits);
+    assert_true(e.tokens_per_s == 0 && e.wall_s == 0);
+    tu_assert_contains(e.reason, "GB per GPU");
+    tu_assert_contains(e.reason, "80 GB");
+    /* ... but on 8 with ZeRO */
+    assert_int_equal(dr_perfmodel_train_best(&j, gpu("H100"), 8, NULL, &e, &err), 0);
+    assert_true(e.fits);
+    assert_true(e.mem.total <= e.mem.capacity);
+    assert_true(e.tokens_per_s > 0 && e.wall_s > 0 && e.step_s > 0);
+    assert_true(e.mfu > 0.2 && e.mfu < 0.8);
+    assert_true(e.layout.tp * e.layout.pp * e.layout.dp == 8);
+    /* with the optimizer offloaded to the host, one H100 holds it */
+    j.cpu_offload = true;
+    assert_int_equal(dr_perfmodel_train_best(&j, gpu("H100"), 1, NULL, &e, &err), 0);
+    if (!e.fits)
+        print_error("%s\n", e.reason);
+    assert_true(e.fits);
+    assert_true(e.mem.optim == 0);
+    /* 405B does not fit one node of H100s */
+    dr_perfmodel_train_t big = job_of("llama-3.1-405b");
+    assert_int_equal(dr_perfmodel_train_best(&big, gpu("H100"), 8, NULL, &e, &err), 0);
+    assert_false(e.fits);
+    tu_assert_contains(e.reason, "does not fit on 8 x H100-SXM-80GB");
+    /* a layout that does not multiply out is an input error */
+    dr_perfmodel_layout_t l = {.tp = 2, .pp = 2, .dp = 3};
+    assert_int_equal(dr_perfmodel_train_eval(&j, gpu("H100"), 8, &l, NULL, &e, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "is not 8 GPUs");
+    /* a fixed layout reports its memory even when it does not fit */
+    dr_perfmodel_layout_t one = {.tp = 1, .pp = 1, .dp = 1, .zero_stage = 0};
+    j.cpu_offload = false;
+    assert_int_equal(dr_perfmodel_train_eval(&j, gpu("A100"), 1, &one, NULL, &e, &err), 0);
+    assert_false(e.fits);
+    assert_true(e.mem.weights + e.mem.grads + e.mem.optim > 100e9);
+    /* too many GPUs for the batch */
+    dr_perfmodel_train_t small = job_of("llama-2-7b");
+    small.global_batch = 1; /* at most tp 8 x pp 32 GPUs can share one sequence */
+    assert_int_equal(dr_perfmodel_train_best(&small, gpu("H100"), 4096, NULL, &e, &err), 0);
+    assert_false(e.fits);
+    tu_assert_contains(e.reason, "cannot keep 4096 GPUs busy");
+}
+
+static void test_precision(void **state)
+{
+    (void)state;
+    dr_precision_t used;
+    /* V100 and T4 have FP16 only */
+    assert_close(dr_perfmodel_peak_tflops(gpu("V100"), DR_PREC_BF16, &used), 125, 1e-12);
+    assert_int_equal(used, DR_PREC_FP16);
+    assert_close(dr_perfmodel_peak_tflops(gpu("T4"), DR_PREC_FP8, &used), 65, 1e-12);
+    assert_int_equal(used, DR_PREC_FP16);
+    /* A100 has no FP8: bf16 */
+    assert_close(dr_perfmodel_peak_tflops(gpu("A100"), DR_PREC_FP8, &used), 312, 1e-12);
+    assert_int_equal(used, DR_PREC_BF16);
+    assert_close(dr_perfmodel_peak_tflops(gpu("H100"), DR_PREC_FP8, &used), 1979, 1e-12);
+    assert_int_equal(used, DR_PREC_FP8);
+    /* fp32 runs as TF32 */
+    assert_close(dr_perfmodel_peak_tflops(gpu("A100"), DR_PREC_FP32, &used), 156, 1e-12);
+    /* K80: nothing known */
+    assert_true(isnan(dr_perfmodel_peak_tflops(gpu("K80"), DR_PREC_BF16, &used)));
+    dr_perfmodel_train_t j = job_of("gpt-3-1.3b");
+    dr_perfmodel_train_est_t e;
+    dr_err_t err;
+    assert_int_equal(dr_perfmodel_train_best(&j, gpu("K80"), 8, NULL, &e, &err), 0);
+    assert_false(e.fits);
+    tu_assert_contains(e.reason, "no known tensor-core rate");
+    /* fp8 on H100 beats bf16; on A100 it falls back and equals bf16 */
+    dr_perfmodel_train_t j8 = job_of("llama-2-7b"), j16 = job_of("llama-2-7b");
+    j8.precision = DR_PREC_FP8;
+    dr_perfmodel_train_est_t e8, e16;
+    assert_int_equal(dr_perfmodel_train_best(&j8, gpu("H100"), 8, NULL, &e8, &err), 0);
+    assert_int_equal(dr_perfmodel_train_best(&j16, gpu("H100"), 8, NULL, &e16, &err), 0);
+    assert_true(e8.tokens_per_s > 1.2 * e16.tokens_per_s);
+    assert_int_equal(dr_perfmodel_train_best(&j8, gpu("A100"), 8, NULL, &e8, &err), 0);
+    assert_int_equal(dr_perfmodel_train_best(&j16, gpu("A100"), 8, NULL, &e16, &err), 0);
+    assert_int_equal(e8.precision, DR_PREC_BF16);
+    assert_close(e8.tokens_per_s, e16.tokens_per_s, 1e-9);
+}
+
+/* More GPUs never make the job slower (within the batch's reach), and a
+ * faster GPU is never slower. */
+static void test_monotonic(void **state)
+{
+    (void)state;
+    dr_err_t err;
+    const char *models[] = {"llama-2-7b", "llama-2-13b", "llama-2-70b"};
+    const char *gpus[] = {"A100", "H100", "B200", "MI300X"};
+    for (size_t m = 0; m < 3; m++) {
+        dr_perfmodel_train_t j = job_of(models[m]);
+        for (size_t g = 0; g < 4; g++) {
+            double prev = 0;
+            for (uint32_t n = 8; n <= 1024; n *= 2) {
+                dr_perfmodel_train_est_t e;
+                assert_int_equal(dr_perfmodel_train_best(&j, gpu(gpus[g]), n, NULL, &e, &err), 0);
+                if (!e.fits)
+                    continue;
+                if (e.tokens_per_s < prev * 0.999) {
+                    print_error("%s on %u x %s: %.0f tokens/s, fewer than %.0f on %u\n", models[m],
+                                n, gpus[g], e.tokens_per_s, prev, n / 2);
+                    fail();
+                }
+                prev = e.tokens_per_s;
+            }
+        }
+    }
+    /* faster GPU >= slower GPU, same job and count */
+    const char *ladder[] = {"V100-32GB", "A100", "H100", "B200"};
+    dr_perfmodel_train_t j = job_of("llama-2-7b");
+    double prev = 0;
+    for (size_t i = 0; i < 4; i++) {
+        dr_perfmodel_train_est_t e;
+        assert_int_equal(dr_perfmodel_train_best(&j, gpu(ladder[i]), 64, NULL, &e, &err), 0);
+        assert_true(e.fits);
+        assert_true(e.tokens_per_s > prev);
+        prev = e.tokens_per_s;
+    }
+    /* H200 (more, faster memory) is at least as fast as H100 */
+    dr_perfmodel_train_est_t h100, h200;
+    j = job_of("llama-2-70b");
+    assert_int_equal(dr_perfmodel_train_best(&j, gpu("H100"), 64, NULL, &h100, &err), 0);
+    assert_int_equal(dr_perfmodel_train_best(&j, gpu("H200"), 64, NULL, &h200, &err), 0);
+    assert_true(h200.tokens_per_s >= h100.tokens_per_s);
+}
+
+/* The same 8-GPU job: one NVLink node > two nodes over InfiniBand > two
+ * nodes over Ethernet. */
+static void test_topology(void **state)
+{
+    (void)state;
+    dr_err_t err;
+    const char *models[] = {"llama-2-13b", "gpt-3-6.7b"};
+    for (size_t m = 0; m < 2; m++) {
+        dr_perfmodel_train_t j = job_of(models[m]);
+        dr_perfmodel_net_t nvl, ib, eth;
+        dr_perfmodel_net_default(&nvl, gpu("H100"));
+        ib = nvl;
+        ib.node_gpus = 4;
+        ib.kind = DR_NET_IB;
+        ib.inter_gbit = 400;
+        eth = ib;
+        eth.kind = DR_NET_ETH;
+        eth.inter_gbit = 100;
+        dr_perfmodel_train_est_t a, b, c;
+        assert_int_equal(dr_perfmodel_train_best(&j, gpu("H100"), 8, &nvl, &a, &err), 0);
+        assert_int_equal(dr_perfmodel_train_best(&j, gpu("H100"), 8, &ib, &b, &err), 0);
+        assert_int_equal(dr_perfmodel_train_best(&j, gpu("H100"), 8, &eth, &c, &err), 0);
+        assert_true(a.fits && b.fits && c.fits);
+        assert_int_equal(a.nodes, 1);
+        assert_int_equal(b.nodes, 2);
+        if (!(a.tokens_per_s > b.tokens_per_s && b.tokens_per_s > c.tokens_per_s)) {
+            print_error("%s: NVLink %.0f, IB %.0f, Ethernet %.0f tokens/s\n", models[m],
+                        a.tokens_per_s, b.tokens_per_s, c.tokens_per_s);
+            fail();
+        }
+        /* the difference is communication, not compute */
+        assert_true(c.dp_comm_s + c.tp_comm_s + c.pp_comm_s > a.dp_comm_s + a.tp_comm_s);
+    }
+    /* a fixed layout that spans nodes: TP over the network is far slower */
+    dr_perfmodel_train_t j = job_of("llama-2-13b");
+    dr_perfmodel_layout_t l = {.tp = 8, .pp = 1, .dp = 1, .micro_batch = 1};
+    dr_perfmodel_net_t one, two;
+    dr_perfmodel_net_default(&one, gpu("H100"));
+    two = one;
+    two.node_gpus = 4;
+    dr_perfmodel_train_est_t a, b;
+    assert_int_equal(dr_perfmodel_train_eval(&j, gpu("H100"), 8, &l, &one, &a, &err), 0);
+    assert_int_equal(dr_perfmodel_train_eval(&j, gpu("H100"), 8, &l, &two, &b, &err), 0);
+    assert_true(a.tp_comm_s < b.tp_comm_s);
+    assert_true(a.tokens_per_s > b.tokens_per_s);
+}
+
+static void test_arch(void **state)
+{
+    (void)state;
+    dr_err_t err;
+    dr_perfmodel_arch_t a = {.params = 7e9};
+    assert_int_equal(dr_perfmodel_arch_complete(&a, &err), 0);
+    assert_int_equal(a.hidden, 4096);
+    assert_true(a.layers >= 28 && a.layers <= 36);
+    assert_close(dr_perfmodel_arch_shape_params(&a), 7e9, 0.1);
+    /* the preset shapes reproduce the published counts */
+    size_t n;
+    const dr_plan_preset_t *p = dr_plan_presets(&n);
+    for (size_t i = 0; i < n; i++) {
+        dr_perfmodel_arch_t x = p[i].arch;
+        assert_int_equal(dr_perfmodel_arch_complete(&x, &err), 0);
+        double sp = dr_perfmodel_arch_shape_params(&x);
+        if (fabs(sp - x.params) > 0.05 * x.params) {
+            print_error("%s: shape gives %.4g parameters, card says %.4g\n", p[i].name, sp,
+                        x.params);
+            fail();
+        }
+    }
+    /* errors name the field */
+    dr_perfmodel_arch_t bad = {.layers = 2, .hidden = 100, .heads = 64};
+    assert_int_equal(dr_perfmodel_arch_complete(&bad, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "hidden 100 is not a multiple of heads 64");
+    dr_perfmodel_arch_t none = {0};
+    assert_int_equal(dr_perfmodel_arch_complete(&none, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "parameter count or the shape");
+    /* batch rule (GPT-3 Table 2.1) and published batches */
+    dr_perfmodel_arch_t b = {.params = 1.3e9, .seq_len = 2048};
+    assert_close(dr_perfmodel_default_batch(&b, 2048), 488, 0.01);
+    assert_close(dr_perfmodel_default_batch(&dr_plan_preset_find("llama-2-7b")->arch, 4096), 977,
+                 0.01);
+}
+
+static void test_serve(void **state)
+{
+    (void)state;
+    dr_err_t err;
+    dr_perfmodel_serve_t s;
+    dr_perfmodel_serve_init(&s);
+    s.arch = dr_plan_preset_find("llama-3-70b")->arch;
+    s.prompt_tokens = 2048;
+    s.output_tokens = 256;
+    dr_perfmodel_serve_est_t e;
+    /* 70B in bf16 (141 GB) does not fit one H100 */
+    assert_int_equal(dr_perfmodel_serve_eval(&s, gpu("H100"), 1, 0, NULL, &e, &err), 0);
+    assert_false(e.fits);
+    tu_assert_contains(e.reason, "for one request");
+    /* four do, and throughput grows with concurrency while latency grows too */
+    dr_perfmodel_serve_est_t lo, hi;
+    assert_int_equal(dr_perfmodel_serve_eval(&s, gpu("H100"), 4, 1, NULL, &lo, &err), 0);
+    assert_int_equal(dr_perfmodel_serve_eval(&s, gpu("H100"), 4, 64, NULL, &hi, &err), 0);
+    assert_true(lo.fits && hi.fits);
+    assert_true(hi.tokens_per_s > 10 * lo.tokens_per_s);
+    assert_true(hi.tpot_s > lo.tpot_s);
+    /* floors: one decode step reads the weights at least once */
+    double weights = 70.6e9 * 2 / 4;
+    assert_true(lo.tpot_floor_s > weights / (gpu("H100")->hbm_tbs * 1e12));
+    assert_true(lo.ttft_floor_s > lo.tpot_floor_s);
+    assert_true(lo.max_concurrency >= 64);
+    /* the KV cache bounds concurrency: fp8 KV holds about twice as many */
+    dr_perfmodel_serve_est_t k16, k8;
+    s.precision = DR_PREC_FP8;
+    s.kv_precision = DR_PREC_BF16;
+    assert_int_equal(dr_perfmodel_serve_eval(&s, gpu("H100"), 4, 0, NULL, &k16, &err), 0);
+    s.kv_precision = DR_PREC_FP8;
+    assert_int_equal(dr_perfmodel_serve_eval(&s, gpu("H100"), 4, 0, NULL, &k8, &err), 0);
+    assert_true(k8.max_concurrency > 1.8 * k16.max_concurrency);
+    /* bad request */
+    s.prompt_tokens = 0;
+    assert_int_equal(dr_perfmodel_serve_eval(&s, gpu("H100"), 4, 0, NULL, &e, &err), DR_EINVAL);
+}
+
+static void test_net_from_cluster(void **state)
+{
+    (void)state;
+    dr_err_t err;
+    dr_cluster_t c;
+    dr_cluster_init(&c);
+    assert_int_equal(dr_cluster_preset(&c, &cat, "mixed-modern", &err), 0);
+    int h100 = dr_cluster_find_type(&c, "H100");
+    int l40s = dr_cluster_find_type(&c, "L40S");
+    assert_true(h100 >= 0 && l40s >= 0);
+    dr_perfmodel_net_t n;
+    assert_int_equal(dr_perfmodel_net_from_cluster(&n, &c, (unsigned)h100, &err), 0);
+    assert_int_equal(n.node_gpus, 8);
+    assert_true(n.intra_nvlink);
+    assert_int_equal(n.kind, DR_NET_IB);
+    assert_close(n.inter_gbit, 400, 1e-9);
+    assert_int_equal(dr_perfmodel_net_from_cluster(&n, &c, (unsigned)l40s, &err), 0);
+    assert_int_equal(n.node_gpus, 4);
+    assert_false(n.intra_nvlink);
+    dr_cluster_free(&c);
+    /* no topology declared: Ethernet */
+    dr_cluster_init(&c);
+    const char *conf = "NodeName=n[1-2] Gpus=A100:8 Cpus=64 MemGB=512 NvlinkDomain=node\n";
+    assert_int_equal(dr_config_parse(&c, &cat, "t.conf", conf, strlen(conf), &err), 0);
+    assert_int_equal(dr_perfmodel_net_from_cluster(&n, &c, 0, &err), 0);
+    assert_int_equal(n.kind, DR_NET_ETH);
+    assert_int_equal(dr_perfmodel_net_from_cluster(&n, &c, 7, &err), DR_EINVAL);
+    dr_cluster_free(&c);
+}
+
+static void test_hint_classes(void **state)
+{
+    (void)state;
+    dr_err_t err;
+    dr_cluster_t c;
+    dr_cluster_init(&c);
+    assert_int_equal(dr_cluster_preset(&c, &cat, "mixed-modern", &err), 0);
+    dr_workload_t wl;
+    dr_workload_init(&wl);
+    dr_job_t j;
+    dr_job_init(&j);
+    j.req.gpus_per_node = 8;
+    j.hint_params = 7e9;
+    j.hint_tokens = 1e10;
+    j.work_total = 0;
+    j.id = 1;
+    assert_int_equal(dr_workload_add(&wl, &j, NULL), 0);
+    j.id = 2; /* same shape: shares the class */
+    assert_int_equal(dr_workload_add(&wl, &j, NULL), 0);
+    j.id = 3; /* a duration from the trace: kept unless asked */
+    j.work_total = 3600;
+    assert_int_equal(dr_workload_add(&wl, &j, NULL), 0);
+    j.id = 4; /* no hints: untouched */
+    j.hint_params = 0;
+    assert_int_equal(dr_workload_add(&wl, &j, NULL), 0);
+    assert_int_equal(dr_perf_add_hint_classes(&wl, &c, false, &err), 2);
+    assert_int_equal(wl.perf.nclasses, 2);
+    assert_int_equal(wl.perf.ntypes, c.ntypes);
+    assert_int_equal(wl.jobs[0].perf_class, 1);
+    assert_int_equal(wl.jobs[1].perf_class, 1);
+    assert_int_equal(wl.jobs[2].perf_class, 0);
+    assert_int_equal(wl.jobs[3].perf_class, 0);
+    assert_close(wl.jobs[0].work_total, 1e10, 1e-12);
+    /* rates in tokens/s: H100 faster than A100, B200 faster than H100 */
+    dr_perf_view_t v = {.table = &wl.perf};
+    assert_int_equal(dr_perf_bind(&wl.perf, &c, v.map, &err), 0);
+    double a100 = dr_perf_rate(&v, &wl.jobs[0], (unsigned)dr_cluster_find_type(&c, "A100"));
+    double h100 = dr_perf_rate(&v, &wl.jobs[0], (unsigned)dr_cluster_find_type(&c, "H100"));
+    double b200 = dr_perf_rate(&v, &wl.jobs[0], (unsigned)dr_cluster_find_type(&c, "B200"));
+    assert_true(a100 > 1000 && h100 > a100 && b200 > h100);
+    /* the L40S nodes have 4 GPUs and PCIe: an 8-GPU 7B job spans two of them */
+    double l40s = dr_perf_rate(&v, &wl.jobs[0], (unsigned)dr_cluster_find_type(&c, "L40S"));
+    assert_true(l40s > 0 && l40s < a100);
+    /* with the flag, tokens replace the trace's duration */
+    assert_int_equal(dr_perf_add_hint_classes(&wl, &c, true, &err), 1);
+    assert_int_equal(wl.jobs[2].perf_class, 1);
+    assert_close(wl.jobs[2].work_total, 1e10, 1e-12);
+    dr_workload_free(&wl);
+    dr_cluster_free(&c);
+}
+
+/* The model's own numbers for a few well-known runs stay in a sane band
+ * (the accuracy proof is bench/plan_validation, bench/RESULTS.md). */
+static void test_sanity(void **state)
+{
+    (void)state;
+    dr_err_t err;
+    dr_perfmodel_train_t j = job_of("llama-2-70b");
+    dr_perfmodel_train_est_t e;
+    assert_int_equal(dr_perfmodel_train_best(&j, gpu("H100"), 1024, NULL, &e, &err), 0);
+    assert_true(e.fits);
+    assert_true(e.mfu > 0.3 && e.mfu < 0.65);
+    assert_true(e.hfu >= e.mfu * 0.99);
+    assert_true(e.goodput > 0.95 && e.goodput <= 1);
+    /* the step's parts add up */
+    double parts = e.compute_s + e.tp_comm_s + e.pp_comm_s + e.bubble_s + e.dp_comm_s + e.optim_s;
+    assert_close(parts, e.step_s, 1e-9);
+    /* goodput falls at 16K GPUs (Llama 3: > 90% effective training time) */
+    dr_perfmodel_train_t big = job_of("llama-3.1-405b");
+    assert_int_equal(dr_perfmodel_train_best(&big, gpu("H100"), 16384, NULL, &e, &err), 0);
+    assert_true(e.fits);
+    assert_true(e.goodput > 0.88 && e.goodput < 0.93);
+    /* hint rate helper */
+    double r;
+    assert_int_equal(
+        dr_perfmodel_hint_rate(7e9, DR_PREC_BF16, 8, gpu("H100"), NULL, &r, NULL, &err), 0);
+    assert_true(r > 10000 && r < 200000);
+    assert_int_equal(dr_perfmodel_hint_rate(-1, DR_PREC_BF16, 8, gpu("H100"), NULL, &r, NULL, &err),
+                     DR_EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_zero_paper),   cmocka_unit_test(test_activation_formulas),
+        cmocka_unit_test(test_kv_cache),     cmocka_unit_test(test_fit),
+        cmocka_unit_test(test_precision),    cmocka_unit_test(test_monotonic),
+        cmocka_unit_test(test_topology),     cmocka_unit_test(test_arch),
+        cmocka_unit_test(test_serve),        cmocka_unit_test(test_net_from_cluster),
+        cmocka_unit_test(test_hint_classes), cmocka_unit_test(test_sanity),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,461 @@
+/* test_plan.c - the planner: parsers (counts, durations, model specs,
+ * presets), the choice per GPU type (deadline, budget, knee), ranking, the
+ * exact configuration first, the JSON interface other tools rely on, the SVG
+ * chart, and every "bad input" explanation. */
+#include "testutil.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "drover/plan.h"
+
+static dr_catalog_t cat;
+
+static int setup(void **state)
+{
+    (void)state;
+    dr_err_t err = {0};
+    return dr_catalog_builtin(&cat, &err);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    dr_catalog_free(&cat);
+    return 0;
+}
+
+static void test_parse_count(void **state)
+{
+    (void)state;
+    struct {
+        const char *s;
+        double v;
+    } ok[] = {{"7B", 7e9},  {"7b", 7e9},  {"1.5T", 1.5e12}, {"300M", 3e8}, {"2k", 2e3},
+              {"1e9", 1e9}, {" 42 ", 42}, {"70G", 7e10},    {"0", 0},      {"3P", 3e15}};
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        double v = -1;
+        assert_int_equal(dr_plan_parse_count(ok[i].s, &v), 0);
+        assert_true(fabs(v - ok[i].v) <= 1e-9 * ok[i].v);
+    }
+    const char *bad[] = {"", "abc", "-5", "7X", "inf", "nan", "7BB", "1e999", NULL};
+    for (size_t i = 0; bad[i]; i++) {
+        double v;
+        assert_int_equal(dr_plan_parse_count(bad[i], &v), DR_EINVAL);
+    }
+    assert_int_equal(dr_plan_parse_count(NULL, &(double){0}), DR_EINVAL);
+}
+
+static void test_parse_duration(void **state)
+{
+    (void)state;
+    struct {
+        const char *s;
+        double v;
+    } ok[] = {{"30d", 30 * 86400.0},      {"4w", 28 * 86400.0}, {"18mo", 18 * 30.4375 * 86400},
+              {"2y", 2 * 365.25 * 86400}, {"36h", 36 * 3600.0}, {"200ms", 0.2},
+              {"1:30:00", 5400},          {"90", 90},           {"2-12:00:00", 216000}};
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        double v = -1;
+        assert_int_equal(dr_plan_parse_duration(ok[i].s, &v), 0);
+        assert_true(fabs(v - ok[i].v) <= 1e-9 * ok[i].v);
+    }
+    double v;
+    assert_int_equal(dr_plan_parse_duration("soon", &v), DR_EINVAL);
+    assert_int_equal(dr_plan_parse_duration("-3d", &v), DR_EINVAL);
+    assert_int_equal(dr_plan_parse_duration(NULL, &v), DR_EINVAL);
+}
+
+static void test_presets(void **state)
+{
+    (void)state;
+    const dr_plan_preset_t *a = dr_plan_preset_find("Llama-3.1-405B");
+    assert_non_null(a);
+    assert_string_equal(a->name, "llama-3.1-405b");
+    assert_ptr_equal(dr_plan_preset_find("llama3.1-405b"), a);
+    assert_ptr_equal(dr_plan_preset_find("LLAMA_3_1_405B"), NULL); /* "3.1" keeps its dot */
+    assert_non_null(dr_plan_preset_find("LLAMA_2_70B"));
+    assert_null(dr_plan_preset_find("llama-9-1b"));
+    assert_null(dr_plan_preset_find(""));
+    assert_null(dr_plan_preset_find(NULL));
+    size_t n;
+    const dr_plan_preset_t *all = dr_plan_presets(&n);
+    assert_true(n >= 15);
+    for (size_t i = 0; i < n; i++) {
+        assert_true(all[i].source && strlen(all[i].source) > 20);
+        assert_ptr_equal(dr_plan_preset_find(all[i].name), &all[i]);
+    }
+}
+
+static void test_model_parse(void **state)
+{
+    (void)state;
+    dr_perfmodel_arch_t a;
+    dr_err_t err;
+    assert_int_equal(dr_plan_model_parse("llama-2-7b,seq=8192", &a, &err), 0);
+    assert_int_equal(a.seq_len, 8192);
+    assert_true(a.params == 6.74e9);
+    assert_int_equal(dr_plan_model_parse(
+                         "layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,vocab=128256,glu=1,"
+                         "untied=1",
+                         &a, &err),
+                     0);
+    assert_true(fabs(a.params - 70.6e9) < 1e9);
+    tu_assert_contains(a.name, "custom 80x8192");
+    assert_int_equal(dr_plan_model_parse("70B", &a, &err), 0);
+    assert_true(a.params == 70e9);
+    assert_true(a.layers > 0 && a.hidden > 0);
+    /* a preset whose shape is changed loses its published count */
+    assert_int_equal(dr_plan_model_parse("llama-2-7b,layers=64", &a, &err), 0);
+    assert_true(a.params > 12e9);
+
+    assert_int_equal(dr_plan_model_parse("nosuch", &a, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "unknown model 'nosuch'");
+    tu_assert_contains(err.msg, "llama-3-70b");
+    assert_int_equal(dr_plan_model_parse("llama-2-7b,foo=1", &a, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "unknown key 'foo'");
+    assert_int_equal(dr_plan_model_parse("layers=abc,hidden=4096", &a, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "layers: 'abc'");
+    assert_int_equal(dr_plan_model_parse("llama-2-7b,", &a, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "trailing");
+    assert_int_equal(dr_plan_model_parse("llama-2-7b,gpt3", &a, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "not key=value");
+    assert_int_equal(dr_plan_model_parse("glu=maybe", &a, &err), DR_EINVAL);
+    assert_int_equal(dr_plan_model_parse("", &a, &err), DR_EINVAL);
+    assert_int_equal(dr_plan_model_parse("hidden=100,heads=64,layers=2", &a, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "not a multiple");
+}
+
+static dr_plan_req_t train_req(const char *model, double tokens)
+{
+    dr_plan_req_t r;
+    dr_plan_req_init(&r, DR_PLAN_TRAIN);
+    dr_err_t err;
+    assert_int_equal(dr_plan_model_parse(model, &r.train.arch, &err), 0);
+    r.train.tokens = tokens;
+    return r;
+}
+
+static void test_train_plan(void **state)
+{
+    (void)state;
+    dr_err_t err;
+    dr_plan_result_t res;
+    /* a deadline: every option that meets it is ranked by cost */
+    dr_plan_req_t r = train_req("llama-2-7b", 2e12);
+    r.deadline_s = 30 * 86400;
+    assert_int_equal(dr_plan_run(&r, &cat, &res, &err), 0);
+    assert_true(res.n >= 10);
+    assert_true(res.any_meets);
+    double prev = 0;
+    bool in_meets = true;
+    for (size_t i = 0; i < res.n; i++) {
+        const dr_plan_option_t *o = &res.opts[i];
+        if (!(o->fits && o->meets)) {
+            in_meets = false;
+            continue;
+        }
+        assert_true(in_meets); /* meeting options come first */
+        assert_true(o->wall_s <= r.deadline_s);
+        if (isfinite(o->cost_usd)) {
+            assert_true(o->cost_usd >= prev);
+            prev = o->cost_usd;
+        }
+        assert_true(o->ncurve >= 1);
+    }
+    /* the 6ND figure */
+    assert_true(fabs(res.train_flops - 6 * 6.74e9 * 2e12) < 1e15);
+    tu_assert_contains(res.explanation, "Cheapest choice");
+    dr_plan_result_free(&res);
+
+    /* an exact configuration comes first and is evaluated at that count */
+    r = train_req("llama-2-7b", 2e12);
+    snprintf(r.gpu, sizeof r.gpu, "H100");
+    r.gpus = 256;
+    assert_int_equal(dr_plan_run(&r, &cat, &res, &err), 0);
+    assert_true(res.opts[0].exact);
+    assert_int_equal(res.opts[0].gpus, 256);
+    assert_string_equal(res.opts[0].gpu, "H100-SXM-80GB");
+    assert_true(res.opts[0].fits);
+    assert_int_equal(res.opts[0].nodes, 32);
+    assert_int_equal(res.opts[0].verdict, DR_VERDICT_MULTI_NODE);
+    assert_true(fabs(res.opts[0].cost_usd - res.opts[0].gpu_hours * 6.88) <
+                1e-6 * res.opts[0].cost_usd);
+    assert_true(res.opts[0].energy_kwh > 0);
+    tu_assert_contains(res.explanation, "Requested: 256 x H100-SXM-80GB");
+
+    /* the JSON interface */
+    char *js = dr_plan_json(&r, &res);
+    assert_non_null(js);
+    json_error_t je;
+    json_t *root = json_loads(js, 0, &je);
+    assert_non_null(root);
+    json_t *o0 = json_array_get(json_object_get(root, "options"), 0);
+    assert_non_null(o0);
+    const char *keys[] = {"wall_time_s",
+                          "gpu_hours",
+                          "cost_usd",
+                          "energy_kwh",
+                          "achieved_tflops_per_gpu",
+                          "mfu",
+                          "memory_per_gpu_gb",
+                          "fits",
+                          "layout",
+                          "gpu",
+                          "gpus",
+                          "verdict"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+        assert_non_null(json_object_get(o0, keys[i]));
+    assert_true(json_is_true(json_object_get(o0, "exact")));
+    assert_int_equal(json_integer_value(json_object_get(o0, "gpus")), 256);
+    json_t *lay = json_object_get(o0, "layout");
+    assert_int_equal(json_integer_value(json_object_get(lay, "tp")) *
+                         json_integer_value(json_object_get(lay, "pp")) *
+                         json_integer_value(json_object_get(lay, "dp")),
+                     256);
+    assert_true(json_real_value(json_object_get(o0, "mfu")) > 0.2);
+    assert_string_equal(json_string_value(json_object_get(root, "kind")), "train");
+    assert_true(json_is_string(json_object_get(root, "explanation")));
+    json_decref(root);
+    free(js);
+    char *svg = dr_plan_svg(&r, &res);
+    assert_non_null(svg);
+    tu_assert_contains(svg, "<svg");
+    tu_assert_contains(svg, "</svg>");
+    tu_assert_contains(svg, "H100-SXM-80GB");
+    tu_assert_contains(svg, "<polyline");
+    free(svg);
+    dr_plan_result_free(&res);
+
+    /* a configuration that does not fit is explained, with alternatives */
+    r = train_req("13B", 500e9);
+    snprintf(r.gpu, sizeof r.gpu, "H100");
+    r.gpus = 1;
+    assert_int_equal(dr_plan_run(&r, &cat, &res, &err), 0);
+    assert_true(res.opts[0].exact);
+    assert_false(res.opts[0].fits);
+    tu_assert_contains(res.opts[0].note, "GB per GPU");
+    tu_assert_contains(res.explanation, "cannot run it");
+    js = dr_plan_json(&r, &res);
+    root = json_loads(js, 0, &je);
+    o0 = json_array_get(json_object_get(root, "options"), 0);
+    assert_true(json_is_false(json_object_get(o0, "fits")));
+    assert_true(json_is_null(json_object_get(o0, "wall_time_s")));
+    json_decref(root);
+    free(js);
+    dr_plan_result_free(&res);
+
+    /* a GPU budget: the fastest within it */
+    r = train_req("llama-2-7b", 2e12);
+    r.max_gpus = 64;
+    r.types[0] = "H100";
+    r.types[1] = "A100";
+    r.ntypes = 2;
+    assert_int_equal(dr_plan_run(&r, &cat, &res, &err), 0);
+    assert_int_equal(res.n, 2);
+    for (size_t i = 0; i < res.n; i++)
+        assert_int_equal(res.opts[i].gpus, 64);
+    dr_plan_result_free(&res);
+
+    /* no deadline: the knee, never wasteful */
+    r = train_req("gpt-3-1.3b", 26e9);
+    r.types[0] = "H100";
+    r.ntypes = 1;
+    assert_int_equal(dr_plan_run(&r, &cat, &res, &err), 0);
+    const dr_plan_option_t *k = &res.opts[0];
+    double minc = INFINITY;
+    for (size_t i = 0; i < k->ncurve; i++)
+        minc = fmin(minc, k->curve[i].gpus * k->curve[i].wall_s);
+    assert_true(k->gpus * k->wall_s <= 1.1 * minc * (1 + 1e-9));
+    dr_plan_result_free(&res);
+
+    /* a deadline nobody meets: the fastest, marked */
+    r = train_req("llama-2-70b", 2e12);
+    r.deadline_s = 3600;
+    r.types[0] = "A100";
+    r.ntypes = 1;
+    assert_int_equal(dr_plan_run(&r, &cat, &res, &err), 0);
+    assert_false(res.any_meets);
+    assert_false(res.opts[0].meets);
+    tu_assert_contains(res.opts[0].note, "misses the deadline");
+    tu_assert_contains(res.explanation, "Fastest possible");
+    dr_plan_result_free(&res);
+}
+
+static void test_bad_input(void **state)
+{
+    (void)state;
+    dr_err_t err;
+    dr_plan_result_t res;
+    dr_plan_req_t r = train_req("llama-2-7b", 0);
+    assert_int_equal(dr_plan_run(&r, &cat, &res, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "positive number of tokens");
+    /* a model larger than any cluster */
+    r = train_req("20T", 1e12);
+    r.max_gpus = 64;
+    assert_int_equal(dr_plan_run(&r, &cat, &res, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "is larger than the GPU budget allows");
+    tu_assert_contains(err.msg, "320 TB of model state");
+    r = train_req("1e15", 1e12);
+    assert_int_equal(dr_plan_run(&r, &cat, &res, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "does not fit any cluster the planner considers");
+    /* contradictions */
+    r = train_req("llama-2-7b", 1e12);
+    r.gpus = 128;
+    r.max_gpus = 64;
+    assert_int_equal(dr_plan_run(&r, &cat, &res, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "contradicts the GPU budget");
+    r.max_gpus = 0;
+    r.gpus = DR_PLAN_MAX_GPUS + 1;
+    assert_int_equal(dr_plan_run(&r, &cat, &res, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "largest cluster");
+    r.gpus = 0;
+    snprintf(r.gpu, sizeof r.gpu, "H10");
+    assert_int_equal(dr_plan_run(&r, &cat, &res, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "unknown GPU type 'H10'");
+    r.gpu[0] = '\0';
+    r.types[0] = "nope";
+    r.ntypes = 1;
+    assert_int_equal(dr_plan_run(&r, &cat, &res, &err), DR_EINVAL);
+    r.ntypes = 0;
+    r.deadline_s = -1;
+    assert_int_equal(dr_plan_run(&r, &cat, &res, &err), DR_EINVAL);
+
+    /* serving: a latency below one forward pass */
+    dr_plan_req_t s;
+    dr_plan_req_init(&s, DR_PLAN_SERVE);
+    assert_int_equal(dr_plan_model_parse("llama-3-70b", &s.serve.arch, &err), 0);
+    s.rate_rps = 10;
+    s.serve.prompt_tokens = 2048;
+    s.serve.output_tokens = 256;
+    s.ttft_s = 0.001;
+    assert_int_equal(dr_plan_run(&s, &cat, &res, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "below the physical floor");
+    tu_assert_contains(err.msg, "forward pass over a 2048-token prompt");
+    s.ttft_s = 0;
+    s.tpot_s = 1e-5;
+    assert_int_equal(dr_plan_run(&s, &cat, &res, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "reads all the weights");
+    s.tpot_s = 0;
+    s.latency_s = 0.01;
+    assert_int_equal(dr_plan_run(&s, &cat, &res, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "decode steps");
+    s.latency_s = 0;
+    s.rate_rps = -1;
+    assert_int_equal(dr_plan_run(&s, &cat, &res, &err), DR_EINVAL);
+    s.rate_rps = 1;
+    s.serve.output_tokens = 0;
+    assert_int_equal(dr_plan_run(&s, &cat, &res, &err), DR_EINVAL);
+
+    /* arrays: a deadline shorter than one task, memory nobody has */
+    dr_plan_req_t a;
+    dr_plan_req_init(&a, DR_PLAN_ARRAY);
+    a.tasks = 100;
+    a.task_gpu_s = 3600;
+    snprintf(a.ref_gpu, sizeof a.ref_gpu, "A100");
+    a.deadline_s = 60;
+    assert_int_equal(dr_plan_run(&a, &cat, &res, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "shorter than one task");
+    a.deadline_s = 0;
+    a.task_mem_gb = 1000;
+    assert_int_equal(dr_plan_run(&a, &cat, &res, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "1000.0 GB of GPU memory");
+    a.task_mem_gb = 0;
+    a.ref_gpu[0] = '\0';
+    assert_int_equal(dr_plan_run(&a, &cat, &res, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "--ref-gpu");
+    snprintf(a.ref_gpu, sizeof a.ref_gpu, "A100");
+    a.tasks = 0;
+    assert_int_equal(dr_plan_run(&a, &cat, &res, &err), DR_EINVAL);
+    a.tasks = 10;
+    a.task_gpu_s = 0;
+    assert_int_equal(dr_plan_run(&a, &cat, &res, &err), DR_EINVAL);
+}
+
+static void test_serve_plan(void **state)
+{
+    (void)state;
+    dr_err_t err;
+    dr_plan_result_t res;
+    dr_plan_req_t s;
+    dr_plan_req_init(&s, DR_PLAN_SERVE);
+    assert_int_equal(dr_plan_model_parse("llama-3-8b", &s.serve.arch, &err), 0);
+    s.serve.prompt_tokens = 1000;
+    s.serve.output_tokens = 200;
+    s.ttft_s = 0.5;
+    s.types[0] = "H100";
+    s.ntypes = 1;
+    s.rate_rps = 1;
+    assert_int_equal(dr_plan_run(&s, &cat, &res, &err), 0);
+    uint32_t few = res.opts[0].replicas;
+    assert_true(res.opts[0].fits && res.opts[0].meets);
+    assert_true(res.opts[0].serve.ttft_s <= 0.5);
+    assert_int_equal(res.opts[0].verdict, DR_VERDICT_SINGLE_GPU);
+    dr_plan_result_free(&res);
+    s.rate_rps = 200;
+    assert_int_equal(dr_plan_run(&s, &cat, &res, &err), 0);
+    assert_true(res.opts[0].replicas > few);
+    assert_true(res.opts[0].replicas * res.opts[0].serve.requests_per_s >= 200);
+    char *js = dr_plan_json(&s, &res);
+    json_error_t je;
+    json_t *root = json_loads(js, 0, &je);
+    json_t *o0 = json_array_get(json_object_get(root, "options"), 0);
+    assert_non_null(json_object_get(o0, "cost_usd_per_hour"));
+    assert_non_null(json_object_get(o0, "ttft_s"));
+    assert_true(json_is_true(json_object_get(o0, "meets_slo")));
+    json_decref(root);
+    free(js);
+    dr_plan_result_free(&res);
+}
+
+static void test_array_plan(void **state)
+{
+    (void)state;
+    dr_err_t err;
+    dr_plan_result_t res;
+    dr_plan_req_t a;
+    dr_plan_req_init(&a, DR_PLAN_ARRAY);
+    a.tasks = 1000;
+    a.task_gpu_s = 600;
+    snprintf(a.ref_gpu, sizeof a.ref_gpu, "A100");
+    a.deadline_s = 3600;
+    a.types[0] = "A100";
+    a.types[1] = "H100";
+    a.ntypes = 2;
+    assert_int_equal(dr_plan_run(&a, &cat, &res, &err), 0);
+    for (size_t i = 0; i < res.n; i++) {
+        const dr_plan_option_t *o = &res.opts[i];
+        assert_true(o->fits && o->meets);
+        assert_true(o->wall_s <= 3600);
+        assert_true((double)o->waves * o->gpus >= 1000);
+        if (strcmp(o->gpu, "A100-80GB-SXM") == 0) {
+            assert_true(fabs(o->task_s - 600) < 1e-9);
+            assert_int_equal(o->gpus, 167); /* 6 tasks per GPU in an hour */
+        } else {
+            assert_true(o->task_s < 600);
+        }
+    }
+    /* memory-bound tasks scale with HBM bandwidth */
+    a.memory_bound = true;
+    dr_plan_result_t m;
+    assert_int_equal(dr_plan_run(&a, &cat, &m, &err), 0);
+    for (size_t i = 0; i < m.n; i++)
+        if (strcmp(m.opts[i].gpu, "H100-SXM-80GB") == 0)
+            assert_true(fabs(m.opts[i].task_s - 600 * 2.039 / 3.35) < 1e-6);
+    dr_plan_result_free(&m);
+    dr_plan_result_free(&res);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_count), cmocka_unit_test(test_parse_duration),
+        cmocka_unit_test(test_presets),     cmocka_unit_test(test_model_parse),
+        cmocka_unit_test(test_train_plan),  cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_serve_plan),  cmocka_unit_test(test_array_plan),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

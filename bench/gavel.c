@@ -48,7 +48,8 @@ static int run(const char *policy, double rate, uint64_t seed, bool multi, res_t
     dr_workload_init(&wl);
     dr_err_t err;
     dr_gavel_gen_opts_t go = {.jobs_per_hr = rate, .seed = seed, .njobs = 5200, .multi_gpu = multi};
-    if (dr_workload_gavel(&wl, &go, &err) != 0 || dr_workload_bind(&wl, &cluster, false, &err) != 0) {
+    if (dr_workload_gavel(&wl, &go, &err) != 0 ||
+        dr_workload_bind(&wl, &cluster, false, &err) != 0) {
         fprintf(stderr, "%s\n", err.msg);
         exit(1);
     }
@@ -85,8 +86,8 @@ static bool have_pub;
 static void load_published(const char *shared)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/data/reference/published/gavel_simulator_runs_36v100_36p100_36k80.csv",
-             shared);
+    snprintf(path, sizeof path,
+             "%s/data/reference/published/gavel_simulator_runs_36v100_36p100_36k80.csv", shared);
     FILE *f = fopen(path, "r");
     if (!f)
         return;
@@ -131,8 +132,7 @@ static void variant(bool multi, const uint64_t *seeds, size_t nseeds, const char
             if (seeds[s] <= 1)
                 lb01 += R[ri][0][s].lb / 2;
         }
-        printf("### %.1f jobs/hr (lower bound: %.2f h on all seeds%s)\n\n", RATES[ri], lball,
-               "");
+        printf("### %.1f jobs/hr (lower bound: %.2f h on all seeds%s)\n\n", RATES[ri], lball, "");
         printf("| policy | published (seeds 0,1) | ours seeds 0,1 | ours, all seeds | p99 JCT h | "
                "window makespan h | p99 slowdown (max over seeds) | max FTF | wall s (max) |\n");
         printf("|---|---|---|---|---|---|---|---|---|\n");
@@ -185,20 +185,22 @@ static void variant(bool multi, const uint64_t *seeds, size_t nseeds, const char
                     best_pub = published[ri][p];
         printf("\n");
         if (have_pub && !multi && has01)
-            printf("- vs published (seeds 0,1): drover %.2f h, best Gavel policy %.2f h, lower bound "
-                   "%.2f h -> drover %s every published policy; gap to the lower bound closed: "
-                   "%.0f%%\n",
-                   dr_01, best_pub, lb01, dr_01 < best_pub ? "beats" : "DOES NOT beat",
-                   100 * (best_pub - dr_01) / (best_pub - lb01));
-        printf("- vs our reimplementations (all seeds): drover %.2f h, best %.2f h, lower bound %.2f "
-               "h -> %s; gap closed: %.0f%%\n",
-               dr_all, best_reimpl, lball, dr_all < best_reimpl ? "beats every one" : "DOES NOT beat",
-               100 * (best_reimpl - dr_all) / (best_reimpl - lball));
+            printf(
+                "- vs published (seeds 0,1): drover %.2f h, best Gavel policy %.2f h, lower bound "
+                "%.2f h -> drover %s every published policy; gap to the lower bound closed: "
+                "%.0f%%\n",
+                dr_01, best_pub, lb01, dr_01 < best_pub ? "beats" : "DOES NOT beat",
+                100 * (best_pub - dr_01) / (best_pub - lb01));
+        printf(
+            "- vs our reimplementations (all seeds): drover %.2f h, best %.2f h, lower bound %.2f "
+            "h -> %s; gap closed: %.0f%%\n",
+            dr_all, best_reimpl, lball, dr_all < best_reimpl ? "beats every one" : "DOES NOT beat",
+            100 * (best_reimpl - dr_all) / (best_reimpl - lball));
         int worse = 0;
         for (size_t s = 0; s < nseeds; s++)
             worse += dr_sd[s] > las_sd[s] + 1e-9;
-        printf("- p99 slowdown: drover <= LAS_perf on %zu of %zu seeds\n\n",
-               nseeds - (size_t)worse, nseeds);
+        printf("- p99 slowdown: drover <= LAS_perf on %zu of %zu seeds\n\n", nseeds - (size_t)worse,
+               nseeds);
     }
 }
 

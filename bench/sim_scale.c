@@ -7,7 +7,10 @@
  * machine; pass cost no worse than linear in the queue length.
  *
  * usage: sim_scale [--jobs N] [--nodes N] [--load X] [--seed N]
- *                  [--policies a,b] [--queues 1000,10000,100000] [--skip-replay] */
+ *                  [--policies a,b] [--queues 1000,10000,100000] [--skip-replay]
+ *                  [--leaf N]
+ * --leaf N puts the nodes on a switch tree (leaves of N nodes, spines of 32
+ * leaves, one core) to measure what topology-aware placement costs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +34,10 @@ static double now_s(void)
 static const char *const TYPES[] = {"A100-80GB-SXM", "H100-SXM-80GB", "L40S-48GB", "MI300X-192GB"};
 static const double SHARE[] = {0.4, 0.3, 0.2, 0.1};
 
-/* The cluster as an admin would write it: one NodeName line per type. */
+static size_t leaf_size; /* --leaf: nodes per leaf switch, 0 = no topology */
+
+/* The cluster as an admin would write it: one NodeName line per type (and
+ * with --leaf, SwitchName lines for a leaf/spine/core tree). */
 static void build_cluster(dr_cluster_t *c, size_t nodes)
 {
     dr_catalog_t cat;
@@ -40,20 +46,36 @@ static void build_cluster(dr_cluster_t *c, size_t nodes)
         fprintf(stderr, "%s\n", err.msg);
         exit(1);
     }
-    char conf[2048];
+    size_t nleaves = leaf_size ? (nodes + leaf_size - 1) / leaf_size : 0;
+    size_t cap = 2048 + 96 * (nleaves + nleaves / 32 + 2);
+    char *conf = malloc(cap);
     size_t n = 0, first = 1;
     for (size_t t = 0; t < 4; t++) {
         size_t k = t == 3 ? nodes - (first - 1) : (size_t)(SHARE[t] * (double)nodes);
-        n += (size_t)snprintf(conf + n, sizeof conf - n,
+        n += (size_t)snprintf(conf + n, cap - n,
                               "NodeName=g[%06zu-%06zu] Gpus=%s:8 Cpus=128 MemGB=1024\n", first,
                               first + k - 1, TYPES[t]);
         first += k;
     }
+    for (size_t l = 0; l < nleaves; l++) {
+        size_t last = (l + 1) * leaf_size < nodes ? (l + 1) * leaf_size : nodes;
+        n += (size_t)snprintf(conf + n, cap - n, "SwitchName=leaf%zu Nodes=g[%06zu-%06zu]\n", l,
+                              l * leaf_size + 1, last);
+    }
+    for (size_t s = 0; s * 32 < nleaves; s++) {
+        size_t last = s * 32 + 31 < nleaves ? s * 32 + 31 : nleaves - 1;
+        n += (size_t)snprintf(conf + n, cap - n, "SwitchName=spine%zu Switches=leaf[%zu-%zu]\n", s,
+                              s * 32, last);
+    }
+    if (nleaves)
+        n += (size_t)snprintf(conf + n, cap - n, "SwitchName=core Switches=spine[0-%zu]\n",
+                              (nleaves - 1) / 32);
     dr_cluster_init(c);
     if (dr_config_parse(c, &cat, "sim_scale.conf", conf, n, &err) != 0) {
         fprintf(stderr, "%s\n", err.msg);
         exit(1);
     }
+    free(conf);
     dr_catalog_free(&cat);
 }
 
@@ -277,15 +299,21 @@ int main(int argc, char **argv)
             snprintf(queues, sizeof queues, "%s", argv[++i]);
         else if (!strcmp(argv[i], "--skip-replay"))
             skip_replay = 1;
+        else if (!strcmp(argv[i], "--leaf") && i + 1 < argc)
+            leaf_size = strtoull(argv[++i], NULL, 10);
         else {
             fprintf(stderr, "usage: sim_scale [--jobs N] [--nodes N] [--load X] [--seed N] "
-                            "[--policies a,b] [--queues 1000,10000] [--skip-replay]\n");
+                            "[--policies a,b] [--queues 1000,10000] [--skip-replay] "
+                            "[--leaf N]\n");
             return 2;
         }
     }
     printf("# sim_scale: %zu jobs, %zu nodes x 8 GPUs (40%% A100, 30%% H100, 20%% L40S, 10%% "
-           "MI300X), offered load %.2f, seed %llu\n\n",
+           "MI300X), offered load %.2f, seed %llu\n",
            jobs, nodes, load, (unsigned long long)seed);
+    if (leaf_size)
+        printf("# switch tree: leaves of %zu nodes, spines of 32 leaves, one core\n", leaf_size);
+    printf("\n");
     int rc = 0;
     if (!skip_replay) {
         printf("## Full replay (each policy in its own process; target < 20 s, < 2048 MB)\n\n");

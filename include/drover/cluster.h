@@ -25,9 +25,10 @@
 
 typedef enum dr_node_state {
     DR_NODE_UP = 0,
-    DR_NODE_DOWN,  /* lost or failed: nothing may run, running jobs are requeued */
-    DR_NODE_DRAIN, /* running jobs finish, nothing new starts */
-    DR_NODE_CLOUD  /* elastic pool node not provisioned yet */
+    DR_NODE_DOWN,        /* lost or failed: nothing may run, running jobs are requeued */
+    DR_NODE_DRAIN,       /* running jobs finish, nothing new starts */
+    DR_NODE_CLOUD,       /* elastic pool node not provisioned yet */
+    DR_NODE_PROVISIONING /* elastic pool node requested, not up yet (billed, not usable) */
 } dr_node_state_t;
 
 typedef struct dr_node {
@@ -72,6 +73,14 @@ typedef struct dr_pool {
     uint32_t first_node;          /* pool nodes are nodes[first_node .. +max_nodes) */
 } dr_pool_t;
 
+/* A data shard (an input file set such as a video segment) and the nodes
+ * holding a copy on local storage, so tasks reading it can go there. */
+typedef struct dr_shard {
+    char *name;
+    uint32_t *nodes; /* ascending node indices */
+    uint32_t n, cap;
+} dr_shard_t;
+
 struct dr_cluster_index;
 
 typedef struct dr_cluster {
@@ -87,6 +96,8 @@ typedef struct dr_cluster {
     size_t nnvl, nvl_cap;
     dr_pool_t *pools;
     size_t npools, pools_cap;
+    dr_shard_t *shards; /* names interned with the index, like switches */
+    size_t nshards, shards_cap;
 
     /* totals, maintained by the ledger */
     uint64_t gpus_of_type[DR_MAX_GPU_TYPES];       /* GPUs on UP/DRAIN nodes */
@@ -115,6 +126,14 @@ int dr_cluster_add_node(dr_cluster_t *c, const char *name, int type, uint16_t ng
                         uint32_t cpu_milli, uint64_t mem_mb, dr_err_t *err);
 int dr_cluster_find_node(const dr_cluster_t *c, const char *name); /* -1 */
 int dr_cluster_add_pool(dr_cluster_t *c, const dr_pool_t *p, dr_err_t *err);
+/* Data shards: find or add one by name (returns its id), find one (-1),
+ * and record that a node holds / no longer holds a copy.  Holdings may
+ * change at any time (agents report them); placement reads them at once. */
+int dr_cluster_shard(dr_cluster_t *c, const char *name, dr_err_t *err);
+int dr_cluster_find_shard(const dr_cluster_t *c, const char *name);
+int dr_cluster_node_add_shard(dr_cluster_t *c, uint32_t node, uint32_t shard, dr_err_t *err);
+void dr_cluster_node_drop_shard(dr_cluster_t *c, uint32_t node, uint32_t shard);
+bool dr_node_has_shard(const dr_cluster_t *c, uint32_t node, uint32_t shard);
 /* Validate topology (no switch cycles, levels computed) and build the
  * placement index.  Must be called before placement or ledger use. */
 int dr_cluster_finalize(dr_cluster_t *c, dr_err_t *err);

@@ -50,13 +50,19 @@ typedef struct dr_job_req {
      * nodes == 0: "--gpus=N" shape: gpus_per_node counts *all* GPUs, spread
      * over as few nodes as placement can manage (cpu/mem are per node used). */
     uint32_t nodes;
-    uint32_t gpus_per_node;      /* 0 = CPU-only job */
-    uint32_t gpu_milli;          /* per GPU, 1..1000 */
+    uint32_t gpus_per_node; /* 0 = CPU-only job */
+    uint32_t gpu_milli;     /* per GPU, 1..1000 */
+    /* Input shard, bound to the cluster by dr_workload_bind: 0 = none,
+     * DR_SHARD_UNHELD = one no node holds, else 1 + the cluster's shard id
+     * (dr_cluster_shard).  Placement prefers nodes holding it. */
+    uint32_t shard;
     dr_typemask_t types;         /* allowed GPU types; 0 = any */
     double min_gpu_mem_gb;       /* 0 = no minimum */
     uint32_t cpu_milli_per_node; /* CPUs x 1000 */
     uint64_t mem_mb_per_node;
 } dr_job_req_t;
+
+#define DR_SHARD_UNHELD UINT32_MAX
 
 /* One placed GPU share: node index, GPU index on that node, milli taken.
  * A CPU-only job holds one slot per node with gpu = DR_NO_GPU, milli = 0. */
@@ -67,11 +73,24 @@ typedef struct dr_slot {
     uint16_t milli;
 } dr_slot_t;
 
+/* How close together an allocation's nodes are, nearest first (set by
+ * placement; a slowdown model for jobs that span nodes reads it). */
+typedef enum dr_locality {
+    DR_LOC_NODE = 0, /* one node (or no nodes) */
+    DR_LOC_NVLINK,   /* several nodes of one NVLink domain (an NVL72 rack) */
+    DR_LOC_LEAF,     /* several nodes under one leaf switch */
+    DR_LOC_TREE,     /* several leaf switches with a common ancestor (lca_level) */
+    DR_LOC_NETWORK,  /* several nodes without a common switch (or no topology) */
+    DR_LOC_N
+} dr_locality_t;
+
 typedef struct dr_alloc {
     dr_slot_t *slots; /* owned */
     uint32_t nslots;
     uint32_t nnodes;
-    uint16_t type; /* GPU type of every slot (gangs are homogeneous) */
+    uint16_t type;     /* GPU type of every slot (gangs are homogeneous) */
+    uint8_t locality;  /* dr_locality_t (set by placement) */
+    uint8_t lca_level; /* DR_LOC_TREE: level of the lowest common switch (1 = above leaves) */
     uint32_t cpu_milli_per_node;
     uint64_t mem_mb_per_node;
 } dr_alloc_t;
@@ -103,6 +122,9 @@ typedef struct dr_job {
      * runs at rate 1 everywhere, i.e. work is seconds).  work_done is exact
      * as of work_t; while running it grows at work_rate per second. */
     uint32_t perf_class;
+    /* Input shard by name: 0 = none, else 1 + its id in the workload's
+     * shard table (dr_workload_t.shards); req.shard is its cluster binding. */
+    uint32_t shard;
     double work_total;
     double work_done;
     dr_time_t work_t;

@@ -78,6 +78,20 @@ const dr_policy_ops_t *const *dr_policy_list(void);
 int dr_sched_decide_start(struct dr_sched *s, dr_job_t *j, dr_alloc_t *alloc);
 /* Preempt running job j: its resources are released at once. */
 int dr_sched_decide_preempt(struct dr_sched *s, dr_job_t *j, const char *why);
+/* Elastic pools (cluster->pools).  Ask for `nodes` more nodes of pool
+ * `pool`: the core picks that many of its CLOUD nodes (lowest index first),
+ * marks them PROVISIONING and lists them in the pass result; the driver
+ * brings each up (dr_sched_node_up) once the pool's provision delay has
+ * passed, and bills it from now on.  DR_EINVAL for a pool that does not
+ * exist, DR_ENOSPC when fewer than `nodes` CLOUD nodes are left (then
+ * nothing is requested). */
+int dr_sched_decide_provision(struct dr_sched *s, uint32_t pool, uint32_t nodes);
+/* Give a pool node back: an UP node that holds no job, or one still
+ * PROVISIONING.  It returns to CLOUD at once (placement no longer sees it)
+ * and is listed in the pass result for the driver to stop it and its bill.
+ * DR_EINVAL for a node outside every pool, DR_ESTATE when it still holds
+ * jobs or is not provisioned. */
+int dr_sched_decide_release(struct dr_sched *s, uint32_t node);
 
 /* What a pass did, for the driver to act on (launch, kill, set timers). */
 typedef struct dr_pass_result {
@@ -85,6 +99,11 @@ typedef struct dr_pass_result {
     size_t nstarted, started_cap;
     dr_job_t **preempted;
     size_t npreempted, preempted_cap;
+    /* pool nodes to provision / release (node indices, in decision order) */
+    uint32_t *provision;
+    size_t nprovision, provision_cap;
+    uint32_t *release;
+    size_t nrelease, release_cap;
     dr_time_t wake_at;
 } dr_pass_result_t;
 void dr_pass_result_free(dr_pass_result_t *r);
@@ -95,6 +114,11 @@ typedef struct dr_sched_opts {
     const dr_perf_view_t *perf; /* may be NULL */
     bool audit;                 /* check the ledger after every pass (slow; tests) */
     uint64_t seed;              /* handed to the policy (reproducible random choices) */
+    /* Optional: a factor applied to a job's rate when it starts on an
+     * allocation, e.g. dr_span_slowdown_factor (placement.h) to slow jobs
+     * that span nodes.  NULL = 1 (rates exactly as the perf table says). */
+    double (*rate_factor)(const void *ud, const dr_job_t *j, const dr_alloc_t *a);
+    const void *rate_factor_ud;
 } dr_sched_opts_t;
 
 typedef struct dr_sched dr_sched_t;
@@ -135,6 +159,9 @@ typedef struct dr_sched_stats {
     uint64_t passes;
     uint64_t jobs_considered;
     uint64_t starts, preemptions;
+    /* starts of tasks naming an input shard, and those placed on a node
+     * holding it (data locality) */
+    uint64_t shard_starts, locality_hits;
 } dr_sched_stats_t;
 const dr_sched_stats_t *dr_sched_stats(const dr_sched_t *s);
 

@@ -23,8 +23,9 @@ typedef struct dr_sim_opts {
     uint64_t seed;     /* failure injection and tie-breaks */
     bool audit;        /* verify ledger + invariants every pass (slow) */
     dr_time_t horizon; /* stop at this simulated time; 0 = run to the end */
-    /* Node failures: mean time between failures per node (0 = none) and
-     * repair time.  Jobs on a failed node are requeued from scratch. */
+    /* Node failures: mean time between failures per on-prem node (0 =
+     * none) and repair time.  Jobs on a failed node are requeued from
+     * scratch.  Elastic pool nodes fail by their pool's spot rate instead. */
     double node_mtbf_s;
     double node_repair_s;
     /* Stop as soon as every job with stop_first <= id <= stop_last has
@@ -34,6 +35,10 @@ typedef struct dr_sim_opts {
     /* Cost of a restart after a preemption: the job redoes this much work
      * time (lost progress since its last checkpoint plus restore). */
     double restart_overhead_s;
+    /* Cross-node slowdown for jobs whose perf class has no measured
+     * multi-node rate (placement.h); NULL = none, the default, so measured
+     * matrices such as Gavel's run exactly as measured. */
+    const dr_span_slowdown_t *span_slowdown;
     /* Called about every 1% of jobs finished; frac in [0,1]. */
     void (*progress)(void *ud, double frac);
     void *progress_ud;
@@ -50,6 +55,16 @@ typedef struct dr_sim_result {
     uint64_t events; /* discrete events processed */
     uint64_t node_failures;
     dr_time_t end_time; /* simulated time of the last event */
+    /* Elastic pools.  Billed: GPU-hours pool nodes were provisioning or up
+     * (until released, lost or the end of the run) and their price at the
+     * pool's rate (PricePerGpuHour, else the catalog's; NAN if neither is
+     * known).  Busy: the GPU-hours jobs held on pool nodes and those hours
+     * at catalog prices - already inside dr_report_t.cost_usd, which prices
+     * every job GPU-hour, so on-prem cost = cost_usd - cloud_busy_list_usd
+     * and the whole bill = that + cloud_cost_usd. */
+    double cloud_gpu_hours, cloud_cost_usd;
+    double cloud_busy_gpu_hours, cloud_busy_list_usd;
+    uint64_t provisions, releases, spot_losses;
 } dr_sim_result_t;
 
 /* Run wl (already bound to `cluster`) with one policy.  The cluster is

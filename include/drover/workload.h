@@ -30,6 +30,7 @@ typedef struct dr_workload {
     dr_perf_table_t perf;            /* class 0 = uniform; readers add classes */
     dr_strtab_t users;               /* job.user ids */
     dr_strtab_t accounts;            /* job.account ids */
+    dr_strtab_t shards;              /* job.shard - 1 ids (input shard names) */
     size_t skipped;                  /* malformed rows skipped (lenient) */
     char first_skip[DR_ERR_MSG_MAX]; /* message for the first skipped row */
 } dr_workload_t;
@@ -45,7 +46,9 @@ int dr_workload_add(dr_workload_t *wl, const dr_job_t *j, const char *typeset);
 int dr_workload_finish(dr_workload_t *wl, dr_err_t *err);
 /* Resolve type sets into each job's req.types for cluster c.  A name the
  * cluster does not know is an error naming the job, unless lenient (then
- * that name is ignored; a job left with no type can never run). */
+ * that name is ignored; a job left with no type can never run).  Input
+ * shards are resolved into req.shard (a shard no node holds is not an
+ * error: the task is placed round-robin). */
 int dr_workload_bind(dr_workload_t *wl, const dr_cluster_t *c, bool lenient, dr_err_t *err);
 
 typedef enum dr_trace_format {

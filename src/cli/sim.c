@@ -43,6 +43,9 @@ static void sim_usage(FILE *f)
             "  --policy A,B,...       policies to compare (NAME or NAME:key=val,...); see\n"
             "                         --list-policies\n"
             "  --placement S          best-fit (default) or first-fit\n"
+            "  --span-slowdown SPEC   slow jobs spanning nodes: 'default' (nvlink=1,leaf=0.9,\n"
+            "                         tree=0.8,network=0.7) or KEY=FACTOR,... over it (off\n"
+            "                         by default; see docs/scheduling.md)\n"
             "  --seed N               seed for failure injection (default 0)\n"
             "  --json                 print {\"policies\": [...]} instead of a table\n"
             "  --plot DIR             write utilisation, queue and JCT-CDF charts (SVG) to DIR\n"
@@ -126,6 +129,9 @@ static char *augment_json(const char *json, const double *wall, size_t n, size_t
         json_object_set_new(o, "sim_wall_s", json_real(wall[i]));
         json_object_set_new(o, "sched_passes", json_integer((json_int_t)res[i].stats.passes));
         json_object_set_new(o, "node_failures", json_integer((json_int_t)res[i].node_failures));
+        json_object_set_new(o, "shard_starts", json_integer((json_int_t)res[i].stats.shard_starts));
+        json_object_set_new(o, "locality_hits",
+                            json_integer((json_int_t)res[i].stats.locality_hits));
         json_object_set_new(o, "lower_bound_avg_jct_s", jnum(win[i].lower_bound_avg_jct_s));
         json_object_set_new(o, "avg_slowdown", jnum(win[i].avg_slowdown));
         json_object_set_new(o, "p99_slowdown", jnum(win[i].p99_slowdown));
@@ -133,6 +139,16 @@ static char *augment_json(const char *json, const double *wall, size_t n, size_t
         json_object_set_new(o, "avg_ftf", jnum(win[i].avg_ftf));
         json_object_set_new(o, "max_ftf", jnum(win[i].max_ftf));
         json_object_set_new(o, "window_makespan_s", jnum(win[i].makespan_s));
+        /* elastic pools: the bill, and the whole bill with on-prem GPU-hours
+         * at catalog prices (cost_usd prices jobs' hours on pool nodes too) */
+        json_t *cu = json_object_get(o, "cost_usd");
+        double onprem =
+            (json_is_number(cu) ? json_number_value(cu) : NAN) - res[i].cloud_busy_list_usd;
+        json_object_set_new(o, "cloud_cost_usd", jnum(res[i].cloud_cost_usd));
+        json_object_set_new(o, "cloud_gpu_hours", jnum(res[i].cloud_gpu_hours));
+        json_object_set_new(o, "cloud_nodes_provisioned",
+                            json_integer((json_int_t)res[i].provisions));
+        json_object_set_new(o, "total_cost_usd", jnum(onprem + res[i].cloud_cost_usd));
     }
     json_object_set_new(root, "trace_rows_skipped", json_integer((json_int_t)skipped));
     char *out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
@@ -152,6 +168,7 @@ int cli_sim(int argc, char **argv)
     dr_trace_opts_t to;
     dr_trace_opts_default(&to);
     bool json = false, quiet = false;
+    dr_span_slowdown_t span;
     enum {
         O_PLACEMENT = 256,
         O_LENIENT,
@@ -171,7 +188,8 @@ int cli_sim(int argc, char **argv)
         O_WINDOW,
         O_MULTI,
         O_RESTART,
-        O_STEADY
+        O_STEADY,
+        O_SPAN
     };
     const char *workload = NULL;
     double rate = 0;
@@ -204,6 +222,7 @@ int cli_sim(int argc, char **argv)
         {"multi-gpu", no_argument, 0, O_MULTI},
         {"steady-state", no_argument, 0, O_STEADY},
         {"restart-overhead", required_argument, 0, O_RESTART},
+        {"span-slowdown", required_argument, 0, O_SPAN},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -291,6 +310,13 @@ int cli_sim(int argc, char **argv)
                 return cli_usage_error("--restart-overhead: '%s' is not a duration", optarg);
             so.restart_overhead_s = dr_time_to_s(d);
             break;
+        case O_SPAN: {
+            dr_err_t serr;
+            if (dr_span_slowdown_parse(optarg, &span, &serr) != 0)
+                return cli_usage_error("--span-slowdown: %s", serr.msg);
+            so.span_slowdown = &span;
+            break;
+        }
         case O_QUIET: quiet = true; break;
         case O_LISTP:
             for (const dr_policy_ops_t *const *p = dr_policy_list(); *p; p++)
@@ -476,6 +502,25 @@ int cli_sim(int argc, char **argv)
             fputs(t, stdout);
         free(t);
         print_window_table(reps, win, nrep, have_window);
+        if (cluster.npools) {
+            printf("\n%-24s", "cloud (elastic pools)");
+            for (size_t i = 0; i < nrep; i++)
+                printf("  %12s", reps[i].policy);
+            printf("\n%-24s", "nodes provisioned");
+            for (size_t i = 0; i < nrep; i++)
+                printf("  %12llu", (unsigned long long)res[i].provisions);
+            printf("\n%-24s", "cloud GPU-hours billed");
+            for (size_t i = 0; i < nrep; i++)
+                printf("  %12.1f", res[i].cloud_gpu_hours);
+            printf("\n%-24s", "cloud cost");
+            for (size_t i = 0; i < nrep; i++)
+                printf("  %11.2f$", res[i].cloud_cost_usd);
+            printf("\n%-24s", "total cost");
+            for (size_t i = 0; i < nrep; i++)
+                printf("  %11.2f$",
+                       reps[i].cost_usd - res[i].cloud_busy_list_usd + res[i].cloud_cost_usd);
+            printf("\n");
+        }
         if (wl.skipped)
             printf("\n%zu malformed trace rows were skipped (--lenient).\n", wl.skipped);
     }

@@ -25,6 +25,11 @@ static int index_alloc(dr_cluster_t *c)
     return c->index ? DR_OK : DR_ENOMEM;
 }
 
+int dr_cluster_index_alloc(dr_cluster_t *c)
+{
+    return index_alloc(c);
+}
+
 void dr_cluster_init(dr_cluster_t *c)
 {
     memset(c, 0, sizeof *c);
@@ -51,6 +56,7 @@ static void index_free_trees(struct dr_cluster_index *ix)
     ix->node_pos = ix->node_allpos = NULL;
     ix->bnext = ix->bprev = NULL;
     ix->bkey = NULL;
+    dr_cluster_topo_free(ix);
     ix->built = false;
 }
 
@@ -65,6 +71,7 @@ void dr_cluster_free(dr_cluster_t *c)
     for (size_t i = 0; i < c->npools; i++)
         free(c->pools[i].name);
     free(c->pools);
+    dr_cluster_shards_free(c);
     if (c->index) {
         for (size_t i = 0; i < 2; i++)
             if (c->index->packers[i] && c->index->packer_free)
@@ -228,6 +235,7 @@ static inline dr_seg_t eff_seg(const dr_node_t *n)
         s.idle = n->gpus_idle;
         s.milli = n->max_milli;
         s.part = n->max_part;
+        s.pidle = n->gpus_idle < n->ngpus ? n->gpus_idle : 0;
         s.cpu = n->cpu_free;
     }
     return s;
@@ -239,7 +247,7 @@ static inline dr_seg_t seg_max(dr_seg_t a, dr_seg_t b)
     r.idle = a.idle > b.idle ? a.idle : b.idle;
     r.milli = a.milli > b.milli ? a.milli : b.milli;
     r.part = a.part > b.part ? a.part : b.part;
-    r.pad = 0;
+    r.pidle = a.pidle > b.pidle ? a.pidle : b.pidle;
     r.cpu = a.cpu > b.cpu ? a.cpu : b.cpu;
     return r;
 }
@@ -324,10 +332,14 @@ void dr_cluster_reindex(dr_cluster_t *c, uint32_t node)
     seg_set(&ix->tree[DR_MAX_GPU_TYPES], ix->node_allpos[node], v);
     if (n->ngpus) {
         seg_set(&ix->tree[n->type], ix->node_pos[node], v);
-        uint16_t k = eff_idle(n);
-        if (k != ix->bkey[node]) {
+        uint16_t k = eff_idle(n), old = ix->bkey[node];
+        if (k != old) {
             bucket_unlink(ix, node, n->type);
             bucket_link(ix, node, n->type, k);
+            /* a key equal to the GPU count means UP with every GPU idle */
+            ix->buckets[n->type].nfree += (k == n->ngpus) - (old == n->ngpus);
+            if (ix->ngrps)
+                dr_cluster_topo_move(ix, node, old, k);
         }
     }
 }
@@ -396,8 +408,13 @@ int dr_cluster_finalize(dr_cluster_t *c, dr_err_t *err)
     }
     /* link nodes in descending order so each bucket starts ascending */
     for (size_t i = c->nnodes; i-- > 0;)
-        if (c->nodes[i].ngpus)
-            bucket_link(ix, (uint32_t)i, c->nodes[i].type, eff_idle(&c->nodes[i]));
+        if (c->nodes[i].ngpus) {
+            uint16_t k = eff_idle(&c->nodes[i]);
+            bucket_link(ix, (uint32_t)i, c->nodes[i].type, k);
+            ix->buckets[c->nodes[i].type].nfree += k == c->nodes[i].ngpus;
+        }
+    if (dr_cluster_topo_build(c) != DR_OK)
+        goto oom;
     memset(c->gpus_of_type, 0, sizeof c->gpus_of_type);
     memset(c->milli_free_of_type, 0, sizeof c->milli_free_of_type);
     for (size_t i = 0; i < c->nnodes; i++) {
@@ -466,8 +483,14 @@ int dr_cluster_copy(dr_cluster_t *dst, const dr_cluster_t *src, dr_err_t *err)
         if (!dst->pools[i].name)
             goto oom;
     }
-    if (src->index && src->index->built)
-        return dr_cluster_finalize(dst, err);
+    if (dr_cluster_shards_copy(dst, src) != DR_OK)
+        goto oom;
+    if (src->index && src->index->built) {
+        int rc = dr_cluster_finalize(dst, err);
+        if (rc == DR_OK && dst->index) /* round-robin continues where the source was */
+            memcpy(dst->index->rr_pos, src->index->rr_pos, sizeof dst->index->rr_pos);
+        return rc;
+    }
     return DR_OK;
 oom:
     dr_err_set(err, DR_ENOMEM, "out of memory copying the cluster");
@@ -746,6 +769,7 @@ const char *dr_node_state_name(dr_node_state_t s)
     case DR_NODE_DOWN: return "down";
     case DR_NODE_DRAIN: return "drain";
     case DR_NODE_CLOUD: return "cloud";
+    case DR_NODE_PROVISIONING: return "provisioning";
     }
     return "?";
 }

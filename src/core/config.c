@@ -43,6 +43,7 @@ enum {
     K_MAXNODES,
     K_DELAY,
     K_SPOT,
+    K_SHARDS,
     K_N
 };
 
@@ -68,13 +69,14 @@ static const char *const key_names[K_N] = {"NodeName",
                                            "Vendor",
                                            "MaxNodes",
                                            "ProvisionDelay",
-                                           "SpotInterruptRate"};
+                                           "SpotInterruptRate",
+                                           "Shards"};
 
 #define KB(k) (1u << (k))
 /* Keys allowed on each line kind (indexed by the kind's own key). */
 static const unsigned kind_keys[4] = {
     [K_NODENAME] = KB(K_NODENAME) | KB(K_GPUS) | KB(K_CPUS) | KB(K_MEMGB) | KB(K_MEMMB) |
-                   KB(K_NVLINK) | KB(K_SWITCH) | KB(K_STATE),
+                   KB(K_NVLINK) | KB(K_SWITCH) | KB(K_STATE) | KB(K_SHARDS),
     [K_SWITCHNAME] = KB(K_SWITCHNAME) | KB(K_NODES) | KB(K_SWITCHES) | KB(K_LINKGBPS),
     [K_GPUTYPE] = KB(K_GPUTYPE) | KB(K_MEMGB) | KB(K_TDPW) | KB(K_BF16) | KB(K_FP16) | KB(K_FP8) |
                   KB(K_PRICE) | KB(K_VENDOR),
@@ -125,7 +127,8 @@ typedef struct cf {
     size_t npool_line, cappool_line;
     cf_sw_t *sw;
     size_t capsw;
-    uint64_t ngpus; /* GPUs defined so far */
+    uint64_t ngpus;  /* GPUs defined so far */
+    uint64_t nholds; /* Shards= (node, shard) pairs so far */
 } cf_t;
 
 static int cf_err(cf_t *p, int code, size_t line, const char *key, const char *fmt, ...)
@@ -437,10 +440,49 @@ static int cf_room(cf_t *p, const cf_tok_t *t, const cf_tok_t *gt, uint64_t n, u
 
 /* --- line kinds --- */
 
+/* Shards=HOSTLIST on a line of nnodes nodes: the shard ids (declared on the
+ * spot), within the limit on (node, shard) pairs. */
+typedef struct cf_ids {
+    uint32_t *ids;
+    size_t n;
+} cf_ids_t;
+
+static int cf_shards(cf_t *p, const cf_tok_t *t, size_t nnodes, cf_ids_t *out)
+{
+    dr_strvec_t names = {0};
+    int rc = cf_expand(p, t, &names);
+    if (rc != 0)
+        return rc;
+    if (names.n > DR_CONFIG_MAX_HOLDS || (uint64_t)names.n * nnodes > DR_CONFIG_MAX_HOLDS ||
+        p->nholds + (uint64_t)names.n * nnodes > DR_CONFIG_MAX_HOLDS) {
+        rc = TOK_ERR(p, t, "the cluster would hold more than %u (node, shard) pairs",
+                     DR_CONFIG_MAX_HOLDS);
+        goto out;
+    }
+    out->ids = malloc((names.n ? names.n : 1) * sizeof *out->ids);
+    if (!out->ids) {
+        rc = cf_oom(p);
+        goto out;
+    }
+    for (size_t i = 0; i < names.n; i++) {
+        int id = dr_cluster_shard(p->c, names.v[i], p->err);
+        if (id < 0) {
+            rc = cf_wrap(p, id, t);
+            goto out;
+        }
+        out->ids[out->n++] = (uint32_t)id;
+    }
+    p->nholds += (uint64_t)names.n * nnodes;
+out:
+    dr_strvec_free(&names);
+    return rc;
+}
+
 static int cf_nodename(cf_t *p)
 {
     const cf_tok_t *kt = p->by_key[K_NODENAME];
     dr_strvec_t names = {0};
+    cf_ids_t shards = {NULL, 0};
     int type = 0, mode, rc, sw = DR_NONE;
     uint16_t ngpus = 0;
     uint32_t cpu = 0;
@@ -483,6 +525,9 @@ static int cf_nodename(cf_t *p)
         }
         p->sw[sw].has_nodes = true;
     }
+    const cf_tok_t *sht = p->by_key[K_SHARDS];
+    if (sht && (rc = cf_shards(p, sht, names.n, &shards)) != 0)
+        goto out;
     for (size_t i = 0; i < names.n; i++) {
         uint32_t idx;
         if ((rc = cf_add_node(p, kt, names.v[i], type, ngpus, cpu, mem, &idx)) != 0 ||
@@ -490,9 +535,15 @@ static int cf_nodename(cf_t *p)
             goto out;
         p->c->nodes[idx].switch_id = sw;
         p->c->nodes[idx].state = state;
+        for (size_t k = 0; k < shards.n; k++)
+            if ((rc = dr_cluster_node_add_shard(p->c, idx, shards.ids[k], p->err)) != 0) {
+                rc = cf_wrap(p, rc, sht);
+                goto out;
+            }
     }
 out:
     dr_strvec_free(&names);
+    free(shards.ids);
     return rc;
 }
 

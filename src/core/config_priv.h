@@ -7,5 +7,6 @@
  * and this many GPUs; larger inputs are rejected before anything is added. */
 #define DR_CONFIG_MAX_NODES 1000000u
 #define DR_CONFIG_MAX_GPUS  (16u * 1024u * 1024u)
+#define DR_CONFIG_MAX_HOLDS (16u * 1024u * 1024u) /* Shards= (node, shard) pairs */
 
 #endif

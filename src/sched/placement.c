@@ -9,9 +9,14 @@
  * First-fit takes the lowest-numbered nodes (a segment-tree descent);
  * best-fit takes the nodes that will be left with the fewest idle GPUs (the
  * idle-count buckets) and puts shares on already-shared GPUs first, so whole
- * GPUs stay whole for the jobs that need them.  The packing strategies (FGD,
- * drover-pack) hand single-node requests to a packer (pack.h), which scores
- * every node; gangs keep the paths below. */
+ * GPUs stay whole for the jobs that need them.  Best-fit also keeps whole
+ * nodes whole across GPU types and for the last piece of a --gpus=G job,
+ * and places multi-node jobs by topology (placement_topo.c: one NVLink
+ * domain, else one leaf switch, else the lowest common switch), because a
+ * gang spread over the network runs slower than one kept close.  A task
+ * naming its input shard goes where the shard is, else round-robin.  The
+ * packing strategies (FGD, drover-pack) hand single-node requests to a
+ * packer (pack.h), which scores every node; gangs keep the paths below. */
 #include "drover/placement.h"
 
 #include <stdlib.h>
@@ -20,6 +25,7 @@
 #include "core/cluster_index.h"
 #include "drover/pack.h"
 #include "drover/util.h"
+#include "sched/placement_priv.h"
 
 const char *dr_place_strategy_name(dr_place_strategy_t s)
 {
@@ -48,7 +54,8 @@ int dr_place_strategy_parse(const char *s, dr_place_strategy_t *out)
 
 static bool admits(const dr_seg_t *s, const dr_segq_t *q)
 {
-    return s->idle >= q->idle && s->milli >= q->milli && s->part >= q->part && s->cpu >= q->cpu;
+    return s->idle >= q->idle && s->milli >= q->milli && s->part >= q->part &&
+           s->pidle >= q->pidle && s->cpu >= q->cpu;
 }
 
 static uint32_t find_rec(const dr_segtree_t *t, size_t i, size_t lo, size_t hi, size_t from,
@@ -74,14 +81,7 @@ uint32_t dr_segtree_find(const dr_segtree_t *t, size_t from, const dr_segq_t *q,
     return t->pos2node[pos];
 }
 
-/* A small growable list of chosen nodes for one attempt. */
-typedef struct pick {
-    uint32_t *node;
-    uint16_t *take; /* GPUs (or 1 share) taken on that node */
-    size_t n, cap;
-} pick_t;
-
-static int pick_add(pick_t *p, uint32_t node, uint16_t take)
+int dr_pick_add(dr_pick_t *p, uint32_t node, uint16_t take)
 {
     if (p->n == p->cap) {
         size_t nc = p->cap ? p->cap * 2 : 16;
@@ -100,24 +100,49 @@ static int pick_add(pick_t *p, uint32_t node, uint16_t take)
     return DR_OK;
 }
 
-static void pick_free(pick_t *p)
+void dr_pick_free(dr_pick_t *p)
 {
     free(p->node);
     free(p->take);
 }
 
 /* The per-node share that must fit on each node used. */
-static dr_job_req_t node_share(const dr_job_req_t *r, uint16_t gpus)
+dr_job_req_t dr_place_node_share(const dr_job_req_t *r, int t, uint32_t gpus)
 {
     dr_job_req_t s = *r;
     s.nodes = 1;
     s.gpus_per_node = gpus;
+    if (t >= 0)
+        s.types = 1ULL << t;
     return s;
+}
+
+static bool picked(const dr_pick_t *p, uint32_t node)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (p->node[i] == node)
+            return true;
+    return false;
+}
+
+/* Best-fit: a node of type t, not picked yet, with the fewest idle GPUs
+ * that is at least `want` and room for the per-node CPU and memory. */
+static uint32_t tightest(const dr_cluster_t *c, int t, uint32_t want, const dr_job_req_t *r,
+                         const dr_pick_t *p)
+{
+    const struct dr_cluster_index *ix = c->index;
+    const dr_buckets_t *b = &ix->buckets[t];
+    dr_job_req_t one = dr_place_node_share(r, t, want);
+    for (uint32_t f = want; f <= b->maxg; f++)
+        for (uint32_t nd = b->head[f]; nd != DR_NIL; nd = ix->bnext[nd])
+            if (!picked(p, nd) && dr_node_fits(c, &c->nodes[nd], &one))
+                return nd;
+    return DR_NIL;
 }
 
 /* Gang of n nodes x k GPUs (or shares) on type t. */
 static int pick_gang(dr_cluster_t *c, const dr_job_req_t *r, int t, dr_place_strategy_t st,
-                     pick_t *p)
+                     dr_pick_t *p)
 {
     struct dr_cluster_index *ix = c->index;
     uint32_t n = r->nodes, k = r->gpus_per_node;
@@ -125,10 +150,16 @@ static int pick_gang(dr_cluster_t *c, const dr_job_req_t *r, int t, dr_place_str
     dr_job_req_t one = *r;
     one.types = 1ULL << t;
     if (st == DR_PLACE_BEST_FIT && !share) {
+        if (n > 1 && ix->ngrps) {
+            int rc = dr_place_topo_gang(c, r, t, p);
+            if (rc != DR_ENOENT)
+                return rc;
+            p->n = 0;
+        }
         const dr_buckets_t *b = &ix->buckets[t];
         for (uint32_t f = k; f <= b->maxg && p->n < n; f++)
             for (uint32_t nd = b->head[f]; nd != DR_NIL && p->n < n; nd = ix->bnext[nd])
-                if (dr_node_fits(c, &c->nodes[nd], &one) && pick_add(p, nd, (uint16_t)k) != 0)
+                if (dr_node_fits(c, &c->nodes[nd], &one) && dr_pick_add(p, nd, (uint16_t)k) != 0)
                     return DR_ENOMEM;
         return p->n == n ? DR_OK : DR_ENOSPC;
     }
@@ -139,20 +170,17 @@ static int pick_gang(dr_cluster_t *c, const dr_job_req_t *r, int t, dr_place_str
         size_t from = 0;
         uint32_t nd;
         while (p->n < n && (nd = dr_segtree_find(&ix->tree[t], from, &q, &from)) != DR_NIL)
-            if (dr_node_fits(c, &c->nodes[nd], &one) && pick_add(p, nd, 1) != 0)
+            if (dr_node_fits(c, &c->nodes[nd], &one) && dr_pick_add(p, nd, 1) != 0)
                 return DR_ENOMEM;
         if (p->n == n)
             return DR_OK;
         /* then on idle GPUs of the nodes with the fewest idle GPUs */
         const dr_buckets_t *b = &ix->buckets[t];
         for (uint32_t f = 1; f <= b->maxg && p->n < n; f++)
-            for (nd = b->head[f]; nd != DR_NIL && p->n < n; nd = ix->bnext[nd]) {
-                bool dup = false;
-                for (size_t i = 0; i < p->n && !dup; i++)
-                    dup = p->node[i] == nd;
-                if (!dup && dr_node_fits(c, &c->nodes[nd], &one) && pick_add(p, nd, 1) != 0)
+            for (nd = b->head[f]; nd != DR_NIL && p->n < n; nd = ix->bnext[nd])
+                if (!picked(p, nd) && dr_node_fits(c, &c->nodes[nd], &one) &&
+                    dr_pick_add(p, nd, 1) != 0)
                     return DR_ENOMEM;
-            }
         return p->n == n ? DR_OK : DR_ENOSPC;
     }
     dr_segq_t q = {.idle = share ? 0 : (uint16_t)k,
@@ -162,14 +190,15 @@ static int pick_gang(dr_cluster_t *c, const dr_job_req_t *r, int t, dr_place_str
     size_t from = 0;
     uint32_t nd;
     while (p->n < n && (nd = dr_segtree_find(&ix->tree[t], from, &q, &from)) != DR_NIL)
-        if (dr_node_fits(c, &c->nodes[nd], &one) && pick_add(p, nd, (uint16_t)(share ? 1 : k)) != 0)
+        if (dr_node_fits(c, &c->nodes[nd], &one) &&
+            dr_pick_add(p, nd, (uint16_t)(share ? 1 : k)) != 0)
             return DR_ENOMEM;
     return p->n == n ? DR_OK : DR_ENOSPC;
 }
 
 /* --gpus=G on type t: one node if any can take all G, else several. */
 static int pick_flex(dr_cluster_t *c, const dr_job_req_t *r, int t, dr_place_strategy_t st,
-                     pick_t *p)
+                     dr_pick_t *p)
 {
     struct dr_cluster_index *ix = c->index;
     const dr_buckets_t *b = &ix->buckets[t];
@@ -179,38 +208,51 @@ static int pick_flex(dr_cluster_t *c, const dr_job_req_t *r, int t, dr_place_str
         idle_total += (uint64_t)f * b->count[f];
     if (idle_total < g)
         return DR_ENOSPC; /* an upper bound: CPU/memory may rule out more */
-    dr_job_req_t whole = node_share(r, (uint16_t)(g < b->maxg ? g : b->maxg));
-    whole.types = 1ULL << t;
     if (g <= b->maxg) {
         /* single node */
         if (st == DR_PLACE_BEST_FIT) {
-            for (uint32_t f = g; f <= b->maxg; f++)
-                for (uint32_t nd = b->head[f]; nd != DR_NIL; nd = ix->bnext[nd])
-                    if (dr_node_fits(c, &c->nodes[nd], &whole))
-                        return pick_add(p, nd, (uint16_t)g);
+            uint32_t nd = tightest(c, t, g, r, p);
+            if (nd != DR_NIL)
+                return dr_pick_add(p, nd, (uint16_t)g);
         } else {
+            dr_job_req_t whole = dr_place_node_share(r, t, g);
             dr_segq_t q = {.idle = (uint16_t)g, .cpu = r->cpu_milli_per_node};
             size_t from = 0;
             uint32_t nd;
             while ((nd = dr_segtree_find(&ix->tree[t], from, &q, &from)) != DR_NIL)
                 if (dr_node_fits(c, &c->nodes[nd], &whole))
-                    return pick_add(p, nd, (uint16_t)g);
+                    return dr_pick_add(p, nd, (uint16_t)g);
         }
     }
-    /* spread: best-fit takes the fullest-idle nodes first (fewest nodes),
-     * first-fit takes nodes in order */
+    if (st == DR_PLACE_BEST_FIT && ix->ngrps) {
+        int rc = dr_place_topo_flex(c, r, t, p);
+        if (rc != DR_ENOENT)
+            return rc;
+        p->n = 0;
+    }
+    /* spread: best-fit takes the fullest-idle nodes first (fewest nodes)
+     * and the last piece on the tightest node that takes it, so it does not
+     * break a fully idle node a partly used one could spare; first-fit takes
+     * nodes in order */
     uint32_t got = 0;
-    dr_job_req_t any = node_share(r, 1);
-    any.types = 1ULL << t;
+    dr_job_req_t any = dr_place_node_share(r, t, 1);
     if (st == DR_PLACE_BEST_FIT) {
         for (uint32_t f = b->maxg; f >= 1 && got < g; f--)
-            for (uint32_t nd = b->head[f]; nd != DR_NIL && got < g; nd = ix->bnext[nd])
-                if (dr_node_fits(c, &c->nodes[nd], &any)) {
-                    uint32_t take = f < g - got ? f : g - got;
-                    if (pick_add(p, nd, (uint16_t)take) != 0)
+            for (uint32_t nd = b->head[f]; nd != DR_NIL && got < g; nd = ix->bnext[nd]) {
+                if (!dr_node_fits(c, &c->nodes[nd], &any))
+                    continue;
+                uint32_t rem = g - got;
+                if (f >= rem) {
+                    uint32_t tn = tightest(c, t, rem, r, p);
+                    if (dr_pick_add(p, tn != DR_NIL ? tn : nd, (uint16_t)rem) != 0)
                         return DR_ENOMEM;
-                    got += take;
+                    got = g;
+                } else {
+                    if (dr_pick_add(p, nd, (uint16_t)f) != 0)
+                        return DR_ENOMEM;
+                    got += f;
                 }
+            }
     } else {
         dr_segq_t q = {.idle = 1, .cpu = r->cpu_milli_per_node};
         size_t from = 0;
@@ -219,7 +261,7 @@ static int pick_flex(dr_cluster_t *c, const dr_job_req_t *r, int t, dr_place_str
             if (dr_node_fits(c, &c->nodes[nd], &any)) {
                 uint32_t f = c->nodes[nd].gpus_idle;
                 uint32_t take = f < g - got ? f : g - got;
-                if (pick_add(p, nd, (uint16_t)take) != 0)
+                if (dr_pick_add(p, nd, (uint16_t)take) != 0)
                     return DR_ENOMEM;
                 got += take;
             }
@@ -228,25 +270,52 @@ static int pick_flex(dr_cluster_t *c, const dr_job_req_t *r, int t, dr_place_str
 }
 
 /* CPU-only: n nodes (any type, with or without GPUs) with CPU and memory. */
-static int pick_cpu(dr_cluster_t *c, const dr_job_req_t *r, pick_t *p)
+static int pick_cpu(dr_cluster_t *c, const dr_job_req_t *r, dr_pick_t *p)
 {
     struct dr_cluster_index *ix = c->index;
     uint32_t n = r->nodes ? r->nodes : 1;
     dr_segq_t q = {.cpu = r->cpu_milli_per_node};
     size_t from = 0;
     uint32_t nd;
-    dr_job_req_t one = node_share(r, 0);
+    dr_job_req_t one = dr_place_node_share(r, -1, 0);
     while (p->n < n &&
            (nd = dr_segtree_find(&ix->tree[DR_MAX_GPU_TYPES], from, &q, &from)) != DR_NIL)
-        if (dr_node_fits(c, &c->nodes[nd], &one) && pick_add(p, nd, 0) != 0)
+        if (dr_node_fits(c, &c->nodes[nd], &one) && dr_pick_add(p, nd, 0) != 0)
             return DR_ENOMEM;
     return p->n == n ? DR_OK : DR_ENOSPC;
 }
 
-/* Turn picked nodes into slots: whole GPUs lowest-index idle first; a share
- * goes on the tightest GPU that fits (best-fit) or the first (first-fit). */
+/* Start of a run of `need` consecutive idle GPUs: the shortest run that is
+ * long enough (best-fit, keeping long runs for wide jobs) or the first one;
+ * -1 if none.  GPUs next to each other share a PCIe switch or NUMA node on
+ * most servers, so a job's GPUs talk faster when kept together. */
+static int gpu_run(const uint16_t *gf, uint16_t ngpus, uint16_t need, dr_place_strategy_t st)
+{
+    int best = -1, best_len = 0;
+    for (int g = 0; g < ngpus;) {
+        if (gf[g] != 1000) {
+            g++;
+            continue;
+        }
+        int s = g;
+        while (g < ngpus && gf[g] == 1000)
+            g++;
+        int len = g - s;
+        if (len >= need && (best < 0 || len < best_len)) {
+            best = s;
+            best_len = len;
+            if (st == DR_PLACE_FIRST_FIT || len == need)
+                break;
+        }
+    }
+    return best;
+}
+
+/* Turn picked nodes into slots: whole GPUs in a run of consecutive idle
+ * GPUs when there is one (else lowest-index idle first); a share goes on
+ * the tightest GPU that fits (best-fit) or the first (first-fit). */
 static int build_alloc(dr_cluster_t *c, const dr_job_req_t *r, int t, dr_place_strategy_t st,
-                       const pick_t *p, dr_alloc_t *out)
+                       const dr_pick_t *p, dr_alloc_t *out)
 {
     uint32_t nslots = 0;
     for (size_t i = 0; i < p->n; i++)
@@ -284,7 +353,8 @@ static int build_alloc(dr_cluster_t *c, const dr_job_req_t *r, int t, dr_place_s
                 (dr_slot_t){p->node[i], (uint16_t)best, (uint16_t)r->gpu_milli};
         } else {
             uint16_t need = p->take[i];
-            for (uint16_t g = 0; g < n->ngpus && need; g++)
+            int run = need > 1 ? gpu_run(gf, n->ngpus, need, st) : -1;
+            for (uint16_t g = run >= 0 ? (uint16_t)run : 0; g < n->ngpus && need; g++)
                 if (gf[g] == 1000) {
                     out->slots[out->nslots++] = (dr_slot_t){p->node[i], g, 1000};
                     need--;
@@ -315,10 +385,24 @@ bool dr_place_fits_quick(const dr_cluster_t *c, const dr_job_req_t *r, dr_typema
     return false;
 }
 
+/* Build, book and describe the allocation of a pick. */
+static int finish(dr_cluster_t *c, const dr_job_req_t *r, int t, dr_place_strategy_t st,
+                  const dr_pick_t *p, dr_alloc_t *out)
+{
+    int rc = build_alloc(c, r, t, st, p, out);
+    if (rc == DR_OK && dr_cluster_take(c, out, NULL) != DR_OK)
+        rc = DR_ENOSPC;
+    if (rc == DR_OK)
+        dr_alloc_describe(c, out);
+    else
+        dr_alloc_free(out);
+    return rc;
+}
+
 static int place_on(dr_cluster_t *c, const dr_job_req_t *r, int t, dr_place_strategy_t st,
                     dr_alloc_t *out)
 {
-    pick_t p = {0};
+    dr_pick_t p = {0};
     int rc;
     if (t < 0)
         rc = pick_cpu(c, r, &p);
@@ -327,12 +411,8 @@ static int place_on(dr_cluster_t *c, const dr_job_req_t *r, int t, dr_place_stra
     else
         rc = pick_gang(c, r, t, st, &p);
     if (rc == DR_OK)
-        rc = build_alloc(c, r, t, st, &p, out);
-    if (rc == DR_OK && dr_cluster_take(c, out, NULL) != DR_OK)
-        rc = DR_ENOSPC;
-    if (rc != DR_OK && t >= -1)
-        dr_alloc_free(out);
-    pick_free(&p);
+        rc = finish(c, r, t, st, &p, out);
+    dr_pick_free(&p);
     return rc;
 }
 
@@ -363,7 +443,35 @@ static int place_packed(dr_cluster_t *c, const dr_job_req_t *r, dr_typemask_t al
                         .ngpus = r->gpus_per_node,
                         .gpu_milli = r->gpus_per_node ? r->gpu_milli : 0,
                         .allowed = r->types ? allowed & r->types : allowed};
-    return dr_packer_place(pk, c, &pr, out);
+    int rc = dr_packer_place(pk, c, &pr, out);
+    if (rc == DR_OK)
+        dr_alloc_describe(c, out);
+    return rc;
+}
+
+/* A single-node task naming its input shard (any strategy). */
+static int place_shard(dr_cluster_t *c, const dr_job_req_t *r, dr_typemask_t allowed,
+                       const dr_place_opts_t *o, dr_place_strategy_t st, dr_alloc_t *out)
+{
+    if (r->gpus_per_node && !dr_place_fits_quick(c, r, allowed))
+        return DR_ENOSPC;
+    dr_pick_t p = {0};
+    int t = -1;
+    int rc = dr_place_shard_pick(c, r, allowed, o, &t, &p);
+    if (rc == DR_OK)
+        rc = finish(c, r, t, st == DR_PLACE_FIRST_FIT ? st : DR_PLACE_BEST_FIT, &p, out);
+    dr_pick_free(&p);
+    return rc;
+}
+
+/* Could type t take k whole GPUs on one node without breaking a fully idle
+ * node (a partly used node with k idle, or a node of exactly k GPUs)?  An
+ * upper bound: CPU, memory and hidden nodes are not looked at. */
+static bool fits_unbroken(const dr_cluster_t *c, int t, uint32_t k)
+{
+    const struct dr_cluster_index *ix = c->index;
+    const dr_buckets_t *b = &ix->buckets[t];
+    return k >= 1 && k <= b->maxg && (ix->tree[t].seg[1].pidle >= k || b->count[k] > 0);
 }
 
 int dr_place(dr_cluster_t *c, const dr_job_req_t *r, dr_typemask_t allowed,
@@ -373,6 +481,8 @@ int dr_place(dr_cluster_t *c, const dr_job_req_t *r, dr_typemask_t allowed,
     memset(out, 0, sizeof *out);
     if (!c->index || !c->index->built)
         return DR_ESTATE;
+    if (r->shard && r->nodes == 1)
+        return place_shard(c, r, allowed, o, st, out);
     if (st == DR_PLACE_FGD || st == DR_PLACE_PACK) {
         if (r->nodes == 1)
             return place_packed(c, r, allowed, o, out);
@@ -382,10 +492,26 @@ int dr_place(dr_cluster_t *c, const dr_job_req_t *r, dr_typemask_t allowed,
         return place_on(c, r, -1, st, out);
     if (!dr_place_fits_quick(c, r, allowed))
         return DR_ENOSPC;
+    dr_typemask_t tried = 0;
+    dr_typemask_t present = c->ntypes >= 64 ? ~0ULL : (1ULL << c->ntypes) - 1;
+    dr_typemask_t cand = allowed & present;
+    if (st == DR_PLACE_BEST_FIT && !(o && o->type_order) && r->gpu_milli == 1000 && r->nodes <= 1 &&
+        (cand & (cand - 1))) {
+        /* whole-node protection across types: with no type preference, a
+         * type where the job fits without breaking a fully idle node first */
+        for (size_t t = 0; t < c->ntypes; t++) {
+            if (!(cand & (1ULL << t)) || !fits_unbroken(c, (int)t, r->gpus_per_node))
+                continue;
+            tried |= 1ULL << t;
+            int rc = place_on(c, r, (int)t, st, out);
+            if (rc != DR_ENOSPC)
+                return rc;
+        }
+    }
     size_t nt = o && o->type_order ? o->ntype_order : c->ntypes;
     for (size_t i = 0; i < nt; i++) {
         int t = o && o->type_order ? o->type_order[i] : (int)i;
-        if (t < 0 || (size_t)t >= c->ntypes || !(allowed & (1ULL << t)))
+        if (t < 0 || (size_t)t >= c->ntypes || !(allowed & (1ULL << t)) || (tried & (1ULL << t)))
             continue;
         int rc = place_on(c, r, t, st, out);
         if (rc != DR_ENOSPC)

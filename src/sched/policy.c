@@ -16,6 +16,9 @@ extern const dr_policy_ops_t dr_policy_gavel_fifo;
 extern const dr_policy_ops_t dr_policy_gavel_fifo_perf;
 extern const dr_policy_ops_t dr_policy_gavel_mmf;
 extern const dr_policy_ops_t dr_policy_gavel_mmf_perf;
+extern const dr_policy_ops_t dr_policy_cost;
+extern const dr_policy_ops_t dr_policy_fastest;
+extern const dr_policy_ops_t dr_policy_cheapest;
 
 static const dr_policy_ops_t *const registry[] = {
     &dr_policy_drover,
@@ -27,6 +30,9 @@ static const dr_policy_ops_t *const registry[] = {
     &dr_policy_gavel_fifo_perf,
     &dr_policy_gavel_mmf,
     &dr_policy_gavel_mmf_perf,
+    &dr_policy_cost,
+    &dr_policy_fastest,
+    &dr_policy_cheapest,
     NULL, /* keep one per line (clang-format: trailing comment) */
 };
 

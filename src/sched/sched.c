@@ -51,6 +51,8 @@ struct dr_sched {
     dr_pass_result_t *res;
     bool audit;
     dr_sched_stats_t stats;
+    double (*rate_factor)(const void *ud, const dr_job_t *j, const dr_alloc_t *a);
+    const void *rate_factor_ud;
 };
 
 #define CLEAN SIZE_MAX
@@ -290,6 +292,8 @@ int dr_sched_create(dr_sched_t **out, dr_cluster_t *c, const dr_sched_opts_t *o,
     if (o->perf)
         s->perf = *o->perf;
     s->audit = o->audit;
+    s->rate_factor = o->rate_factor;
+    s->rate_factor_ud = o->rate_factor_ud;
     s->dirty_from = CLEAN;
     dr_eventlog_init(&s->log);
     s->endq = dr_endq_create();
@@ -371,7 +375,14 @@ int dr_sched_decide_start(dr_sched_t *s, dr_job_t *j, dr_alloc_t *alloc)
     if (j->first_start == DR_TIME_NEVER)
         j->first_start = s->now;
     j->nstarts++;
-    dr_job_set_rate(j, s->now, dr_perf_rate(&s->perf, j, j->alloc.type));
+    double rate = dr_perf_rate(&s->perf, j, j->alloc.type);
+    if (s->rate_factor)
+        rate *= s->rate_factor(s->rate_factor_ud, j, &j->alloc);
+    dr_job_set_rate(j, s->now, rate);
+    if (j->req.shard) {
+        s->stats.shard_starts++;
+        s->stats.locality_hits += dr_alloc_holds_shard(s->c, &j->alloc, j->req.shard);
+    }
     int rc = set_state(s, j, DR_JOB_STARTING, s->now, NULL, NULL);
     if (rc == DR_OK)
         rc = run_add(s, j);
@@ -408,9 +419,49 @@ int dr_sched_decide_preempt(dr_sched_t *s, dr_job_t *j, const char *why)
     return rc;
 }
 
+int dr_sched_decide_provision(dr_sched_t *s, uint32_t pool, uint32_t nodes)
+{
+    if (!s->in_pass)
+        return DR_ESTATE;
+    if (pool >= s->c->npools)
+        return DR_EINVAL;
+    const dr_pool_t *p = &s->c->pools[pool];
+    uint32_t avail = 0;
+    for (uint32_t k = 0; k < p->max_nodes; k++)
+        avail += s->c->nodes[p->first_node + k].state == DR_NODE_CLOUD;
+    if (avail < nodes)
+        return DR_ENOSPC;
+    for (uint32_t k = 0; k < p->max_nodes && nodes > 0; k++) {
+        uint32_t n = p->first_node + k;
+        if (s->c->nodes[n].state != DR_NODE_CLOUD)
+            continue;
+        if (DR_PUSH(s->res->provision, s->res->nprovision, s->res->provision_cap, n) != 0)
+            return DR_ENOMEM;
+        dr_cluster_set_state(s->c, n, DR_NODE_PROVISIONING);
+        nodes--;
+    }
+    return DR_OK;
+}
+
+int dr_sched_decide_release(dr_sched_t *s, uint32_t node)
+{
+    if (!s->in_pass)
+        return DR_ESTATE;
+    if (node >= s->c->nnodes || s->c->nodes[node].pool < 0)
+        return DR_EINVAL;
+    const dr_node_t *n = &s->c->nodes[node];
+    if (n->njobs > 0 || (n->state != DR_NODE_UP && n->state != DR_NODE_PROVISIONING))
+        return DR_ESTATE;
+    if (DR_PUSH(s->res->release, s->res->nrelease, s->res->release_cap, node) != 0)
+        return DR_ENOMEM;
+    dr_cluster_set_state(s->c, node, DR_NODE_CLOUD);
+    return DR_OK;
+}
+
 int dr_sched_pass(dr_sched_t *s, dr_time_t now, dr_pass_result_t *res, dr_err_t *err)
 {
     res->nstarted = res->npreempted = 0;
+    res->nprovision = res->nrelease = 0;
     res->wake_at = DR_TIME_NEVER;
     compact(s);
     s->in_pass = true;
@@ -603,5 +654,7 @@ void dr_pass_result_free(dr_pass_result_t *r)
 {
     free(r->started);
     free(r->preempted);
+    free(r->provision);
+    free(r->release);
     memset(r, 0, sizeof *r);
 }

@@ -8,7 +8,14 @@
  * scheduler makes exactly one pass - the same dr_sched_pass() the
  * controller calls.  Launches are instantaneous here (STARTING -> RUNNING at
  * once); a job runs for remaining work / rate on the GPU type it got, or
- * until its walltime limit (TIMEOUT), whichever comes first. */
+ * until its walltime limit (TIMEOUT), whichever comes first.
+ *
+ * Elastic pools: a node the policy asks to provision is billed from that
+ * moment and comes UP after its pool's provision delay; a released node goes
+ * back to CLOUD and its bill stops.  A spot pool's nodes are lost at the
+ * pool's interruption rate while up (their jobs are requeued with their
+ * progress, as spot users checkpoint).  The bill is kept here, beside the
+ * event log, because the log records jobs, not nodes. */
 #include "drover/sim.h"
 
 #include <math.h>
@@ -18,7 +25,15 @@
 
 #include "drover/util.h"
 
-enum ev_kind { EV_FINISH = 0, EV_TIMEOUT, EV_WAKE, EV_NODE_FAIL, EV_NODE_REPAIR };
+enum ev_kind {
+    EV_FINISH = 0,
+    EV_TIMEOUT,
+    EV_WAKE,
+    EV_NODE_FAIL,
+    EV_NODE_REPAIR,
+    EV_PROVISIONED, /* a pool node finished provisioning (gen = its provision generation) */
+    EV_SPOT_LOSS    /* a spot pool node is taken back by the provider */
+};
 
 typedef struct sim_ev {
     dr_time_t t;
@@ -112,6 +127,13 @@ typedef struct sim {
     dr_time_t wake_t;
     uint32_t wake_gen;
     dr_sim_result_t *res;
+    /* elastic pools, per node (NULL when the cluster has no pools): when
+     * its bill started (DR_TIME_NEVER = not billed) and a generation that
+     * makes provisioning and spot events of an earlier lease stale */
+    dr_time_t *bill_since;
+    uint32_t *pool_gen;
+    double *pool_busy_milli; /* per pool: milli-GPUs held by jobs on its nodes */
+    dr_time_t busy_t;        /* time pool_busy_milli was last integrated to */
 } sim_t;
 
 static bool in_window(const sim_t *sm, const dr_job_t *j)
@@ -152,6 +174,72 @@ static void job_finished(sim_t *sm, const dr_job_t *j)
         sm->window_left--;
     if (sm->o->progress && sm->njobs >= 100 && sm->finished % (sm->njobs / 100) == 0)
         sm->o->progress(sm->o->progress_ud, (double)sm->finished / (double)sm->njobs);
+}
+
+/* Price per GPU-hour of a pool: its own, else the catalog's (may be NAN). */
+static double pool_price(const dr_cluster_t *c, const dr_pool_t *p)
+{
+    return isnan(p->price_hr) ? c->types[p->type].price_hr : p->price_hr;
+}
+
+/* Stop billing pool node `node` at now. */
+static void bill_close(sim_t *sm, uint32_t node, dr_time_t now)
+{
+    if (!sm->bill_since || sm->bill_since[node] == DR_TIME_NEVER)
+        return;
+    const dr_node_t *n = &sm->c.nodes[node];
+    double gh = dr_time_to_s(now - sm->bill_since[node]) / 3600.0 * n->ngpus;
+    sm->res->cloud_gpu_hours += gh;
+    sm->res->cloud_cost_usd += gh * pool_price(&sm->c, &sm->c.pools[n->pool]);
+    sm->bill_since[node] = DR_TIME_NEVER;
+    sm->pool_gen[node]++;
+}
+
+/* Jobs' GPU time on pool nodes: integrate the held milli up to now, then
+ * (after == true) take the new level. */
+static void pool_busy_step(sim_t *sm, dr_time_t now, bool after)
+{
+    if (!sm->pool_busy_milli)
+        return;
+    double dt_h = dr_time_to_s(now - sm->busy_t) / 3600.0;
+    for (size_t p = 0; p < sm->c.npools && dt_h > 0; p++) {
+        double gh = sm->pool_busy_milli[p] / 1000.0 * dt_h;
+        sm->res->cloud_busy_gpu_hours += gh;
+        sm->res->cloud_busy_list_usd += gh * sm->c.types[sm->c.pools[p].type].price_hr;
+    }
+    sm->busy_t = now;
+    if (!after)
+        return;
+    for (size_t p = 0; p < sm->c.npools; p++) {
+        const dr_pool_t *pl = &sm->c.pools[p];
+        double m = 0;
+        for (uint32_t k = 0; k < pl->max_nodes; k++) {
+            const dr_node_t *n = &sm->c.nodes[pl->first_node + k];
+            for (uint16_t g = 0; g < n->ngpus && n->njobs; g++)
+                m += 1000 - sm->c.gpu_free[n->gpu_base + g];
+        }
+        sm->pool_busy_milli[p] = m;
+    }
+}
+
+/* Act on the pool decisions of a pass. */
+static int apply_pool_decisions(sim_t *sm, const dr_pass_result_t *pr, dr_time_t now)
+{
+    for (size_t i = 0; i < pr->nrelease; i++) {
+        sm->res->releases++;
+        bill_close(sm, pr->release[i], now);
+    }
+    for (size_t i = 0; i < pr->nprovision; i++) {
+        uint32_t node = pr->provision[i];
+        const dr_pool_t *p = &sm->c.pools[sm->c.nodes[node].pool];
+        sm->res->provisions++;
+        sm->bill_since[node] = now;
+        int rc =
+            heap_push(&sm->h, now + p->provision_delay, EV_PROVISIONED, node, ++sm->pool_gen[node]);
+        if (rc != DR_OK)
+            return rc;
+    }
+    return DR_OK;
 }
 
 /* Apply one event; *real is set when it changes anything (a stale wake-up
@@ -196,6 +284,33 @@ static int apply_event(sim_t *sm, const sim_ev_t *e, bool *real, dr_err_t *err)
                            EV_NODE_FAIL, e->idx, 0);
         return rc;
     }
+    case EV_PROVISIONED: {
+        uint32_t node = (uint32_t)e->idx;
+        if (sm->c.nodes[node].state != DR_NODE_PROVISIONING || sm->pool_gen[node] != e->gen) {
+            *real = false; /* released while provisioning */
+            return DR_OK;
+        }
+        int rc = dr_sched_node_up(sm->s, node, e->t, err);
+        double rate = sm->c.pools[sm->c.nodes[node].pool].spot_interrupt_per_hr;
+        if (rc == DR_OK && rate > 0)
+            rc = heap_push(&sm->h, e->t + dr_time_from_s(dr_rng_exp(&sm->rng, rate / 3600.0)),
+                           EV_SPOT_LOSS, node, e->gen);
+        return rc;
+    }
+    case EV_SPOT_LOSS: {
+        uint32_t node = (uint32_t)e->idx;
+        if (sm->c.nodes[node].state != DR_NODE_UP || sm->pool_gen[node] != e->gen) {
+            *real = false; /* released before the provider took it */
+            return DR_OK;
+        }
+        sm->res->spot_losses++;
+        int rc = dr_sched_node_down(sm->s, node, e->t, true, err);
+        if (rc == DR_OK) {
+            dr_cluster_set_state(&sm->c, node, DR_NODE_CLOUD);
+            bill_close(sm, node, e->t);
+        }
+        return rc;
+    }
     }
     return DR_OK;
 }
@@ -221,6 +336,7 @@ static int sim_loop(sim_t *sm, dr_err_t *err)
         if (o->stop_last > 0 && sm->window_left == 0)
             break;
         now = t;
+        pool_busy_step(sm, now, false);
         bool real = false;
         while (rc == DR_OK && next < sm->njobs && sm->jobs[next].submit == now) {
             real = true;
@@ -250,6 +366,10 @@ static int sim_loop(sim_t *sm, dr_err_t *err)
             if (rc == DR_OK)
                 rc = schedule_end(sm, j, now);
         }
+        if (rc == DR_OK && (pr.nprovision || pr.nrelease) &&
+            (rc = apply_pool_decisions(sm, &pr, now)) != DR_OK)
+            rc = dr_err_set(err, rc, "out of memory for pool events");
+        pool_busy_step(sm, now, true);
         dr_time_t want = pr.wake_at > now ? pr.wake_at : DR_TIME_NEVER;
         if (rc == DR_OK && want != sm->wake_t) {
             sm->wake_gen++; /* any earlier request is now stale */
@@ -259,6 +379,9 @@ static int sim_loop(sim_t *sm, dr_err_t *err)
         }
     }
     sm->res->end_time = now;
+    pool_busy_step(sm, now, false);
+    for (size_t i = 0; sm->bill_since && i < sm->c.nnodes; i++)
+        bill_close(sm, (uint32_t)i, now); /* nodes still up when the run ends */
     dr_pass_result_free(&pr);
     return rc;
 }
@@ -307,7 +430,9 @@ int dr_sim_run(const dr_cluster_t *cluster, const dr_workload_t *wl, const dr_si
                           .placement = o->placement,
                           .perf = &pv,
                           .audit = o->audit,
-                          .seed = o->seed};
+                          .seed = o->seed,
+                          .rate_factor = o->span_slowdown ? dr_span_slowdown_factor : NULL,
+                          .rate_factor_ud = o->span_slowdown};
     rc = dr_sched_create(&sm.s, &sm.c, &so, err);
     if (rc != DR_OK)
         goto out;
@@ -316,10 +441,23 @@ int dr_sim_run(const dr_cluster_t *cluster, const dr_workload_t *wl, const dr_si
         rc = dr_err_set(err, DR_ENOMEM, "out of memory for the event log");
         goto out;
     }
+    if (sm.c.npools) {
+        sm.bill_since = malloc(sm.c.nnodes * sizeof *sm.bill_since);
+        sm.pool_gen = calloc(sm.c.nnodes, sizeof *sm.pool_gen);
+        sm.pool_busy_milli = calloc(sm.c.npools, sizeof *sm.pool_busy_milli);
+        if (!sm.bill_since || !sm.pool_gen || !sm.pool_busy_milli) {
+            rc = dr_err_set(err, DR_ENOMEM, "out of memory for %zu pool nodes", sm.c.nnodes);
+            goto out;
+        }
+        for (size_t i = 0; i < sm.c.nnodes; i++)
+            sm.bill_since[i] = DR_TIME_NEVER;
+    }
+    /* failures hit on-prem nodes; pool nodes have their spot rate instead */
     if (o->node_mtbf_s > 0)
         for (size_t i = 0; i < sm.c.nnodes && rc == DR_OK; i++)
-            rc = heap_push(&sm.h, dr_time_from_s(dr_rng_exp(&sm.rng, 1.0 / o->node_mtbf_s)),
-                           EV_NODE_FAIL, i, 0);
+            if (sm.c.nodes[i].pool < 0)
+                rc = heap_push(&sm.h, dr_time_from_s(dr_rng_exp(&sm.rng, 1.0 / o->node_mtbf_s)),
+                               EV_NODE_FAIL, i, 0);
     if (rc == DR_OK)
         rc = sim_loop(&sm, err);
     if (rc == DR_OK) {
@@ -343,6 +481,9 @@ out:
             dr_alloc_free(&sm.jobs[i].alloc);
     free(sm.jobs);
     free(sm.h.a);
+    free(sm.bill_since);
+    free(sm.pool_gen);
+    free(sm.pool_busy_milli);
     dr_cluster_free(&sm.c);
     return rc;
 }

@@ -9,7 +9,11 @@
  * Ids: an explicit id is kept; rows without one (and the tasks of an array
  * after the first) take the smallest ids no row names explicitly, in row
  * order, so with no id column jobs are numbered 1..n in file order.  An
- * array's parent id is the id of its first task. */
+ * array's parent id is the id of its first task.
+ *
+ * A "shard" cell names the task's input shard; in an array row, "%a" (or
+ * "%4a", zero-padded) stands for the task's index, so one row describes the
+ * segments of a whole video. */
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -41,13 +45,14 @@ enum {
     D_PARAMS,
     D_TOKENS,
     D_PREC,
+    D_SHARD,
     D_N
 };
 static const char *const col_names[D_N] = {
     "id",     "submit_s",      "duration_s", "user",      "account",        "kind",
     "nodes",  "gpus_per_node", "gpu_milli",  "gpu_types", "min_gpu_mem_gb", "cpus",
     "mem_gb", "time_limit_s",  "deadline_s", "priority",  "array",          "params",
-    "tokens", "precision"};
+    "tokens", "precision",     "shard"};
 
 /* Hands out the ids no row claims explicitly, smallest first. */
 typedef struct id_pool {
@@ -285,6 +290,63 @@ static int drover_row(dr_trace_ctx_t *t, dr_err_t *e, const dr_csv_t *csv, const
     return DR_OK;
 }
 
+#define SHARD_NAME_MAX 256
+
+/* The shard name of a task: tmpl with "%a"/"%Na" replaced by idx (only in
+ * an array row: idx >= 0) and "%%" by '%'. */
+static int shard_name(dr_trace_ctx_t *t, dr_err_t *e, size_t line, const char *tmpl, int64_t idx,
+                      char name[SHARD_NAME_MAX])
+{
+    size_t n = 0;
+    for (const char *s = tmpl; *s; s++) {
+        char piece[192]; /* %0*lld: gcc cannot bound width, so room for its worst case */
+        const char *add = piece;
+        if (*s != '%') {
+            piece[0] = *s;
+            piece[1] = '\0';
+        } else if (s[1] == '%') {
+            add = "%";
+            s++;
+        } else {
+            int width = 0;
+            const char *q = s + 1;
+            if (*q >= '1' && *q <= '9')
+                width = *q++ - '0';
+            if (*q != 'a')
+                return dr_trace_ferr(e, t, line, "shard", DR_EINVAL,
+                                     "'%s': '%%' must start %%a, %%Na (N = 1..9) or %%%%", tmpl);
+            if (idx < 0)
+                return dr_trace_ferr(e, t, line, "shard", DR_EINVAL,
+                                     "'%s': %%a needs an array range in column array", tmpl);
+            snprintf(piece, sizeof piece, "%0*lld", width, (long long)idx);
+            s = q;
+        }
+        size_t m = strlen(add);
+        if (n + m >= SHARD_NAME_MAX)
+            return dr_trace_ferr(e, t, line, "shard", DR_EINVAL, "'%.64s...' is longer than %d",
+                                 tmpl, SHARD_NAME_MAX - 1);
+        memcpy(name + n, add, m);
+        n += m;
+    }
+    name[n] = '\0';
+    return DR_OK;
+}
+
+/* j->shard: the interned id of the task's shard name. */
+static int set_shard(dr_trace_ctx_t *t, dr_err_t *e, size_t line, const char *tmpl, int64_t idx,
+                     dr_job_t *j)
+{
+    char name[SHARD_NAME_MAX];
+    int rc = shard_name(t, e, line, tmpl, idx, name);
+    if (rc < 0)
+        return rc;
+    int64_t id = dr_strtab_intern(&t->wl->shards, name);
+    if (id < 0 || id >= UINT32_MAX - 1)
+        return dr_err_set(e, DR_ENOMEM, "%s: out of memory", t->name);
+    j->shard = (uint32_t)id + 1;
+    return DR_OK;
+}
+
 /* Add the row's job, or one job per array index. */
 static int add_row(dr_trace_ctx_t *t, dr_err_t *e, const dr_csv_t *csv, const int *col,
                    id_pool_t *ids)
@@ -295,8 +357,15 @@ static int add_row(dr_trace_ctx_t *t, dr_err_t *e, const dr_csv_t *csv, const in
     int rc = drover_row(t, e, csv, col, &j, &explicit_id, &types);
     if (rc < 0)
         return rc;
+    char shard[SHARD_NAME_MAX + 1];
+    trim_copy(shard, sizeof shard, cell(csv, col, D_SHARD));
+    if (strlen(shard) >= SHARD_NAME_MAX)
+        return dr_trace_ferr(e, t, csv->line, "shard", DR_EINVAL, "'%.64s...' is longer than %d",
+                             shard, SHARD_NAME_MAX - 1);
     const char *spec = cell(csv, col, D_ARRAY);
     if (dr_is_blank(spec)) {
+        if (shard[0] && (rc = set_shard(t, e, csv->line, shard, -1, &j)) < 0)
+            return rc;
         j.id = explicit_id ? explicit_id : id_next(ids);
         if (dr_workload_add(t->wl, &j, types) != 0)
             return dr_err_set(e, DR_ENOMEM, "%s: out of memory", t->name);
@@ -312,6 +381,16 @@ static int add_row(dr_trace_ctx_t *t, dr_err_t *e, const dr_csv_t *csv, const in
         dr_err_prefix(e, "%s:%zu: ", t->name, csv->line);
         return rc;
     }
+    if (shard[0]) { /* a bad name fails the row before any task is added */
+        uint32_t widest = 0;
+        for (size_t i = 0; i < n; i++)
+            widest = idx[i] > widest ? idx[i] : widest;
+        char name[SHARD_NAME_MAX];
+        if ((rc = shard_name(t, e, csv->line, shard, widest, name)) < 0) {
+            free(idx);
+            return rc;
+        }
+    }
     uint64_t parent = 0;
     for (size_t i = 0; i < n && !dr_trace_full(t); i++) {
         j.id = i == 0 && explicit_id ? explicit_id : id_next(ids);
@@ -320,6 +399,10 @@ static int add_row(dr_trace_ctx_t *t, dr_err_t *e, const dr_csv_t *csv, const in
         j.array_parent = parent;
         j.array_index = idx[i];
         j.array_throttle = throttle;
+        if (shard[0] && (rc = set_shard(t, e, csv->line, shard, idx[i], &j)) < 0) {
+            free(idx);
+            return rc;
+        }
         if (dr_workload_add(t->wl, &j, types) != 0) {
             free(idx);
             return dr_err_set(e, DR_ENOMEM, "%s: out of memory", t->name);

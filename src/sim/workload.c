@@ -24,6 +24,7 @@ void dr_workload_free(dr_workload_t *wl)
     dr_perf_free(&wl->perf);
     dr_strtab_free(&wl->users);
     dr_strtab_free(&wl->accounts);
+    dr_strtab_free(&wl->shards);
     dr_workload_init(wl);
 }
 
@@ -185,8 +186,31 @@ static int resolve_set(const dr_cluster_t *c, const char *set, dr_typemask_t *ma
     return DR_OK;
 }
 
+/* req.shard of every job naming a shard, for cluster c. */
+static int bind_shards(dr_workload_t *wl, const dr_cluster_t *c, dr_err_t *err)
+{
+    size_t n = wl->shards.n;
+    if (n == 0)
+        return DR_OK;
+    uint32_t *map = malloc(n * sizeof *map);
+    if (!map)
+        return dr_err_set(err, DR_ENOMEM, "workload: out of memory");
+    for (size_t s = 0; s < n; s++) {
+        int id = dr_cluster_find_shard(c, wl->shards.strs[s]);
+        map[s] = id >= 0 ? (uint32_t)id + 1 : DR_SHARD_UNHELD;
+    }
+    for (size_t i = 0; i < wl->njobs; i++) {
+        dr_job_t *j = &wl->jobs[i];
+        j->req.shard = j->shard && j->shard <= n ? map[j->shard - 1] : 0;
+    }
+    free(map);
+    return DR_OK;
+}
+
 int dr_workload_bind(dr_workload_t *wl, const dr_cluster_t *c, bool lenient, dr_err_t *err)
 {
+    if (bind_shards(wl, c, err) != DR_OK)
+        return DR_ENOMEM;
     size_t nsets = wl->typesets.n;
     if (nsets == 0)
         return DR_OK;

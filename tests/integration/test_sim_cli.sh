@@ -92,6 +92,21 @@ else
     echo "skip real traces: $SHARED/data/traces not found"
 fi
 
+# --- data locality: tasks on nodes holding their shard, counted in the JSON ---
+printf 'NodeName=v1 Gpus=L40S:8 Cpus=64 MemGB=512 Shards=seg-[000-004] Switch=l1\n' >"$T/shards.conf"
+printf 'NodeName=v[2-3] Gpus=L40S:8 Cpus=64 MemGB=512 Switch=l1\n' >>"$T/shards.conf"
+printf 'submit_s,duration_s,array,shard\n0,60,0-9,seg-%%3a\n' >"$T/shards.csv"
+if "$DROVER" sim --cluster "$T/shards.conf" --trace "drover:$T/shards.csv" --policy fifo \
+    --span-slowdown default --json --quiet >"$T/s.json" 2>"$T/err" &&
+    [ "$(jq '.policies[0].shard_starts' "$T/s.json")" = 10 ] &&
+    [ "$(jq '.policies[0].locality_hits' "$T/s.json")" = 5 ]; then
+    ok "locality_hits in the JSON"
+else
+    bad "locality: $(cat "$T/err") $(head -c 600 "$T/s.json")"
+fi
+expect_fail "bad span slowdown" 2 "--span-slowdown" -- sim --cluster gavel-36-36-36 \
+    --trace "gavel:$GAVEL" --policy fifo --span-slowdown leaf=2
+
 # --- bad input: clear messages, non-zero exit ---
 expect_fail "missing args" 2 "--cluster, --trace (or --workload) and --policy are required" -- sim --policy fifo
 expect_fail "unknown policy" 2 "unknown policy 'lottery'" -- sim --cluster gavel-36-36-36 \

@@ -140,6 +140,10 @@ int dr_perfmodel_netkind_parse(const char *s, dr_perfmodel_netkind_t *out);
 void dr_perfmodel_net_default(dr_perfmodel_net_t *n, const dr_gpu_spec_t *gpu);
 /* GPUs per NVLink domain of a type's reference system (see above). */
 uint32_t dr_perfmodel_node_gpus(const dr_gpu_spec_t *gpu);
+/* GPUs per host (server) of a type's reference system: the NVLink domain
+ * except where a domain spans several hosts (TPU v5e/v6e: 8 chips per host,
+ * 256 per ICI pod). */
+uint32_t dr_perfmodel_host_gpus(const dr_gpu_spec_t *gpu);
 /* The interconnect of cluster type `type`: GPUs per node (an NVLink domain
  * spanning several nodes counts them all), NVLink or PCIe from the nodes'
  * NvlinkDomain, and the slowest switch link between the type's nodes

@@ -245,6 +245,13 @@ uint32_t dr_perfmodel_node_gpus(const dr_gpu_spec_t *gpu)
     return 8;
 }
 
+uint32_t dr_perfmodel_host_gpus(const dr_gpu_spec_t *gpu)
+{
+    if (name_has(gpu, "TPU"))
+        return 8; /* Cloud TPU v5e/v6e docs: 8 chips per host, 256 per pod */
+    return dr_perfmodel_node_gpus(gpu);
+}
+
 void dr_perfmodel_net_default(dr_perfmodel_net_t *n, const dr_gpu_spec_t *gpu)
 {
     memset(n, 0, sizeof *n);
@@ -696,9 +703,13 @@ static void train_memory(const ctx_t *c, const dr_perfmodel_layout_t *l, uint32_
     if (l->interleave > 1 && l->pp > 1)
         inflight *= 1 + (double)(l->pp - 1) / ((double)l->pp * l->interleave);
     double first = act * lp * inflight;
-    if (l->recompute == DR_RECOMPUTE_FULL) /* one layer's full activations while recomputing */
+    /* one layer's full activations while recomputing: with explicit attention
+     * (no FlashAttention) that includes its s x s scores and probabilities */
+    if (l->recompute == DR_RECOMPUTE_FULL)
         first += dr_perfmodel_activation_bytes(a, (uint32_t)c->seq, l->micro_batch, l->tp, sp,
-                                               DR_RECOMPUTE_SELECTIVE, true);
+                                               job->flash_attention ? DR_RECOMPUTE_SELECTIVE
+                                                                    : DR_RECOMPUTE_NONE,
+                                               job->flash_attention);
     /* last stage: one micro-batch plus fp32 logits and their gradient */
     double logits = 2 * 4 * c->seq * l->micro_batch * a->vocab / t;
     double last = act * lp + logits;
@@ -818,9 +829,17 @@ static void eval_layout(const ctx_t *c, uint32_t gpus, const dr_perfmodel_layout
          * still take SMs from the compute they overlap */
         double window = stage_compute * 2.0 / 3.0;
         if (l->zero_stage >= 3) {
-            double per_mb = 1.5 * ar + 3.0 * lp * 2 * ceil(log2(l->dp)) * c->ln.inter_lat;
-            dp_s = m *
-                   (fmax(0, per_mb - stage_compute) + PM_OVERLAP_TAX * fmin(per_mb, stage_compute));
+            /* per micro-batch: an all-gather of the parameters before the
+             * forward, another before the backward, a reduce-scatter of the
+             * gradients after it, each half the all-reduce's volume.  The
+             * forward's gather can only hide behind the forward (1 of the 3
+             * GEMM passes, 1 of 4 with full recomputation), the backward's
+             * gather and reduce-scatter behind the backward */
+            double ag = 0.5 * ar + lp * 2 * ceil(log2(l->dp)) * c->ln.inter_lat;
+            double fwd = stage_compute / (l->recompute == DR_RECOMPUTE_FULL ? 4.0 : 3.0);
+            double bwd = stage_compute - fwd;
+            dp_s = m * (fmax(0, ag - fwd) + PM_OVERLAP_TAX * fmin(ag, fwd) + fmax(0, 2 * ag - bwd) +
+                        PM_OVERLAP_TAX * fmin(2 * ag, bwd));
         } else {
             dp_s = fmax(0, ar - window) + PM_OVERLAP_TAX * fmin(ar, window);
         }

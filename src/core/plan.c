@@ -434,6 +434,17 @@ static dr_plan_verdict_t verdict_of(uint32_t gpus, uint32_t node)
     return gpus <= node ? DR_VERDICT_SINGLE_NODE : DR_VERDICT_MULTI_NODE;
 }
 
+/* GPUs per host for the "nodes" column: the type's host size, at most the
+ * NVLink domain the network model uses (a TPU pod slice of 256 chips spans
+ * 32 hosts of 8). */
+static uint32_t host_gpus(const dr_gpu_spec_t *g, uint32_t domain)
+{
+    uint32_t h = g ? dr_perfmodel_host_gpus(g) : 0;
+    if (domain == 0)
+        domain = 1;
+    return h == 0 || h > domain ? domain : h;
+}
+
 static void net_for(const dr_plan_req_t *r, const dr_gpu_spec_t *g, dr_perfmodel_net_t *n)
 {
     dr_perfmodel_net_default(n, g);
@@ -572,7 +583,7 @@ static int plan_train_type(const dr_plan_req_t *r, const dr_gpu_spec_t *g, uint3
     net_for(r, g, &net);
     if (net.node_gpus == 0)
         net.node_gpus = 1;
-    o->node_gpus = net.node_gpus;
+    o->node_gpus = host_gpus(g, net.node_gpus);
     uint32_t maxg = r->max_gpus ? r->max_gpus : DR_PLAN_MAX_GPUS;
     uint32_t counts[64];
     size_t nc = fixed ? 1 : gpu_counts(net.node_gpus, maxg, counts, 64);
@@ -655,9 +666,9 @@ static int plan_train_type(const dr_plan_req_t *r, const dr_gpu_spec_t *g, uint3
     o->train = *e;
     o->fits = true;
     o->gpus = e->gpus;
-    o->nodes = (e->gpus + net.node_gpus - 1) / net.node_gpus;
+    o->nodes = (e->gpus + o->node_gpus - 1) / o->node_gpus;
     o->wall_s = e->wall_s;
-    o->verdict = verdict_of(o->gpus, net.node_gpus);
+    o->verdict = verdict_of(o->gpus, o->node_gpus);
     o->meets = r->deadline_s <= 0 || e->wall_s <= r->deadline_s;
     account(r, o, g, 0);
     if (!o->meets) {
@@ -707,7 +718,7 @@ static int plan_serve_type(const dr_plan_req_t *r, const dr_gpu_spec_t *g, uint3
     snprintf(o->gpu, sizeof o->gpu, "%s", g->name);
     dr_perfmodel_net_t net;
     net_for(r, g, &net);
-    o->node_gpus = net.node_gpus;
+    o->node_gpus = host_gpus(g, net.node_gpus);
     o->price_hr = price_of(r, g);
     o->tdp_w = isfinite(g->tdp_w) && g->tdp_w > 0 ? g->tdp_w : NAN;
     const dr_perfmodel_arch_t *a = &r->serve.arch;
@@ -787,9 +798,9 @@ static int plan_serve_type(const dr_plan_req_t *r, const dr_gpu_spec_t *g, uint3
         snprintf(o->note, sizeof o->note,
                  "%u replica(s) sustain %.3g requests/s, below the %.3g requested", o->replicas,
                  capacity, r->rate_rps);
-    o->nodes = (o->gpus + net.node_gpus - 1) / net.node_gpus;
-    o->verdict = o->replicas > 1 && o->gpus > net.node_gpus ? DR_VERDICT_MULTI_NODE
-                                                            : verdict_of(o->gpus, net.node_gpus);
+    o->nodes = (o->gpus + o->node_gpus - 1) / o->node_gpus;
+    o->verdict = o->replicas > 1 && o->gpus > o->node_gpus ? DR_VERDICT_MULTI_NODE
+                                                           : verdict_of(o->gpus, o->node_gpus);
     o->cost_usd_hr = o->gpus * o->price_hr;
     double pue = r->pue > 0 ? r->pue : 1.0;
     o->energy_kwh_hr = o->gpus * o->tdp_w / 1000.0 * pue;
@@ -818,7 +829,7 @@ static int plan_array_type(const dr_plan_req_t *r, const dr_gpu_spec_t *g, const
 {
     memset(o, 0, sizeof *o);
     snprintf(o->gpu, sizeof o->gpu, "%s", g->name);
-    o->node_gpus = dr_perfmodel_node_gpus(g);
+    o->node_gpus = host_gpus(g, dr_perfmodel_node_gpus(g));
     o->price_hr = price_of(r, g);
     o->tdp_w = g->tdp_w;
     o->wall_s = o->gpu_hours = o->cost_usd = o->energy_kwh = o->power_cost_usd = NAN;

@@ -186,6 +186,22 @@ static void test_train_plan(void **state)
                 1e-6 * res.opts[0].cost_usd);
     assert_true(res.opts[0].energy_kwh > 0);
     tu_assert_contains(res.explanation, "Requested: 256 x H100-SXM-80GB");
+    dr_plan_result_free(&res);
+
+    /* TPU v6e: the ICI pod slice (256 chips) is the network domain, but a
+     * host has 8 chips, so 2048 chips are 256 hosts (Cloud TPU v6e docs) */
+    r = train_req("llama-2-7b", 2e12);
+    snprintf(r.gpu, sizeof r.gpu, "TPU-v6e-Trillium");
+    r.gpus = 2048;
+    assert_int_equal(dr_plan_run(&r, &cat, &res, &err), 0);
+    assert_string_equal(res.opts[0].gpu, "TPU-v6e-Trillium");
+    assert_int_equal(res.opts[0].node_gpus, 8);
+    assert_int_equal(res.opts[0].nodes, 256);
+    dr_plan_result_free(&res);
+    r = train_req("llama-2-7b", 2e12);
+    snprintf(r.gpu, sizeof r.gpu, "H100");
+    r.gpus = 256;
+    assert_int_equal(dr_plan_run(&r, &cat, &res, &err), 0);
 
     /* the JSON interface */
     char *js = dr_plan_json(&r, &res);

@@ -18,6 +18,9 @@
  *     a K80, while a job that runs as fast on a K80 takes the K80 at once.
  *  3. Act.  Jobs planned to start now start (running ones on the same type
  *     just continue); running jobs planned elsewhere or later are preempted.
+ *     This runs even when nothing waits, if a running job would run faster
+ *     on a type with free GPUs: it migrates there rather than stay on the
+ *     slow type a burst left it on.
  *
  * Remaining work comes from the job's declared work (training steps, as in
  * Gavel's workload) when it has a perf class; otherwise from its walltime
@@ -224,6 +227,26 @@ static int cmp_pair(const void *a, const void *b)
     return x->t < y->t ? -1 : (x->t > y->t);
 }
 
+/* Could a running job run faster on a type with free GPUs now?  (A cheap
+ * test: the re-plan decides whether it actually moves.) */
+static bool can_upgrade(const dr_sched_view_t *v, dr_job_t *const *run, size_t nrun)
+{
+    const dr_cluster_t *c = v->cluster;
+    dr_typemask_t roomy = 0;
+    for (size_t t = 0; t < c->ntypes; t++)
+        if (dr_cluster_free_milli(c, (int)t) > 0)
+            roomy |= (dr_typemask_t)1 << t;
+    for (size_t i = 0; roomy && i < nrun; i++) {
+        const dr_job_t *j = run[i];
+        double cur = dr_perf_rate(v->perf, j, j->alloc.type);
+        dr_typemask_t m = dr_perf_runnable(v->perf, c, j) & roomy;
+        for (size_t t = 0; t < c->ntypes; t++)
+            if ((m >> t & 1) && dr_perf_rate(v->perf, j, (unsigned)t) > cur)
+                return true;
+    }
+    return false;
+}
+
 static int dpol_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, dr_err_t *err)
 {
     dpol_t *d = state;
@@ -252,8 +275,11 @@ static int dpol_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, 
             d->act[na++] = j;
     }
     d->planned = true;
-    if (na == nrun)
-        return DR_OK; /* nothing waits: nothing to decide */
+    /* Nothing waits: the only decision left is to move a running job to a
+     * faster type that has room now (a long job that got a K80 in a burst
+     * would otherwise crawl there long after the V100s went idle). */
+    if (na == nrun && (!d->preempt || !can_upgrade(v, d->act, nrun)))
+        return DR_OK;
     /* priority of every active job; only the best few (a couple of times
      * the GPUs there are, plus everything running) can get GPUs now, so
      * only they are scored per type - a long queue costs O(n log n), not

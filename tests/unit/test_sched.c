@@ -293,6 +293,41 @@ static void test_sjf_and_srtf(void **st)
     dr_cluster_free(&c);
 }
 
+/* drover moves a running job to a faster type that frees up even when
+ * nothing is waiting: a long job put on the K80 while a short one held the
+ * V100 takes the V100 when the short job ends, instead of crawling on the
+ * K80 (7x slower for ResNet-50) with the V100 idle. */
+static void test_drover_upgrades_when_idle(void **st)
+{
+    (void)st;
+    dr_cluster_t c;
+    make_cluster(&c, "NodeName=v0 Gpus=V100-SXM2-16GB:1 Cpus=8 MemGB=61\n"
+                     "NodeName=k0 Gpus=K80-12GB:1 Cpus=4 MemGB=61\n");
+    /* 1000 s on the V100 (7,100 s on the K80), and 100 s on the V100 */
+    const char *text = "ResNet-50 (batch size 64)\tcmd\t--num_steps\t1\t4394.8\t0.000000\t1\n"
+                       "Transformer (batch size 64)\tcmd\t-step\t1\t861.78\t0.000000\t1\n";
+    dr_trace_opts_t to;
+    dr_trace_opts_default(&to);
+    to.walltime_factor = 0;
+    dr_workload_t wl;
+    dr_workload_init(&wl);
+    dr_err_t err;
+    if (dr_trace_parse(DR_TRACE_GAVEL, "up.trace", text, strlen(text), &to, &wl, &err) != DR_OK ||
+        dr_workload_bind(&wl, &c, false, &err) != DR_OK)
+        fail_msg("%s", err.msg);
+    dr_sim_result_t r;
+    run(&c, &wl, "drover", &r);
+    check_invariants(&r, true);
+    const dr_job_t *longj = job(&r, 1), *shortj = job(&r, 2);
+    assert_true(shortj->end <= dr_time_from_s(101));
+    /* the long job started on the K80, then moved to the V100 at 100 s */
+    assert_int_equal(longj->nstarts, 2);
+    assert_true(longj->end < dr_time_from_s(1200));
+    dr_sim_result_free(&r);
+    dr_workload_free(&wl);
+    dr_cluster_free(&c);
+}
+
 static void test_timeout_reject_throttle(void **st)
 {
     (void)st;
@@ -440,6 +475,7 @@ int main(void)
         cmocka_unit_test(test_fifo_vs_backfill),
         cmocka_unit_test(test_backfill_helps_on_random),
         cmocka_unit_test(test_sjf_and_srtf),
+        cmocka_unit_test(test_drover_upgrades_when_idle),
         cmocka_unit_test(test_timeout_reject_throttle),
         cmocka_unit_test(test_failures_and_determinism),
         cmocka_unit_test(test_driver_api),

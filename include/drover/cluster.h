@@ -155,6 +155,11 @@ uint64_t dr_cluster_free_milli(const dr_cluster_t *c, int type);
 /* Mask of the types a request may use: allowed types that also satisfy
  * min_gpu_mem_gb.  Returns 0 if none. */
 dr_typemask_t dr_cluster_eligible_types(const dr_cluster_t *c, const dr_job_req_t *r);
+/* Mask of the eligible types on which req could ever be placed with all
+ * their nodes UP and idle: enough nodes of the per-node shape (GPUs, CPUs,
+ * memory), or, for a --gpus=N request, enough GPUs.  A policy that counts
+ * GPUs per type must not plan an 8-GPU job onto 4-GPU nodes. */
+dr_typemask_t dr_cluster_hostable_types(const dr_cluster_t *c, const dr_job_req_t *r);
 /* Could req ever fit on this cluster with all nodes UP and idle (pools
  * included)?  err names the reason ("needs 16 GPUs per node, the largest
  * eligible node has 8"). */

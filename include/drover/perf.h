@@ -49,7 +49,7 @@ typedef struct dr_perf_view {
 
 /* Rate of job j on cluster type `type` (1.0 for class 0). */
 double dr_perf_rate(const dr_perf_view_t *v, const dr_job_t *j, unsigned type);
-/* Types on which j's rate is > 0, intersected with its eligible types. */
+/* Types on which j could ever be placed (dr_cluster_hostable_types) and its rate is > 0. */
 dr_typemask_t dr_perf_runnable(const dr_perf_view_t *v, const dr_cluster_t *c, const dr_job_t *j);
 /* Best (largest) rate over the types in mask; 0 if none. */
 double dr_perf_best_rate(const dr_perf_view_t *v, const dr_job_t *j, dr_typemask_t mask);

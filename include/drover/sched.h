@@ -162,6 +162,14 @@ typedef struct dr_sched_stats {
     /* starts of tasks naming an input shard, and those placed on a node
      * holding it (data locality) */
     uint64_t shard_starts, locality_hits;
+    /* starts by how close the allocation's nodes are (dr_alloc_t.locality,
+     * indexed by dr_locality_t): one node, one NVLink domain, one leaf
+     * switch, several leaves, no common switch.  Sums to `starts`. */
+    uint64_t starts_by_locality[DR_LOC_N];
+    /* over starts on several nodes: the leaf switches each spans
+     * (dr_alloc_nleaves), summed; / (starts - starts_by_locality[NODE]) is
+     * the mean */
+    uint64_t leaves_spanned;
 } dr_sched_stats_t;
 const dr_sched_stats_t *dr_sched_stats(const dr_sched_t *s);
 

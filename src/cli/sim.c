@@ -132,6 +132,11 @@ static char *augment_json(const char *json, const double *wall, size_t n, size_t
         json_object_set_new(o, "shard_starts", json_integer((json_int_t)res[i].stats.shard_starts));
         json_object_set_new(o, "locality_hits",
                             json_integer((json_int_t)res[i].stats.locality_hits));
+        json_t *by_loc = json_object();
+        for (int l = 0; l < DR_LOC_N; l++)
+            json_object_set_new(by_loc, dr_locality_name((dr_locality_t)l),
+                                json_integer((json_int_t)res[i].stats.starts_by_locality[l]));
+        json_object_set_new(o, "starts_by_locality", by_loc);
         json_object_set_new(o, "lower_bound_avg_jct_s", jnum(win[i].lower_bound_avg_jct_s));
         json_object_set_new(o, "avg_slowdown", jnum(win[i].avg_slowdown));
         json_object_set_new(o, "p99_slowdown", jnum(win[i].p99_slowdown));

@@ -704,6 +704,53 @@ dr_typemask_t dr_cluster_eligible_types(const dr_cluster_t *c, const dr_job_req_
     return m;
 }
 
+/* What type t (t < 0: the whole cluster, for GPU-less requests) could hold
+ * with every node UP and idle, counting node shapes, so whatever the nodes'
+ * state: nodes able to host the per-node share, their GPUs, and the largest
+ * GPU count of a node that meets the CPU and memory share. */
+static void type_capacity(const dr_cluster_t *c, const dr_job_req_t *r, int t, uint64_t *nodes,
+                          uint64_t *gpus, uint32_t *max_gpn)
+{
+    const struct dr_cluster_index *ix = c->index;
+    *nodes = *gpus = 0;
+    for (size_t k = 0; ix && k < ix->nshapes; k++) {
+        const dr_node_shape_t *sh = &ix->shapes[k];
+        if (t >= 0 && (sh->ngpus == 0 || sh->type != (int32_t)t))
+            continue;
+        if (sh->cpu_milli < r->cpu_milli_per_node || sh->mem_mb < r->mem_mb_per_node)
+            continue;
+        if (sh->ngpus > *max_gpn)
+            *max_gpn = sh->ngpus;
+        if (r->nodes > 0 && r->gpu_milli == 1000 && sh->ngpus < r->gpus_per_node)
+            continue;
+        *nodes += sh->count;
+        *gpus += sh->count * sh->ngpus;
+    }
+}
+
+static bool capacity_enough(const dr_job_req_t *r, uint64_t nodes, uint64_t gpus)
+{
+    return r->nodes == 0 ? gpus >= r->gpus_per_node : nodes >= r->nodes;
+}
+
+dr_typemask_t dr_cluster_hostable_types(const dr_cluster_t *c, const dr_job_req_t *r)
+{
+    dr_typemask_t elig = dr_cluster_eligible_types(c, r);
+    if (!r->gpus_per_node)
+        return elig;
+    dr_typemask_t out = 0;
+    for (size_t t = 0; t < c->ntypes && t < DR_MAX_GPU_TYPES; t++) {
+        if (!(elig >> t & 1))
+            continue;
+        uint64_t nodes, gpus;
+        uint32_t max_gpn = 0;
+        type_capacity(c, r, (int)t, &nodes, &gpus, &max_gpn);
+        if (capacity_enough(r, nodes, gpus))
+            out |= (dr_typemask_t)1 << t;
+    }
+    return out;
+}
+
 int dr_cluster_req_possible(const dr_cluster_t *c, const dr_job_req_t *r, dr_err_t *err)
 {
     if (dr_job_req_validate(r, err) != 0)
@@ -716,50 +763,34 @@ int dr_cluster_req_possible(const dr_cluster_t *c, const dr_job_req_t *r, dr_err
                               r->min_gpu_mem_gb);
         return dr_err_set(err, DR_ENOSPC, "none of the allowed GPU types is in this cluster");
     }
-    /* count nodes able to host the per-node share when idle (node shapes
-     * include every node, whatever its state: this asks "ever") */
+    /* the type with the most room for it */
     uint64_t best_nodes = 0, best_gpus = 0;
     uint32_t max_gpn = 0;
-    const struct dr_cluster_index *ix = c->index;
     for (size_t t = 0; t < (r->gpus_per_node ? c->ntypes : 1); t++) {
         if (r->gpus_per_node && !(elig & (1ULL << t)))
             continue;
-        uint64_t nodes = 0, gpus = 0;
-        for (size_t k = 0; ix && k < ix->nshapes; k++) {
-            const dr_node_shape_t *sh = &ix->shapes[k];
-            if (r->gpus_per_node && (sh->ngpus == 0 || sh->type != (int32_t)t))
-                continue;
-            if (sh->cpu_milli < r->cpu_milli_per_node || sh->mem_mb < r->mem_mb_per_node)
-                continue;
-            if (sh->ngpus > max_gpn)
-                max_gpn = sh->ngpus;
-            if (r->nodes > 0 && r->gpu_milli == 1000 && sh->ngpus < r->gpus_per_node)
-                continue;
-            nodes += sh->count;
-            gpus += sh->count * sh->ngpus;
-        }
+        uint64_t nodes, gpus;
+        type_capacity(c, r, r->gpus_per_node ? (int)t : -1, &nodes, &gpus, &max_gpn);
         if (r->nodes == 0 ? gpus > best_gpus : nodes > best_nodes) {
             best_nodes = nodes;
             best_gpus = gpus;
         }
     }
-    if (r->nodes == 0) {
-        if (best_gpus < r->gpus_per_node)
-            return dr_err_set(err, DR_ENOSPC,
-                              "needs %u GPUs of one type, the largest eligible type has %llu",
-                              r->gpus_per_node, (unsigned long long)best_gpus);
-    } else if (best_nodes < r->nodes) {
-        if (best_nodes == 0 && r->gpus_per_node > max_gpn && r->gpu_milli == 1000)
-            return dr_err_set(err, DR_ENOSPC,
-                              "needs %u GPUs per node, the largest eligible node has %u",
-                              r->gpus_per_node, max_gpn);
+    if (capacity_enough(r, best_nodes, best_gpus))
+        return DR_OK;
+    if (r->nodes == 0)
         return dr_err_set(err, DR_ENOSPC,
-                          "needs %u nodes with %u GPUs, %u milli-CPU and %llu MB each; the "
-                          "cluster has %llu such nodes",
-                          r->nodes, r->gpus_per_node, r->cpu_milli_per_node,
-                          (unsigned long long)r->mem_mb_per_node, (unsigned long long)best_nodes);
-    }
-    return DR_OK;
+                          "needs %u GPUs of one type, the largest eligible type has %llu",
+                          r->gpus_per_node, (unsigned long long)best_gpus);
+    if (best_nodes == 0 && r->gpus_per_node > max_gpn && r->gpu_milli == 1000)
+        return dr_err_set(err, DR_ENOSPC,
+                          "needs %u GPUs per node, the largest eligible node has %u",
+                          r->gpus_per_node, max_gpn);
+    return dr_err_set(err, DR_ENOSPC,
+                      "needs %u nodes with %u GPUs, %u milli-CPU and %llu MB each; the "
+                      "cluster has %llu such nodes",
+                      r->nodes, r->gpus_per_node, r->cpu_milli_per_node,
+                      (unsigned long long)r->mem_mb_per_node, (unsigned long long)best_nodes);
 }
 
 const char *dr_node_state_name(dr_node_state_t s)

@@ -224,7 +224,7 @@ double dr_perf_rate(const dr_perf_view_t *v, const dr_job_t *j, unsigned type)
 
 dr_typemask_t dr_perf_runnable(const dr_perf_view_t *v, const dr_cluster_t *c, const dr_job_t *j)
 {
-    dr_typemask_t elig = dr_cluster_eligible_types(c, &j->req);
+    dr_typemask_t elig = dr_cluster_hostable_types(c, &j->req);
     if (j->perf_class == 0 || !v || !v->table)
         return elig;
     dr_typemask_t out = 0;

@@ -340,7 +340,8 @@ static int dpol_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, 
             d->pairs[np++] = (pair_t){w, (uint32_t)m, (uint16_t)t};
         }
     }
-    qsort(d->pairs, np, sizeof *d->pairs, cmp_pair);
+    if (np > 1)
+        qsort(d->pairs, np, sizeof *d->pairs, cmp_pair);
     double left[NT] = {0};
     for (size_t t = 0; t < c->ntypes; t++)
         left[t] = (double)dr_cluster_total_gpus(c, (int)t);

@@ -58,6 +58,7 @@ typedef struct gjob {
     int cur_type;  /* type it runs on this round, -1 */
     int next_type; /* type picked for the coming round, -1 */
     uint32_t mark;
+    dr_typemask_t host; /* types with nodes able to hold the job at all */
 } gjob_t;
 
 typedef struct gavel {
@@ -145,6 +146,13 @@ static gjob_t *find(gavel_t *g, uint64_t id)
             hi = mid;
     }
     return lo < g->n && g->jobs[lo].id == id ? &g->jobs[lo] : NULL;
+}
+
+/* The job's rate on type t; 0 where no node of t could hold it (Gavel's
+ * clusters have one GPU per server, so it never had to ask). */
+static double grate(const dr_sched_view_t *v, const gjob_t *gj, unsigned t)
+{
+    return (gj->host >> t & 1) ? dr_perf_rate(v->perf, gj->job, t) : 0;
 }
 
 static gjob_t *add(gavel_t *g, dr_job_t *j)
@@ -288,7 +296,7 @@ static void alloc_fifo(gavel_t *g, const dr_sched_view_t *v)
         int cand[NT];
         size_t map[NT], nc = 0;
         for (size_t k = 0; k < nt; k++)
-            if (avail[types[k]] >= s && dr_perf_rate(v->perf, gj->job, (unsigned)types[k]) > 0) {
+            if (avail[types[k]] >= s && grate(v, gj, (unsigned)types[k]) > 0) {
                 map[nc] = k;
                 cand[nc++] = types[k];
             }
@@ -300,7 +308,7 @@ static void alloc_fifo(gavel_t *g, const dr_sched_view_t *v)
             double best = -1;
             pick = cand[0];
             for (size_t k = 0; k < nc; k++) {
-                double r = dr_perf_rate(v->perf, gj->job, (unsigned)cand[k]);
+                double r = grate(v, gj, (unsigned)cand[k]);
                 if (r > best)
                     best = r, pick = cand[k], idx = k;
             }
@@ -360,10 +368,10 @@ static int alloc_mmf(gavel_t *g, const dr_sched_view_t *v, dr_err_t *err)
         const dr_job_t *j = g->jobs[i].job;
         double s = scale_of(j), iso = 0;
         for (size_t t = 0; t < n; t++)
-            iso += dr_perf_rate(v->perf, j, (unsigned)t) * g->jobs[i].alloc[t];
+            iso += grate(v, &g->jobs[i], (unsigned)t) * g->jobs[i].alloc[t];
         size_t k = 0;
         for (size_t t = 0; t < n; t++) {
-            double T = dr_perf_rate(v->perf, j, (unsigned)t);
+            double T = grate(v, &g->jobs[i], (unsigned)t);
             dr_lp_bounds(lp, i * n + t, 0, T > 0 ? 1 : 0);
             if (T > 0 && iso > 0) {
                 cols[k] = (int)(i * n + t);
@@ -412,7 +420,7 @@ static void update_priorities(gavel_t *g, const dr_sched_view_t *v)
         gjob_t *gj = &g->jobs[i];
         for (size_t t = 0; t < v->cluster->ntypes; t++) {
             double a = gj->alloc[t], p;
-            if (a == 0.0 || dr_perf_rate(v->perf, gj->job, (unsigned)t) <= 0)
+            if (a == 0.0 || grate(v, gj, (unsigned)t) <= 0)
                 p = 0;
             else {
                 double frac = g->worker_time[t] > 0 ? gj->time_on[t] / g->worker_time[t] : 0;
@@ -440,7 +448,7 @@ static int select_jobs(gavel_t *g, const dr_sched_view_t *v)
 {
     const dr_cluster_t *c = v->cluster;
     int order[NT];
-    memcpy(order, g->order, g->norder * sizeof *order);
+    memcpy(order, g->order, sizeof order); /* an array: never NULL */
     if (g->kind == G_FIFO || g->kind == G_MMF)
         dr_pyrand_shuffle(&g->shuffler, order, g->norder, sizeof *order);
     double left[NT] = {0};
@@ -462,12 +470,13 @@ static int select_jobs(gavel_t *g, const dr_sched_view_t *v)
                 continue;
             g->ent[ne++] = (struct entry){gj, gj->prio[t], gj->deficit[t], gj->alloc[t]};
         }
-        qsort(g->ent, ne, sizeof *g->ent, cmp_entry);
+        if (ne > 1)
+            qsort(g->ent, ne, sizeof *g->ent, cmp_entry);
         for (size_t i = 0; i < ne; i++) {
             gjob_t *gj = g->ent[i].gj;
             if (left[t] <= 0 || gj->next_type >= 0)
                 continue;
-            if (dr_perf_rate(v->perf, gj->job, (unsigned)t) <= 0)
+            if (grate(v, gj, (unsigned)t) <= 0)
                 continue;
             if (fifo && g->ent[i].prio <= 0)
                 continue;
@@ -512,6 +521,7 @@ static int gavel_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at,
             if (!gj) {
                 if (!(gj = add(g, list[i])))
                     return dr_err_set(err, DR_ENOMEM, "out of memory");
+                gj->host = dr_cluster_hostable_types(v->cluster, &list[i]->req);
                 g->need_alloc = true;
             }
             gj->job = list[i];
@@ -549,7 +559,8 @@ static int gavel_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at,
     dr_job_t **running = malloc((nr ? nr : 1) * sizeof *running);
     if (!running)
         return dr_err_set(err, DR_ENOMEM, "out of memory");
-    memcpy(running, v->running, nr * sizeof *running);
+    if (nr)
+        memcpy(running, v->running, nr * sizeof *running);
     int rc = DR_OK;
     for (size_t i = 0; i < nr && rc == DR_OK; i++) {
         gjob_t *gj = find(g, running[i]->id);

@@ -175,7 +175,8 @@ static int oracle_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at
         if (!j->array_throttle || !dr_sched_throttled(v->sched, j))
             o->q[n++] = (keyed_t){dr_policy_oracle_remaining_s(v, j), j->id, j};
     }
-    qsort(o->q, n, sizeof *o->q, cmp_asc);
+    if (n > 1)
+        qsort(o->q, n, sizeof *o->q, cmp_asc);
     /* victims: running jobs by remaining time, longest first (taken before
      * any decision, as the view's running list changes with decisions) */
     size_t nv = 0;
@@ -185,7 +186,8 @@ static int oracle_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at
         for (size_t i = 0; i < v->nrunning; i++)
             o->victims[nv++] = (keyed_t){dr_policy_oracle_remaining_s(v, v->running[i]),
                                          v->running[i]->id, v->running[i]};
-        qsort(o->victims, nv, sizeof *o->victims, cmp_desc);
+        if (nv > 1)
+            qsort(o->victims, nv, sizeof *o->victims, cmp_desc);
     }
     size_t probes = 0;
     for (size_t i = 0; i < n; i++) {

@@ -34,6 +34,7 @@ struct dr_sched {
     dr_job_t **pq;
     size_t head, tail, cap;
     size_t dirty_from; /* lowest queue index that left PENDING, CLEAN if none */
+    size_t dirty_to;   /* one past the highest such index */
     size_t nremoved;   /* how many left since the last compaction */
     /* jobs queued since the last pass */
     dr_job_t **fresh;
@@ -151,6 +152,8 @@ static void mark_removed(dr_sched_t *s, const dr_job_t *j)
         return; /* a job preempted in this pass is not in the queue */
     if (j->sched_slot < s->dirty_from)
         s->dirty_from = j->sched_slot;
+    if (j->sched_slot >= s->dirty_to)
+        s->dirty_to = (size_t)j->sched_slot + 1;
     s->nremoved++;
 }
 
@@ -160,8 +163,12 @@ static void reslot(dr_sched_t *s, size_t from)
         s->pq[i]->sched_slot = (uint32_t)i;
 }
 
-/* Drop jobs that left PENDING.  FIFO-like passes start a prefix of the
- * queue, which costs O(started); anything else costs O(queue). */
+/* Drop jobs that left PENDING (all of them in [dirty_from, dirty_to)).
+ * FIFO-like passes start a prefix of the queue, which costs O(started);
+ * otherwise the shorter side moves: the jobs before dirty_to shift towards
+ * the tail (backfill starts jobs near the front of a long queue), or the
+ * jobs after dirty_from shift towards the head.  Order is kept either way;
+ * only the absolute slots differ. */
 static void compact(dr_sched_t *s)
 {
     if (s->dirty_from == CLEAN)
@@ -172,10 +179,19 @@ static void compact(dr_sched_t *s)
             s->head++;
             removed++;
         }
-    if (removed < s->nremoved) {
-        size_t i = s->dirty_from > s->head ? s->dirty_from : s->head;
-        size_t w = i;
-        for (size_t r = i; r < s->tail; r++)
+    size_t lo = s->dirty_from > s->head ? s->dirty_from : s->head;
+    size_t hi = s->dirty_to < s->tail ? s->dirty_to : s->tail;
+    if (removed < s->nremoved && lo < hi && hi - s->head <= s->tail - lo) {
+        size_t w = hi;
+        for (size_t r = hi; r-- > s->head;)
+            if (s->pq[r]->state == DR_JOB_PENDING) {
+                s->pq[--w] = s->pq[r];
+                s->pq[w]->sched_slot = (uint32_t)w;
+            }
+        s->head = w;
+    } else if (removed < s->nremoved) {
+        size_t w = lo;
+        for (size_t r = lo; r < s->tail; r++)
             if (s->pq[r]->state == DR_JOB_PENDING) {
                 s->pq[w] = s->pq[r];
                 s->pq[w]->sched_slot = (uint32_t)w;
@@ -184,6 +200,7 @@ static void compact(dr_sched_t *s)
         s->tail = w;
     }
     s->dirty_from = CLEAN;
+    s->dirty_to = 0;
     s->nremoved = 0;
     /* reclaim the space before head once it dominates */
     if (s->head > 4096 && s->head > (s->tail - s->head)) {
@@ -198,7 +215,9 @@ static int pq_insert(dr_sched_t *s, dr_job_t *j)
 {
     compact(s);
     if (s->tail == s->cap) {
-        if (s->head > 0) {
+        /* reuse the space before head only if there is enough of it, so the
+         * O(queue) move happens at most once per queue/4 removals */
+        if (s->head > 0 && s->head >= (s->tail - s->head) / 4) {
             memmove(s->pq, s->pq + s->head, (s->tail - s->head) * sizeof *s->pq);
             s->tail -= s->head;
             s->head = 0;
@@ -383,6 +402,10 @@ int dr_sched_decide_start(dr_sched_t *s, dr_job_t *j, dr_alloc_t *alloc)
         s->stats.shard_starts++;
         s->stats.locality_hits += dr_alloc_holds_shard(s->c, &j->alloc, j->req.shard);
     }
+    unsigned loc = j->alloc.locality < DR_LOC_N ? j->alloc.locality : DR_LOC_NETWORK;
+    s->stats.starts_by_locality[loc]++;
+    if (j->alloc.nnodes > 1)
+        s->stats.leaves_spanned += dr_alloc_nleaves(s->c, &j->alloc);
     int rc = set_state(s, j, DR_JOB_STARTING, s->now, NULL, NULL);
     if (rc == DR_OK)
         rc = run_add(s, j);
@@ -472,7 +495,8 @@ int dr_sched_pass(dr_sched_t *s, dr_time_t now, dr_pass_result_t *res, dr_err_t 
     for (size_t i = 0; i < s->nfresh; i++)
         if (s->fresh[i]->state == DR_JOB_PENDING)
             s->fresh[nf++] = s->fresh[i];
-    qsort(s->fresh, nf, sizeof *s->fresh, cmp_slot);
+    if (nf > 1)
+        qsort(s->fresh, nf, sizeof *s->fresh, cmp_slot);
     dr_sched_view_t v = {
         .cluster = s->c,
         .pending = s->pq + s->head,

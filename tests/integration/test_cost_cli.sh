@@ -3,13 +3,7 @@
 # its references on a cluster with an elastic cloud pool.  More jobs with
 # deadlines want H100s than the on-prem H100s can run in time: `cost` rents
 # cloud nodes for the rest (and reports the bill), the references do not.
-set -u
-: "${DROVER:?}"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-ok() { printf 'ok   %s\n' "$1"; }
-bad() { printf 'FAIL %s\n' "$1"; fails=$((fails + 1)); }
+. "$(dirname "$0")/lib.sh"
 
 # 24 jobs of 8 H100s for 4 h with a 6 h deadline: 16 nodes on-prem, so 8
 # need the cloud; and 4 services that any type may host
@@ -61,4 +55,4 @@ done
 [ $? -ne 0 ] && grep -q "gain: '2' must be below 1" "$T/err" && ok "bad option named" ||
     bad "bad option: $(cat "$T/err")"
 
-[ "$fails" -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
+finish

@@ -3,29 +3,8 @@
 # cluster with known placements, the real openb data when
 # $DROVER_SHARED_DIR has it (one seed; only BestFit under sanitizers), the
 # placement and sequence files, and the error messages for bad input.
-set -u
-: "${DROVER:?}"
+. "$(dirname "$0")/lib.sh"
 SHARED=${DROVER_SHARED_DIR:-}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-ok() { printf 'ok   %s\n' "$1"; }
-bad() { printf 'FAIL %s\n' "$1"; fails=$((fails + 1)); }
-
-# expect_fail NAME EXPECTED-STATUS EXPECTED-MESSAGE-PART -- ARGS...
-expect_fail() {
-    name=$1 want=$2 msg=$3
-    shift 4
-    "$DROVER" "$@" >"$T/out" 2>"$T/err"
-    rc=$?
-    if [ "$rc" -ne "$want" ]; then
-        bad "$name: exit $rc, wanted $want ($(head -c 300 "$T/err"))"
-    elif ! grep -qF -- "$msg" "$T/err"; then
-        bad "$name: stderr lacks '$msg': $(head -c 300 "$T/err")"
-    else
-        ok "$name"
-    fi
-}
 
 # check_placements NAME FILE NPODS: header, one row per pod, well-formed
 # rows, no GPU above 1000 milli
@@ -140,4 +119,4 @@ else
     echo "skip real openb data (no $OB)"
 fi
 
-[ "$fails" -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
+finish

@@ -3,28 +3,7 @@
 # tools rely on (the exact configuration first, with its fields), the table,
 # the SVG chart, serving and batch arrays, and the explanations users get
 # for impossible or contradictory input.  Needs $DROVER (the binary) and jq.
-set -u
-: "${DROVER:?}"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-ok() { printf 'ok   %s\n' "$1"; }
-bad() { printf 'FAIL %s\n' "$1"; fails=$((fails + 1)); }
-
-# expect_fail NAME EXPECTED-STATUS EXPECTED-MESSAGE-PART -- ARGS...
-expect_fail() {
-    name=$1 want=$2 msg=$3
-    shift 4
-    "$DROVER" "$@" >"$T/out" 2>"$T/err"
-    rc=$?
-    if [ "$rc" -ne "$want" ]; then
-        bad "$name: exit $rc, wanted $want ($(head -c 300 "$T/err"))"
-    elif ! grep -qF -- "$msg" "$T/err"; then
-        bad "$name: stderr lacks '$msg': $(head -c 300 "$T/err")"
-    else
-        ok "$name"
-    fi
-}
+. "$(dirname "$0")/lib.sh"
 
 # jq_check NAME FILE FILTER
 jq_check() {
@@ -127,8 +106,4 @@ expect_fail "unknown kind" 2 "unknown kind" -- plan fly
 expect_fail "bad precision" 2 "--precision" -- plan train --model llama-2-7b --tokens 1T --precision int3
 expect_fail "bad net" 2 "--net" -- plan train --model llama-2-7b --tokens 1T --net fast
 
-if [ "$fails" -ne 0 ]; then
-    echo "$fails failure(s)"
-    exit 1
-fi
-echo "all plan tests passed"
+finish

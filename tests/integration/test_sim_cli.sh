@@ -3,29 +3,9 @@
 # every shipped policy, JSON output, charts, and the error messages users
 # see for bad input.  Needs $DROVER (the binary); the real traces come from
 # $DROVER_SHARED_DIR and are skipped when it is absent.
-set -u
-: "${DROVER:?}" "${DROVER_SOURCE_DIR:?}"
+. "$(dirname "$0")/lib.sh"
+: "${DROVER_SOURCE_DIR:?}"
 SHARED=${DROVER_SHARED_DIR:-}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-ok() { printf 'ok   %s\n' "$1"; }
-bad() { printf 'FAIL %s\n' "$1"; fails=$((fails + 1)); }
-
-# expect_fail NAME EXPECTED-STATUS EXPECTED-MESSAGE-PART -- ARGS...
-expect_fail() {
-    name=$1 want=$2 msg=$3
-    shift 4
-    "$DROVER" "$@" >"$T/out" 2>"$T/err"
-    rc=$?
-    if [ "$rc" -ne "$want" ]; then
-        bad "$name: exit $rc, wanted $want ($(head -c 300 "$T/err"))"
-    elif ! grep -qF -- "$msg" "$T/err"; then
-        bad "$name: stderr lacks '$msg': $(head -c 300 "$T/err")"
-    else
-        ok "$name"
-    fi
-}
 
 # check_json NAME FILE NPOLICIES: every policy accounts for every job
 check_json() {
@@ -104,6 +84,17 @@ if "$DROVER" sim --cluster "$T/shards.conf" --trace "drover:$T/shards.csv" --pol
 else
     bad "locality: $(cat "$T/err") $(head -c 600 "$T/s.json")"
 fi
+# starts by locality: a 2-node gang under the one leaf, an 8-GPU job on one node
+printf 'submit_s,duration_s,nodes,gpus_per_node\n0,60,2,8\n0,60,1,8\n' >"$T/gang.csv"
+if "$DROVER" sim --cluster "$T/shards.conf" --trace "drover:$T/gang.csv" --policy fifo \
+    --json --quiet >"$T/g2.json" 2>"$T/err" &&
+    jq -e '.policies[0].starts_by_locality == {"node": 1, "nvlink": 0, "leaf": 1, "tree": 0,
+        "network": 0}' "$T/g2.json" >/dev/null &&
+    [ "$(jq '.policies[0].starts_by_locality.node' "$T/s.json")" = 10 ]; then
+    ok "starts_by_locality in the JSON"
+else
+    bad "starts_by_locality: $(cat "$T/err") $(jq -c '.policies[0].starts_by_locality' "$T/g2.json")"
+fi
 expect_fail "bad span slowdown" 2 "--span-slowdown" -- sim --cluster gavel-36-36-36 \
     --trace "gavel:$GAVEL" --policy fifo --span-slowdown leaf=2
 
@@ -139,8 +130,4 @@ else
     bad "lenient: $(cat "$T/err") $(head -c 300 "$T/l.json")"
 fi
 
-if [ "$fails" -ne 0 ]; then
-    echo "$fails failure(s)"
-    exit 1
-fi
-echo "all passed"
+finish

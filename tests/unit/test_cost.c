@@ -25,17 +25,6 @@
 #define B200 "B200-HGX-180GB"
 #define H100 "H100-SXM-80GB"
 
-static void make_cluster(dr_cluster_t *c, const char *conf)
-{
-    dr_catalog_t cat;
-    dr_err_t err;
-    assert_int_equal(dr_catalog_builtin(&cat, &err), DR_OK);
-    dr_cluster_init(c);
-    if (dr_config_parse(c, &cat, "test.conf", conf, strlen(conf), &err) != DR_OK)
-        fail_msg("%s", err.msg);
-    dr_catalog_free(&cat);
-}
-
 /* A workload whose perf table has columns L40S, B200, H100 and one class
  * per distinct rate triple added with rates(). */
 static void wl_init(dr_workload_t *wl)
@@ -110,34 +99,6 @@ static void add_service(dr_workload_t *wl, uint64_t id, double submit, uint32_t 
     assert_int_equal(dr_workload_add(wl, &j, types), DR_OK);
 }
 
-static void finish(dr_workload_t *wl, const dr_cluster_t *c)
-{
-    dr_err_t err;
-    if (dr_workload_finish(wl, &err) != DR_OK || dr_workload_bind(wl, c, false, &err) != DR_OK)
-        fail_msg("%s", err.msg);
-}
-
-static void run(const dr_cluster_t *c, const dr_workload_t *wl, const char *policy,
-                dr_sim_result_t *res)
-{
-    dr_sim_opts_t o;
-    dr_sim_opts_default(&o);
-    o.policy = policy;
-    o.audit = true;
-    dr_err_t err;
-    if (dr_sim_run(c, wl, &o, res, &err) != DR_OK)
-        fail_msg("%s: %s", policy, err.msg);
-}
-
-static const dr_job_t *job(const dr_sim_result_t *r, uint64_t id)
-{
-    for (size_t i = 0; i < r->njobs; i++)
-        if (r->jobs[i].id == id)
-            return &r->jobs[i];
-    fail_msg("no job %llu", (unsigned long long)id);
-    return NULL;
-}
-
 /* GPU type name of the job's last start (from the log). */
 static const char *ran_on(const dr_sim_result_t *r, const dr_cluster_t *c, uint64_t id)
 {
@@ -152,7 +113,7 @@ static const char *ran_on(const dr_sim_result_t *r, const dr_cluster_t *c, uint6
 
 static double start_s(const dr_sim_result_t *r, uint64_t id)
 {
-    return dr_time_to_s(job(r, id)->first_start);
+    return dr_time_to_s(tu_job(r, id)->first_start);
 }
 
 /* Legal log, every job ends once, none starts before its submit. */
@@ -205,19 +166,19 @@ static void test_provision_delay_and_billing(void **st)
 {
     (void)st;
     dr_cluster_t c;
-    make_cluster(&c, pool_conf);
+    tu_cluster(&c, pool_conf);
     dr_workload_t wl;
     wl_init(&wl);
     add(&wl, 1, 0, 8, 0, 3600, 0);            /* fills h1 for an hour */
     add(&wl, 2, 10, 8, 0, 1800, 10 + 2500.0); /* on h1 it would end at 5400 */
-    finish(&wl, &c);
+    tu_workload_ready(&wl, &c);
     dr_sim_result_t r;
-    run(&c, &wl, "cost", &r);
+    tu_sim(&c, &wl, "cost", &r);
     check_log(&r);
     assert_true(fabs(start_s(&r, 1)) < 1e-9);
     assert_true(fabs(start_s(&r, 2) - 610) < 1e-6); /* up after the delay, not before */
-    assert_true(fabs(dr_time_to_s(job(&r, 2)->end) - 2410) < 1e-6);
-    assert_true(job(&r, 2)->end <= job(&r, 2)->deadline);
+    assert_true(fabs(dr_time_to_s(tu_job(&r, 2)->end) - 2410) < 1e-6);
+    assert_true(tu_job(&r, 2)->end <= tu_job(&r, 2)->deadline);
     assert_int_equal(r.provisions, 1);
     assert_int_equal(r.releases, 1);
     /* billed 10 s .. 2410 s for 8 GPUs at $2 */
@@ -232,8 +193,8 @@ static void test_provision_delay_and_billing(void **st)
     wl_init(&wl);
     add(&wl, 1, 0, 8, 0, 3600, 0);
     add(&wl, 2, 10, 8, 0, 1800, 6000);
-    finish(&wl, &c);
-    run(&c, &wl, "cost", &r);
+    tu_workload_ready(&wl, &c);
+    tu_sim(&c, &wl, "cost", &r);
     check_log(&r);
     assert_true(fabs(start_s(&r, 2) - 3600) < 1e-6);
     assert_int_equal(r.provisions, 0);
@@ -241,7 +202,7 @@ static void test_provision_delay_and_billing(void **st)
     dr_sim_result_free(&r);
 
     /* the references never rent nodes: the job waits and misses */
-    run(&c, &wl, "fastest", &r);
+    tu_sim(&c, &wl, "fastest", &r);
     assert_int_equal(r.provisions, 0);
     assert_true(fabs(start_s(&r, 2) - 3600) < 1e-6);
     dr_sim_result_free(&r);
@@ -256,16 +217,16 @@ static void test_release_only_when_idle(void **st)
 {
     (void)st;
     dr_cluster_t c;
-    make_cluster(&c, pool_conf);
+    tu_cluster(&c, pool_conf);
     dr_workload_t wl;
     wl_init(&wl);
     add(&wl, 1, 0, 8, 0, 36000, 0);    /* h1 busy for 10 hours */
     add(&wl, 2, 10, 4, 0, 1800, 3000); /* cloud node up at 610, ends 2410 */
     add(&wl, 3, 20, 4, 0, 3600, 5000); /* shares the node: ends 4210 */
     add(&wl, 4, 4300, 8, 0, 600, 6000);
-    finish(&wl, &c);
+    tu_workload_ready(&wl, &c);
     dr_sim_result_t r;
-    run(&c, &wl, "cost", &r);
+    tu_sim(&c, &wl, "cost", &r);
     check_log(&r);
     assert_true(fabs(start_s(&r, 2) - 610) < 1e-6);
     assert_true(fabs(start_s(&r, 3) - 610) < 1e-6);
@@ -278,7 +239,7 @@ static void test_release_only_when_idle(void **st)
     dr_sim_result_free(&r);
 
     /* keep idle nodes an hour: job 4 finds the node still up */
-    run(&c, &wl, "cost:idle=3600", &r);
+    tu_sim(&c, &wl, "cost:idle=3600", &r);
     check_log(&r);
     assert_int_equal(r.provisions, 1);
     assert_true(fabs(start_s(&r, 4) - 4300) < 1e-6);
@@ -297,16 +258,16 @@ static void test_cheapest_type_meeting_deadline(void **st)
 {
     (void)st;
     dr_cluster_t c;
-    make_cluster(&c, "NodeName=l1 Gpus=L40S:1 Cpus=16 MemGB=128\n"
-                     "NodeName=b1 Gpus=B200:1 Cpus=16 MemGB=128\n");
+    tu_cluster(&c, "NodeName=l1 Gpus=L40S:1 Cpus=16 MemGB=128\n"
+                   "NodeName=b1 Gpus=B200:1 Cpus=16 MemGB=128\n");
     dr_workload_t wl;
     wl_init(&wl);
     uint32_t k = rates(&wl, 1, 4, 2);
     add(&wl, 1, 0, 1, k, 3600, 2 * 3600); /* loose: L40S */
     add(&wl, 2, 0, 1, k, 3600, 1800);     /* tight: only the B200 makes it */
-    finish(&wl, &c);
+    tu_workload_ready(&wl, &c);
     dr_sim_result_t r;
-    run(&c, &wl, "cost", &r);
+    tu_sim(&c, &wl, "cost", &r);
     check_log(&r);
     assert_string_equal(ran_on(&r, &c, 1), L40S);
     assert_string_equal(ran_on(&r, &c, 2), B200);
@@ -315,13 +276,13 @@ static void test_cheapest_type_meeting_deadline(void **st)
 
     /* the references: fastest puts the first on the B200, cheapest puts the
      * second on the L40S after the first (missing its deadline) */
-    run(&c, &wl, "fastest", &r);
+    tu_sim(&c, &wl, "fastest", &r);
     assert_string_equal(ran_on(&r, &c, 1), B200);
     dr_sim_result_free(&r);
-    run(&c, &wl, "cheapest:strict=1", &r);
+    tu_sim(&c, &wl, "cheapest:strict=1", &r);
     assert_string_equal(ran_on(&r, &c, 1), L40S);
     assert_string_equal(ran_on(&r, &c, 2), L40S);
-    assert_true(job(&r, 2)->end > job(&r, 2)->deadline);
+    assert_true(tu_job(&r, 2)->end > tu_job(&r, 2)->deadline);
     dr_sim_result_free(&r);
     dr_workload_free(&wl);
 
@@ -332,8 +293,8 @@ static void test_cheapest_type_meeting_deadline(void **st)
     k = rates(&wl, 1, 4, 2);
     add(&wl, 1, 0, 1, 0, 600, 0);
     add(&wl, 2, 1, 1, k, 3600, 4 * 3600);
-    finish(&wl, &c);
-    run(&c, &wl, "cost", &r);
+    tu_workload_ready(&wl, &c);
+    tu_sim(&c, &wl, "cost", &r);
     check_log(&r);
     assert_string_equal(ran_on(&r, &c, 1), L40S);
     assert_string_equal(ran_on(&r, &c, 2), L40S);
@@ -344,8 +305,8 @@ static void test_cheapest_type_meeting_deadline(void **st)
     k = rates(&wl, 1, 4, 2);
     add(&wl, 1, 0, 1, 0, 600, 0);
     add(&wl, 2, 1, 1, k, 3600, 1 + 70 * 60);
-    finish(&wl, &c);
-    run(&c, &wl, "cost", &r);
+    tu_workload_ready(&wl, &c);
+    tu_sim(&c, &wl, "cost", &r);
     assert_string_equal(ran_on(&r, &c, 2), B200);
     assert_true(fabs(start_s(&r, 2) - 1) < 1e-6);
     dr_sim_result_free(&r);
@@ -360,22 +321,22 @@ static void test_no_deadline_cheapest_first(void **st)
 {
     (void)st;
     dr_cluster_t c;
-    make_cluster(&c, "NodeName=l1 Gpus=L40S:1 Cpus=16 MemGB=128\n"
-                     "NodeName=b1 Gpus=B200:1 Cpus=16 MemGB=128\n");
+    tu_cluster(&c, "NodeName=l1 Gpus=L40S:1 Cpus=16 MemGB=128\n"
+                   "NodeName=b1 Gpus=B200:1 Cpus=16 MemGB=128\n");
     dr_workload_t wl;
     wl_init(&wl);
     uint32_t k = rates(&wl, 1, 1.2, 1.1);
     add(&wl, 1, 0, 1, k, 1200, 0);
     add(&wl, 2, 0, 1, k, 1200, 0);
-    finish(&wl, &c);
+    tu_workload_ready(&wl, &c);
     dr_sim_result_t r;
-    run(&c, &wl, "cost", &r);
+    tu_sim(&c, &wl, "cost", &r);
     check_log(&r);
     assert_string_equal(ran_on(&r, &c, 1), L40S);
     assert_string_equal(ran_on(&r, &c, 2), L40S);
     assert_true(fabs(start_s(&r, 2) - 1200) < 1e-6);
     dr_sim_result_free(&r);
-    run(&c, &wl, "cost:soft=0", &r);
+    tu_sim(&c, &wl, "cost:soft=0", &r);
     assert_string_equal(ran_on(&r, &c, 1), L40S);
     assert_string_equal(ran_on(&r, &c, 2), B200);
     dr_sim_result_free(&r);
@@ -391,9 +352,9 @@ static void test_services_start_at_once(void **st)
 {
     (void)st;
     dr_cluster_t c;
-    make_cluster(&c, "NodeName=l[1-2] Gpus=L40S:1 Cpus=16 MemGB=128\n"
-                     "NodeName=h1 Gpus=H100:1 Cpus=16 MemGB=128\n"
-                     "NodeName=b1 Gpus=B200:1 Cpus=16 MemGB=128\n");
+    tu_cluster(&c, "NodeName=l[1-2] Gpus=L40S:1 Cpus=16 MemGB=128\n"
+                   "NodeName=h1 Gpus=H100:1 Cpus=16 MemGB=128\n"
+                   "NodeName=b1 Gpus=B200:1 Cpus=16 MemGB=128\n");
     dr_workload_t wl;
     wl_init(&wl);
     uint32_t k = rates(&wl, 1, 1, 1);
@@ -404,9 +365,9 @@ static void test_services_start_at_once(void **st)
     add_typed(&wl, 4, 0, k, 7200, B200);
     add_service(&wl, 10, 100, 1, 3600, "");
     add_service(&wl, 11, 200, 1, 3600, B200 "|" H100); /* SLO: H100 or better */
-    finish(&wl, &c);
+    tu_workload_ready(&wl, &c);
     dr_sim_result_t r;
-    run(&c, &wl, "cost", &r);
+    tu_sim(&c, &wl, "cost", &r);
     check_log(&r);
     assert_true(fabs(start_s(&r, 10) - 100) < 1e-6);
     assert_string_equal(ran_on(&r, &c, 10), L40S);
@@ -418,7 +379,7 @@ static void test_services_start_at_once(void **st)
     assert_int_equal(preempted, 2);
     dr_sim_result_free(&r);
     /* preempt=0: the services wait like everyone else */
-    run(&c, &wl, "cost:preempt=0", &r);
+    tu_sim(&c, &wl, "cost:preempt=0", &r);
     check_log(&r);
     assert_true(start_s(&r, 10) >= 7200);
     dr_sim_result_free(&r);
@@ -432,15 +393,15 @@ static void test_spot_interruption(void **st)
 {
     (void)st;
     dr_cluster_t c;
-    make_cluster(&c, "NodeName=h1 Gpus=H100:8 Cpus=64 MemGB=512\n"
-                     "Pool=spot Gpus=H100:8 MaxNodes=4 Cpus=64 MemGB=512 "
-                     "PricePerGpuHour=1 ProvisionDelay=1m SpotInterruptRate=2\n");
+    tu_cluster(&c, "NodeName=h1 Gpus=H100:8 Cpus=64 MemGB=512\n"
+                   "Pool=spot Gpus=H100:8 MaxNodes=4 Cpus=64 MemGB=512 "
+                   "PricePerGpuHour=1 ProvisionDelay=1m SpotInterruptRate=2\n");
     dr_workload_t wl;
     wl_init(&wl);
     add(&wl, 1, 0, 8, 0, 10 * 3600, 0);
     for (uint64_t i = 2; i <= 9; i++)
         add(&wl, i, 10 * (double)i, 8, 0, 4 * 3600, 9 * 3600);
-    finish(&wl, &c);
+    tu_workload_ready(&wl, &c);
     dr_sim_result_t r;
     dr_sim_opts_t o;
     dr_sim_opts_default(&o);
@@ -472,7 +433,7 @@ static void test_driver_lists(void **st)
 {
     (void)st;
     dr_cluster_t c;
-    make_cluster(&c, pool_conf);
+    tu_cluster(&c, pool_conf);
     dr_job_t j[2];
     for (int i = 0; i < 2; i++) {
         dr_job_init(&j[i]);
@@ -537,11 +498,11 @@ static void test_invariants_random(void **st)
 {
     (void)st;
     dr_cluster_t c;
-    make_cluster(&c, "NodeName=l[1-4] Gpus=L40S:4 Cpus=64 MemGB=512\n"
-                     "NodeName=b[1-2] Gpus=B200:8 Cpus=128 MemGB=1024\n"
-                     "NodeName=h[1-2] Gpus=H100:8 Cpus=128 MemGB=1024\n"
-                     "Pool=cloud Gpus=H100:8 MaxNodes=3 Cpus=128 MemGB=1024 ProvisionDelay=5m "
-                     "SpotInterruptRate=0.05\n");
+    tu_cluster(&c, "NodeName=l[1-4] Gpus=L40S:4 Cpus=64 MemGB=512\n"
+                   "NodeName=b[1-2] Gpus=B200:8 Cpus=128 MemGB=1024\n"
+                   "NodeName=h[1-2] Gpus=H100:8 Cpus=128 MemGB=1024\n"
+                   "Pool=cloud Gpus=H100:8 MaxNodes=3 Cpus=128 MemGB=1024 ProvisionDelay=5m "
+                   "SpotInterruptRate=0.05\n");
     dr_workload_t wl;
     wl_init(&wl);
     dr_rng_t rng;
@@ -562,7 +523,7 @@ static void test_invariants_random(void **st)
         double dl = u < 0.7 ? t + work / 5 * (1.2 + 2 * dr_rng_uniform(&rng)) : 0;
         add(&wl, id, t, g, k, work, dl);
     }
-    finish(&wl, &c);
+    tu_workload_ready(&wl, &c);
     const char *pols[] = {"cost",     "cost:soft=0,idle=600", "cost:cloud=0",    "fastest",
                           "cheapest", "cheapest:strict=1",    "fastest:strict=1"};
     for (size_t p = 0; p < sizeof pols / sizeof *pols; p++) {
@@ -591,7 +552,7 @@ static void test_options(void **st)
 {
     (void)st;
     dr_cluster_t c;
-    make_cluster(&c, pool_conf);
+    tu_cluster(&c, pool_conf);
     dr_err_t err;
     dr_sched_t *s;
     struct {

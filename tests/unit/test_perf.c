@@ -176,6 +176,14 @@ static void test_rates(void **state)
     const char *names[] = {"V100", "P100", "K80", "G2"};
     dr_cluster_t c;
     make_cluster(&c, names, 4);
+    /* one 8-GPU node per type: runnable also asks whether a node could hold
+     * the job */
+    for (int t = 0; t < 4; t++) {
+        char name[16];
+        snprintf(name, sizeof name, "n%d", t);
+        assert_true(dr_cluster_add_node(&c, name, t, 8, 64000, 512000, NULL) >= 0);
+    }
+    assert_int_equal(dr_cluster_finalize(&c, NULL), DR_OK);
     dr_perf_table_t p = make_table();
     dr_perf_view_t v = {.table = &p};
     dr_err_t err = {0};
@@ -186,6 +194,10 @@ static void test_rates(void **state)
     /* class 0: rate 1 everywhere, runnable on every eligible type */
     assert_true(dr_perf_rate(&v, &j, 3) == 1.0);
     assert_true(dr_perf_runnable(&v, &c, &j) == 0xF);
+    uint32_t gpn = j.req.gpus_per_node;
+    j.req.gpus_per_node = 16; /* no node holds 16 */
+    assert_true(dr_perf_runnable(&v, &c, &j) == 0);
+    j.req.gpus_per_node = gpn;
     assert_true(dr_perf_best_rate(&v, &j, 0xF) == 1.0);
     assert_true(dr_perf_best_rate(&v, &j, 0) == 0.0);
 

@@ -18,17 +18,6 @@
 #include "drover/workload.h"
 #include "testutil.h"
 
-static void make_cluster(dr_cluster_t *c, const char *conf)
-{
-    dr_catalog_t cat;
-    dr_err_t err;
-    assert_int_equal(dr_catalog_builtin(&cat, &err), DR_OK);
-    dr_cluster_init(c);
-    if (dr_config_parse(c, &cat, "test.conf", conf, strlen(conf), &err) != DR_OK)
-        fail_msg("%s", err.msg);
-    dr_catalog_free(&cat);
-}
-
 /* Append a job: nodes x gpn GPUs, run time and limit in seconds. */
 static dr_job_t *add(dr_workload_t *wl, uint64_t id, double submit, uint32_t nodes, uint32_t gpn,
                      double run, double limit)
@@ -43,34 +32,6 @@ static dr_job_t *add(dr_workload_t *wl, uint64_t id, double submit, uint32_t nod
     j.time_limit = limit > 0 ? dr_time_from_s(limit) : 0;
     assert_int_equal(dr_workload_add(wl, &j, NULL), DR_OK);
     return &wl->jobs[wl->njobs - 1];
-}
-
-static void finish(dr_workload_t *wl, const dr_cluster_t *c)
-{
-    dr_err_t err;
-    if (dr_workload_finish(wl, &err) != DR_OK || dr_workload_bind(wl, c, false, &err) != DR_OK)
-        fail_msg("%s", err.msg);
-}
-
-static void run(const dr_cluster_t *c, const dr_workload_t *wl, const char *policy,
-                dr_sim_result_t *res)
-{
-    dr_sim_opts_t o;
-    dr_sim_opts_default(&o);
-    o.policy = policy;
-    o.audit = true;
-    dr_err_t err;
-    if (dr_sim_run(c, wl, &o, res, &err) != DR_OK)
-        fail_msg("%s: %s", policy, err.msg);
-}
-
-static const dr_job_t *job(const dr_sim_result_t *r, uint64_t id)
-{
-    for (size_t i = 0; i < r->njobs; i++)
-        if (r->jobs[i].id == id)
-            return &r->jobs[i];
-    fail_msg("no job %llu", (unsigned long long)id);
-    return NULL;
 }
 
 /* The universal invariants, from the log alone. */
@@ -134,8 +95,8 @@ static void test_invariants_all_policies(void **st)
 {
     (void)st;
     dr_cluster_t c;
-    make_cluster(&c, "NodeName=h[01-06] Gpus=H100:8 Cpus=64 MemGB=512\n"
-                     "NodeName=l[01-06] Gpus=L40S:4 Cpus=32 MemGB=256\n");
+    tu_cluster(&c, "NodeName=h[01-06] Gpus=H100:8 Cpus=64 MemGB=512\n"
+                   "NodeName=l[01-06] Gpus=L40S:4 Cpus=32 MemGB=256\n");
     dr_workload_t wl;
     dr_workload_init(&wl);
     dr_synth_opts_t so;
@@ -156,10 +117,10 @@ static void test_invariants_all_policies(void **st)
         dr_job_t *j = add(&wl, 10000 + i, 100.0 * i, 0, 12, 1800, 3600);
         (void)j;
     }
-    finish(&wl, &c);
+    tu_workload_ready(&wl, &c);
     for (size_t p = 0; p < sizeof policies / sizeof *policies; p++) {
         dr_sim_result_t r;
-        run(&c, &wl, policies[p], &r);
+        tu_sim(&c, &wl, policies[p], &r);
         check_invariants(&r, true);
         /* jobs that can fit complete; the others are rejected unstarted */
         size_t done = 0, rejected = 0;
@@ -189,28 +150,28 @@ static void test_fifo_vs_backfill(void **st)
 {
     (void)st;
     dr_cluster_t c;
-    make_cluster(&c, "NodeName=n[0-1] Gpus=H100:4 Cpus=64 MemGB=512\n");
+    tu_cluster(&c, "NodeName=n[0-1] Gpus=H100:4 Cpus=64 MemGB=512\n");
     dr_workload_t wl;
     dr_workload_init(&wl);
     add(&wl, 1, 0, 1, 4, 100, 100); /* occupies one node until t=100 */
     add(&wl, 2, 1, 2, 4, 100, 100); /* head: needs both nodes -> shadow 100 */
     add(&wl, 3, 2, 1, 2, 50, 50);   /* short: fits before the shadow */
     add(&wl, 4, 3, 1, 2, 500, 500); /* long: would delay the head */
-    finish(&wl, &c);
+    tu_workload_ready(&wl, &c);
     dr_sim_result_t f, b;
-    run(&c, &wl, "fifo", &f);
-    run(&c, &wl, "backfill", &b);
+    tu_sim(&c, &wl, "fifo", &f);
+    tu_sim(&c, &wl, "backfill", &b);
     check_invariants(&f, true);
     check_invariants(&b, true);
     /* fifo: strict order */
-    assert_true(job(&f, 2)->first_start == dr_time_from_s(100));
-    assert_true(job(&f, 3)->first_start == dr_time_from_s(200));
-    assert_true(job(&f, 4)->first_start == dr_time_from_s(200));
+    assert_true(tu_job(&f, 2)->first_start == dr_time_from_s(100));
+    assert_true(tu_job(&f, 3)->first_start == dr_time_from_s(200));
+    assert_true(tu_job(&f, 4)->first_start == dr_time_from_s(200));
     /* backfill: 3 jumps ahead at its arrival, the head still starts at 100,
      * 4 waits for the head */
-    assert_true(job(&b, 3)->first_start == dr_time_from_s(2));
-    assert_true(job(&b, 2)->first_start == dr_time_from_s(100));
-    assert_true(job(&b, 4)->first_start == dr_time_from_s(200));
+    assert_true(tu_job(&b, 3)->first_start == dr_time_from_s(2));
+    assert_true(tu_job(&b, 2)->first_start == dr_time_from_s(100));
+    assert_true(tu_job(&b, 4)->first_start == dr_time_from_s(200));
     dr_sim_result_free(&f);
     dr_sim_result_free(&b);
     dr_workload_free(&wl);
@@ -227,7 +188,7 @@ static void test_backfill_helps_on_random(void **st)
 {
     (void)st;
     dr_cluster_t c;
-    make_cluster(&c, "NodeName=n[01-16] Gpus=A100:8 Cpus=64 MemGB=512\n");
+    tu_cluster(&c, "NodeName=n[01-16] Gpus=A100:8 Cpus=64 MemGB=512\n");
     dr_workload_t wl;
     dr_workload_init(&wl);
     dr_synth_opts_t so;
@@ -238,10 +199,10 @@ static void test_backfill_helps_on_random(void **st)
     so.cluster_gpus = 128;
     dr_err_t err;
     assert_int_equal(dr_workload_synth(&wl, &so, &err), DR_OK);
-    finish(&wl, &c);
+    tu_workload_ready(&wl, &c);
     dr_sim_result_t f, b;
-    run(&c, &wl, "fifo", &f);
-    run(&c, &wl, "backfill", &b);
+    tu_sim(&c, &wl, "fifo", &f);
+    tu_sim(&c, &wl, "backfill", &b);
     check_invariants(&b, true);
     double wf = 0, wb = 0;
     for (size_t i = 0; i < f.njobs; i++) {
@@ -261,35 +222,75 @@ static void test_sjf_and_srtf(void **st)
 {
     (void)st;
     dr_cluster_t c;
-    make_cluster(&c, "NodeName=n0 Gpus=H100:1 Cpus=8 MemGB=64\n");
+    tu_cluster(&c, "NodeName=n0 Gpus=H100:1 Cpus=8 MemGB=64\n");
     dr_workload_t wl;
     dr_workload_init(&wl);
     add(&wl, 1, 0, 1, 1, 1000, 0); /* long, starts at once */
     add(&wl, 2, 10, 1, 1, 300, 0);
     add(&wl, 3, 10, 1, 1, 100, 0);
     add(&wl, 4, 10, 1, 1, 200, 0);
-    finish(&wl, &c);
+    tu_workload_ready(&wl, &c);
     dr_sim_result_t s, p;
-    run(&c, &wl, "sjf", &s);
-    run(&c, &wl, "srtf", &p);
+    tu_sim(&c, &wl, "sjf", &s);
+    tu_sim(&c, &wl, "srtf", &p);
     check_invariants(&s, true);
     check_invariants(&p, true);
     /* sjf: 1 runs to 1000, then 3, 4, 2 */
-    assert_true(job(&s, 3)->first_start == dr_time_from_s(1000));
-    assert_true(job(&s, 4)->first_start == dr_time_from_s(1100));
-    assert_true(job(&s, 2)->first_start == dr_time_from_s(1300));
+    assert_true(tu_job(&s, 3)->first_start == dr_time_from_s(1000));
+    assert_true(tu_job(&s, 4)->first_start == dr_time_from_s(1100));
+    assert_true(tu_job(&s, 2)->first_start == dr_time_from_s(1300));
     /* srtf: at 10, job 1 (990 left) is preempted by 3; then 4, 2, then 1
      * resumes with its progress kept and ends at 1000 + 600 */
-    assert_true(job(&p, 3)->first_start == dr_time_from_s(10));
-    assert_true(job(&p, 3)->end == dr_time_from_s(110));
-    assert_true(job(&p, 4)->end == dr_time_from_s(310));
-    assert_true(job(&p, 2)->end == dr_time_from_s(610));
-    assert_true(job(&p, 1)->end == dr_time_from_s(1600));
-    assert_int_equal(job(&p, 1)->nstarts, 2);
+    assert_true(tu_job(&p, 3)->first_start == dr_time_from_s(10));
+    assert_true(tu_job(&p, 3)->end == dr_time_from_s(110));
+    assert_true(tu_job(&p, 4)->end == dr_time_from_s(310));
+    assert_true(tu_job(&p, 2)->end == dr_time_from_s(610));
+    assert_true(tu_job(&p, 1)->end == dr_time_from_s(1600));
+    assert_int_equal(tu_job(&p, 1)->nstarts, 2);
     assert_int_equal(p.stats.preemptions, 1);
     dr_sim_result_free(&s);
     dr_sim_result_free(&p);
     dr_workload_free(&wl);
+    dr_cluster_free(&c);
+}
+
+/* A type whose nodes are too small for a job is never planned for it: an
+ * 8-GPU job on a cluster of 4-GPU GB200 nodes and 8-GPU H100 nodes, with
+ * the same speed everywhere, runs on the H100s under every policy that
+ * picks types (drover once planned it onto the GB200s by GPU count and it
+ * waited forever). */
+static void test_type_too_small_never_planned(void **st)
+{
+    (void)st;
+    dr_cluster_t c;
+    tu_cluster(&c, "NodeName=gb[1-4] Gpus=GB200:4 Cpus=72 MemGB=480\n"
+                   "NodeName=h[1-2] Gpus=H100:8 Cpus=96 MemGB=1024\n");
+    dr_job_req_t r = {.nodes = 1, .gpus_per_node = 8, .gpu_milli = 1000};
+    int gb = dr_cluster_find_type(&c, "GB200"), h = dr_cluster_find_type(&c, "H100");
+    assert_int_equal(dr_cluster_hostable_types(&c, &r), 1ULL << h);
+    r.gpus_per_node = 4;
+    assert_int_equal(dr_cluster_hostable_types(&c, &r), (1ULL << gb) | (1ULL << h));
+    r.nodes = 3; /* 3 nodes of 4: only the GB200s have 3 such nodes */
+    assert_int_equal(dr_cluster_hostable_types(&c, &r), 1ULL << gb);
+    r.nodes = 0, r.gpus_per_node = 24; /* --gpus=24 anywhere: 16 GB200s, 16 H100s */
+    assert_int_equal(dr_cluster_hostable_types(&c, &r), 0);
+    static const char *const pols[] = {"drover",  "fifo_perf", "max_min_fairness_perf",
+                                       "fastest", "cheapest",  "cost"};
+    for (size_t p = 0; p < sizeof pols / sizeof *pols; p++) {
+        dr_workload_t wl;
+        dr_workload_init(&wl);
+        for (uint64_t i = 1; i <= 3; i++)
+            add(&wl, i, (double)i, 1, 8, 600, 1200);
+        tu_workload_ready(&wl, &c);
+        dr_sim_result_t res;
+        tu_sim(&c, &wl, pols[p], &res);
+        check_invariants(&res, true);
+        for (uint64_t i = 1; i <= 3; i++)
+            if (tu_job(&res, i)->state != DR_JOB_COMPLETED)
+                fail_msg("%s: job %llu did not complete", pols[p], (unsigned long long)i);
+        dr_sim_result_free(&res);
+        dr_workload_free(&wl);
+    }
     dr_cluster_free(&c);
 }
 
@@ -301,8 +302,8 @@ static void test_drover_upgrades_when_idle(void **st)
 {
     (void)st;
     dr_cluster_t c;
-    make_cluster(&c, "NodeName=v0 Gpus=V100-SXM2-16GB:1 Cpus=8 MemGB=61\n"
-                     "NodeName=k0 Gpus=K80-12GB:1 Cpus=4 MemGB=61\n");
+    tu_cluster(&c, "NodeName=v0 Gpus=V100-SXM2-16GB:1 Cpus=8 MemGB=61\n"
+                   "NodeName=k0 Gpus=K80-12GB:1 Cpus=4 MemGB=61\n");
     /* 1000 s on the V100 (7,100 s on the K80), and 100 s on the V100 */
     const char *text = "ResNet-50 (batch size 64)\tcmd\t--num_steps\t1\t4394.8\t0.000000\t1\n"
                        "Transformer (batch size 64)\tcmd\t-step\t1\t861.78\t0.000000\t1\n";
@@ -316,9 +317,9 @@ static void test_drover_upgrades_when_idle(void **st)
         dr_workload_bind(&wl, &c, false, &err) != DR_OK)
         fail_msg("%s", err.msg);
     dr_sim_result_t r;
-    run(&c, &wl, "drover", &r);
+    tu_sim(&c, &wl, "drover", &r);
     check_invariants(&r, true);
-    const dr_job_t *longj = job(&r, 1), *shortj = job(&r, 2);
+    const dr_job_t *longj = tu_job(&r, 1), *shortj = tu_job(&r, 2);
     assert_true(shortj->end <= dr_time_from_s(101));
     /* the long job started on the K80, then moved to the V100 at 100 s */
     assert_int_equal(longj->nstarts, 2);
@@ -332,7 +333,7 @@ static void test_timeout_reject_throttle(void **st)
 {
     (void)st;
     dr_cluster_t c;
-    make_cluster(&c, "NodeName=n[0-3] Gpus=H100:2 Cpus=8 MemGB=64\n");
+    tu_cluster(&c, "NodeName=n[0-3] Gpus=H100:2 Cpus=8 MemGB=64\n");
     dr_workload_t wl;
     dr_workload_init(&wl);
     add(&wl, 1, 0, 1, 1, 500, 100); /* runs past its limit */
@@ -343,18 +344,18 @@ static void test_timeout_reject_throttle(void **st)
         j->array_index = (uint32_t)i;
         j->array_throttle = 2;
     }
-    finish(&wl, &c);
+    tu_workload_ready(&wl, &c);
     dr_sim_result_t r;
-    run(&c, &wl, "backfill", &r);
+    tu_sim(&c, &wl, "backfill", &r);
     check_invariants(&r, true);
-    assert_int_equal(job(&r, 1)->state, DR_JOB_TIMEOUT);
-    assert_true(job(&r, 1)->end == dr_time_from_s(100));
-    assert_int_equal(job(&r, 2)->state, DR_JOB_FAILED);
-    assert_int_equal(job(&r, 2)->nstarts, 0);
+    assert_int_equal(tu_job(&r, 1)->state, DR_JOB_TIMEOUT);
+    assert_true(tu_job(&r, 1)->end == dr_time_from_s(100));
+    assert_int_equal(tu_job(&r, 2)->state, DR_JOB_FAILED);
+    assert_int_equal(tu_job(&r, 2)->nstarts, 0);
     /* throttle: tasks run in three waves of two */
     int at0 = 0, at50 = 0, at100 = 0;
     for (int i = 0; i < 6; i++) {
-        const dr_job_t *j = job(&r, 100 + (uint64_t)i);
+        const dr_job_t *j = tu_job(&r, 100 + (uint64_t)i);
         assert_int_equal(j->state, DR_JOB_COMPLETED);
         at0 += j->first_start == 0;
         at50 += j->first_start == dr_time_from_s(50);
@@ -382,7 +383,7 @@ static void test_failures_and_determinism(void **st)
 {
     (void)st;
     dr_cluster_t c;
-    make_cluster(&c, "NodeName=n[01-08] Gpus=H100:8 Cpus=64 MemGB=512\n");
+    tu_cluster(&c, "NodeName=n[01-08] Gpus=H100:8 Cpus=64 MemGB=512\n");
     dr_workload_t wl;
     dr_workload_init(&wl);
     dr_synth_opts_t so;
@@ -393,7 +394,7 @@ static void test_failures_and_determinism(void **st)
     so.max_runtime_s = 4 * 3600;
     dr_err_t err;
     assert_int_equal(dr_workload_synth(&wl, &so, &err), DR_OK);
-    finish(&wl, &c);
+    tu_workload_ready(&wl, &c);
     dr_sim_opts_t o;
     dr_sim_opts_default(&o);
     o.policy = "backfill";
@@ -426,7 +427,7 @@ static void test_driver_api(void **st)
 {
     (void)st;
     dr_cluster_t c;
-    make_cluster(&c, "NodeName=n0 Gpus=H100:2 Cpus=8 MemGB=64\n");
+    tu_cluster(&c, "NodeName=n0 Gpus=H100:2 Cpus=8 MemGB=64\n");
     dr_sched_t *s;
     dr_sched_opts_t so = {.policy = "fifo", .placement = DR_PLACE_BEST_FIT};
     dr_err_t err;
@@ -476,6 +477,7 @@ int main(void)
         cmocka_unit_test(test_backfill_helps_on_random),
         cmocka_unit_test(test_sjf_and_srtf),
         cmocka_unit_test(test_drover_upgrades_when_idle),
+        cmocka_unit_test(test_type_too_small_never_planned),
         cmocka_unit_test(test_timeout_reject_throttle),
         cmocka_unit_test(test_failures_and_determinism),
         cmocka_unit_test(test_driver_api),

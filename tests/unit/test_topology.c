@@ -461,6 +461,16 @@ static void test_span_slowdown(void **st)
     assert_int_equal(plain.jobs[0].end, dr_time_from_s(100));
     assert_int_equal(slow.jobs[0].end, dr_time_from_s(200)); /* the gang, on one leaf */
     assert_int_equal(slow.jobs[1].end, dr_time_from_s(100)); /* one node: no slowdown */
+    /* the starts counted by locality: the gang on one leaf, the 8-GPU job on
+     * one node; leaves_spanned counts the gang's one leaf */
+    const dr_sched_stats_t *ss = &slow.stats;
+    assert_int_equal(ss->starts, 2);
+    assert_int_equal(ss->starts_by_locality[DR_LOC_LEAF], 1);
+    assert_int_equal(ss->starts_by_locality[DR_LOC_NODE], 1);
+    assert_int_equal(ss->starts_by_locality[DR_LOC_NVLINK] + ss->starts_by_locality[DR_LOC_TREE] +
+                         ss->starts_by_locality[DR_LOC_NETWORK],
+                     0);
+    assert_int_equal(ss->leaves_spanned, 1);
     /* class 0 marked as measured: no slowdown */
     uint8_t measured[1] = {1};
     s.measured = measured;

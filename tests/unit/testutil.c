@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "drover/config.h"
 #include "drover/util.h"
 
 const char *tu_src_path(const char *rel)
@@ -49,4 +50,43 @@ void tu_assert_contains_(const char *hay, const char *needle, const char *file, 
     if (!hay || !strstr(hay, needle))
         _fail(file, line),
             print_error("expected \"%s\" to contain \"%s\"\n", hay ? hay : "(null)", needle);
+}
+
+void tu_cluster(dr_cluster_t *c, const char *conf)
+{
+    dr_catalog_t cat;
+    dr_err_t err;
+    assert_int_equal(dr_catalog_builtin(&cat, &err), DR_OK);
+    dr_cluster_init(c);
+    if (dr_config_parse(c, &cat, "test.conf", conf, strlen(conf), &err) != DR_OK)
+        fail_msg("%s", err.msg);
+    dr_catalog_free(&cat);
+}
+
+void tu_workload_ready(dr_workload_t *wl, const dr_cluster_t *c)
+{
+    dr_err_t err;
+    if (dr_workload_finish(wl, &err) != DR_OK || dr_workload_bind(wl, c, false, &err) != DR_OK)
+        fail_msg("%s", err.msg);
+}
+
+void tu_sim(const dr_cluster_t *c, const dr_workload_t *wl, const char *policy,
+            dr_sim_result_t *res)
+{
+    dr_sim_opts_t o;
+    dr_sim_opts_default(&o);
+    o.policy = policy;
+    o.audit = true;
+    dr_err_t err;
+    if (dr_sim_run(c, wl, &o, res, &err) != DR_OK)
+        fail_msg("%s: %s", policy, err.msg);
+}
+
+const dr_job_t *tu_job(const dr_sim_result_t *r, uint64_t id)
+{
+    for (size_t i = 0; i < r->njobs; i++)
+        if (r->jobs[i].id == id)
+            return &r->jobs[i];
+    fail_msg("no job %llu", (unsigned long long)id);
+    return NULL;
 }

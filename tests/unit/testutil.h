@@ -10,6 +10,10 @@
 
 #include <stdbool.h>
 
+#include "drover/cluster.h"
+#include "drover/sim.h"
+#include "drover/workload.h"
+
 /* Path under the source tree / the read-only shared data (static buffer). */
 const char *tu_src_path(const char *rel);
 const char *tu_shared_path(const char *rel);
@@ -20,5 +24,16 @@ char *tu_read(const char *path, size_t *len);
 /* Assert that haystack contains needle, printing both when it does not. */
 #define tu_assert_contains(hay, needle) tu_assert_contains_(hay, needle, __FILE__, __LINE__)
 void tu_assert_contains_(const char *hay, const char *needle, const char *file, int line);
+
+/* A cluster from config text, with the built-in catalog (fails the test on
+ * a config error, naming it). */
+void tu_cluster(dr_cluster_t *c, const char *conf);
+/* Finish a workload built job by job and bind it to the cluster. */
+void tu_workload_ready(dr_workload_t *wl, const dr_cluster_t *c);
+/* Simulate wl on c with one policy, the ledger audited after every pass. */
+void tu_sim(const dr_cluster_t *c, const dr_workload_t *wl, const char *policy,
+            dr_sim_result_t *res);
+/* The job with this id in a result (fails the test if there is none). */
+const dr_job_t *tu_job(const dr_sim_result_t *r, uint64_t id);
 
 #endif

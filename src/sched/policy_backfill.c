@@ -13,7 +13,11 @@
  * only until the head fits (the skip list in sched/endq.c), and each
  * candidate costs O(1) to reject when nothing of its shape is free (a quick
  * capacity check plus a per-pass memo of shapes that already failed), or
- * O(log nodes) to place.  So a pass is linear in the queue length.
+ * O(log nodes) to place.  So a pass is linear in the queue length.  The
+ * scan reads a dense array of (job, limit, request class) entries that the
+ * next full pass reuses for the jobs still queued, and answers the type
+ * mask and memo key once per class, so rejecting a candidate touches 24
+ * bytes rather than its job record (a cache miss each in a long queue).
  *
  * Options: depth=N  test at most N jobs behind the head (0 = all; Slurm's
  * bf_max_job_test). */
@@ -50,6 +54,27 @@ typedef struct bf {
     uint64_t memo[1024];
     uint16_t memo_used[1024];
     size_t nmemo;
+    /* request classes: the request fields that shape_key() and
+     * dr_perf_runnable() read, interned; what they answer is worked out
+     * once per class per pass (the cluster and perf table stand still
+     * within a pass) */
+    struct rclass *cls;
+    uint32_t *cls_slot; /* open addressing, class index + 1 (0 = empty) */
+    size_t ncls;
+    uint64_t pass;
+    /* the candidates of the last full pass, dense (job, limit, class), in
+     * queue order; the next full pass reuses the entries of jobs that stayed
+     * queued, so a scan touches 24 bytes per job instead of its record */
+    struct cand *cand, *prev;
+    size_t ncand, nprev, cand_cap;
+    /* jobs queued since the candidates were taken: an entry for one of
+     * them (re-queued, or a new job at a reused address) is stale */
+    const dr_job_t *queued[256];
+    uint64_t queued_bloom[4];
+    size_t nqueued;
+    bool queued_overflow;
+    struct cand *inc; /* candidates of an incremental pass */
+    size_t inc_cap;
 } bf_t;
 
 static int bf_opt(void *ud, const char *k, const char *val, dr_err_t *err)
@@ -104,6 +129,11 @@ static void bf_destroy(void *state)
         return;
     bf_free_scratch(b);
     free(b->resv);
+    free(b->cls);
+    free(b->cls_slot);
+    free(b->cand);
+    free(b->prev);
+    free(b->inc);
     free(b);
 }
 
@@ -320,15 +350,16 @@ static bool memo_has(const bf_t *b, uint64_t k)
     return false;
 }
 
-static void memo_add(bf_t *b, uint64_t k)
+static bool memo_add(bf_t *b, uint64_t k)
 {
     if (b->nmemo >= 512)
-        return; /* memo full: just stop remembering */
+        return false; /* memo full: just stop remembering */
     size_t i = k & 1023;
     while (b->memo[i])
         i = (i + 1) & 1023;
     b->memo[i] = k;
     b->memo_used[b->nmemo++] = (uint16_t)i;
+    return true;
 }
 
 static void memo_clear(bf_t *b)
@@ -338,48 +369,254 @@ static void memo_clear(bf_t *b)
     b->nmemo = 0;
 }
 
+/* --- request classes --- */
+#define CLS_CAP  4096u
+#define CLS_NONE UINT32_MAX
+
+typedef struct rclass {
+    uint32_t nodes, gpus_per_node, gpu_milli, cpu_milli_per_node, perf_class;
+    dr_typemask_t types;
+    uint64_t min_gpu_mem_bits, mem_mb_per_node;
+    uint64_t pass; /* allowed and key are from this pass */
+    dr_typemask_t allowed;
+    uint64_t key[2]; /* shape_key(..., is_short = false, true) */
+    bool in_memo[2]; /* key[i] is in the memo (so stays there this pass) */
+} rclass_t;
+
+/* One candidate: its job and what the scan needs of it. */
+enum { CAND_THROTTLE = 1 }; /* an array task with a throttle */
+typedef struct cand {
+    dr_job_t *job;
+    dr_time_t limit;
+    uint32_t cls; /* CLS_NONE: no class (table full), read the job */
+    uint32_t flags;
+} cand_t;
+
+static bool cls_match(const rclass_t *e, const dr_job_t *j, uint64_t mb)
+{
+    const dr_job_req_t *r = &j->req;
+    return e->nodes == r->nodes && e->gpus_per_node == r->gpus_per_node &&
+           e->gpu_milli == r->gpu_milli && e->types == r->types && e->min_gpu_mem_bits == mb &&
+           e->cpu_milli_per_node == r->cpu_milli_per_node &&
+           e->mem_mb_per_node == r->mem_mb_per_node && e->perf_class == j->perf_class;
+}
+
+/* The class of j's request, added if new; CLS_NONE if the table is full. */
+static uint32_t cls_of(bf_t *b, const dr_job_t *j)
+{
+    if (!b->cls) {
+        b->cls = malloc(CLS_CAP * sizeof *b->cls);
+        b->cls_slot = calloc(2 * CLS_CAP, sizeof *b->cls_slot);
+        if (!b->cls || !b->cls_slot) {
+            free(b->cls);
+            free(b->cls_slot);
+            b->cls = NULL;
+            b->cls_slot = NULL;
+            return CLS_NONE;
+        }
+    }
+    const dr_job_req_t *r = &j->req;
+    uint64_t mb;
+    memcpy(&mb, &r->min_gpu_mem_gb, sizeof mb);
+    uint64_t parts[8] = {r->nodes, r->gpus_per_node,      r->gpu_milli,       r->types,
+                         mb,       r->cpu_milli_per_node, r->mem_mb_per_node, j->perf_class};
+    uint64_t h = 1469598103934665603ULL;
+    for (int i = 0; i < 8; i++)
+        h = (h ^ parts[i]) * 1099511628211ULL;
+    size_t i = (h ^ h >> 29) & (2 * CLS_CAP - 1);
+    for (; b->cls_slot[i]; i = (i + 1) & (2 * CLS_CAP - 1))
+        if (cls_match(&b->cls[b->cls_slot[i] - 1], j, mb))
+            return b->cls_slot[i] - 1;
+    if (b->ncls == CLS_CAP)
+        return CLS_NONE;
+    b->cls[b->ncls] = (rclass_t){.nodes = r->nodes,
+                                 .gpus_per_node = r->gpus_per_node,
+                                 .gpu_milli = r->gpu_milli,
+                                 .cpu_milli_per_node = r->cpu_milli_per_node,
+                                 .perf_class = j->perf_class,
+                                 .types = r->types,
+                                 .min_gpu_mem_bits = mb,
+                                 .mem_mb_per_node = r->mem_mb_per_node};
+    b->cls_slot[i] = (uint32_t)++b->ncls;
+    return (uint32_t)(b->ncls - 1);
+}
+
+/* Forget every class (and so every candidate entry naming one). */
+static void cls_reset(bf_t *b)
+{
+    if (b->cls_slot)
+        memset(b->cls_slot, 0, 2 * CLS_CAP * sizeof *b->cls_slot);
+    b->ncls = 0;
+    b->nprev = b->ncand = 0;
+}
+
+static cand_t cand_of(bf_t *b, dr_job_t *j)
+{
+    return (cand_t){.job = j,
+                    .limit = j->time_limit,
+                    .cls = cls_of(b, j),
+                    .flags = j->array_throttle ? CAND_THROTTLE : 0};
+}
+
+/* --- jobs queued since the candidates were taken --- */
+static uint64_t ptr_hash(const void *p)
+{
+    return ((uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ULL) >> 56; /* 0..255 */
+}
+
+static void queued_add(bf_t *b, const dr_job_t *j)
+{
+    if (b->nqueued == sizeof b->queued / sizeof *b->queued) {
+        b->queued_overflow = true;
+        return;
+    }
+    b->queued[b->nqueued++] = j;
+    uint64_t h = ptr_hash(j);
+    b->queued_bloom[h >> 6] |= 1ULL << (h & 63);
+}
+
+static bool queued_has(const bf_t *b, const dr_job_t *j)
+{
+    uint64_t h = ptr_hash(j);
+    if (!(b->queued_bloom[h >> 6] >> (h & 63) & 1))
+        return false;
+    for (size_t i = 0; i < b->nqueued; i++)
+        if (b->queued[i] == j)
+            return true;
+    return false;
+}
+
+static void queued_clear(bf_t *b)
+{
+    b->nqueued = 0;
+    b->queued_overflow = false;
+    memset(b->queued_bloom, 0, sizeof b->queued_bloom);
+}
+
+/* Take the candidates jobs[0..n) into b->cand, in order, reusing the
+ * previous full pass's entry for a job still queued since then (relative
+ * queue order never changes, so one forward merge finds them). */
+static int take_candidates(bf_t *b, dr_job_t *const *jobs, size_t n)
+{
+    if (b->queued_overflow || b->ncls > CLS_CAP / 2)
+        cls_reset(b); /* start afresh: no entry is reused */
+    cand_t *t = b->prev;
+    b->prev = b->cand;
+    b->cand = t;
+    b->nprev = b->ncand;
+    b->ncand = 0;
+    if (n > b->cand_cap) {
+        size_t cap = b->cand_cap ? b->cand_cap : 64;
+        while (cap < n)
+            cap *= 2;
+        cand_t *c1 = realloc(b->cand, cap * sizeof *c1);
+        if (c1)
+            b->cand = c1;
+        cand_t *c2 = c1 ? realloc(b->prev, cap * sizeof *c2) : NULL;
+        if (c2)
+            b->prev = c2;
+        if (!c1 || !c2) {
+            b->nprev = 0;
+            return DR_ENOMEM;
+        }
+        b->cand_cap = cap;
+    }
+    const cand_t *prev = b->prev;
+    size_t o = 0, np = b->nprev;
+    for (size_t k = 0; k < n; k++) {
+        dr_job_t *j = jobs[k];
+        const cand_t *hit = NULL;
+        if (o < np && !(b->nqueued && queued_has(b, j))) {
+            size_t f = o;
+            while (f < np && prev[f].job != j)
+                f++;
+            /* not among the previous candidates: neither is any later job
+             * queued before them */
+            o = f < np ? f + 1 : np;
+            if (f < np)
+                hit = &prev[f];
+        }
+        b->cand[k] = hit ? *hit : cand_of(b, j);
+    }
+    b->ncand = n;
+    queued_clear(b);
+    return DR_OK;
+}
+
 static void hide_resv(bf_t *b, dr_cluster_t *c, bool hide)
 {
     for (size_t i = 0; i < b->nresv; i++)
         dr_cluster_hide(c, b->resv[i], hide);
 }
 
-/* Try the candidates jobs[0..n) (in queue order, behind the head) against
+/* What the scan needs of a candidate's request in this pass: the GPU types
+ * it may run on (0 for a CPU-only job) and its memo key; false if it is a
+ * GPU job no type can run. */
+static bool cand_shape(bf_t *b, const dr_sched_view_t *v, const cand_t *cd, bool is_short,
+                       dr_typemask_t *allowed, uint64_t *key, bool **in_memo)
+{
+    const dr_job_t *j = cd->job;
+    *in_memo = NULL;
+    if (cd->cls == CLS_NONE || !b->cls) {
+        *allowed = j->req.gpus_per_node ? dr_perf_runnable(v->perf, v->cluster, j) : 0;
+        *key = shape_key(&j->req, *allowed, is_short);
+        return !j->req.gpus_per_node || *allowed;
+    }
+    rclass_t *e = &b->cls[cd->cls];
+    if (e->pass != b->pass) { /* any job of the class answers for all of them */
+        e->pass = b->pass;
+        e->allowed = e->gpus_per_node ? dr_perf_runnable(v->perf, v->cluster, j) : 0;
+        e->key[0] = shape_key(&j->req, e->allowed, false);
+        e->key[1] = shape_key(&j->req, e->allowed, true);
+        e->in_memo[0] = e->in_memo[1] = false;
+    }
+    *allowed = e->allowed;
+    *key = e->key[is_short];
+    *in_memo = &e->in_memo[is_short];
+    return !e->gpus_per_node || e->allowed;
+}
+
+/* Try the candidates cands[0..n) (in queue order, behind the head) against
  * the reservation: a job that ends (by its limit) before the shadow time
  * cannot delay the head; any other job must stay off the reserved nodes. */
-static int backfill(bf_t *b, const dr_sched_view_t *v, dr_job_t *const *jobs, size_t n,
-                    dr_time_t sh, size_t *considered)
+static int backfill(bf_t *b, const dr_sched_view_t *v, const cand_t *cands, size_t n, dr_time_t sh,
+                    size_t *considered)
 {
     bool hidden = false;
     int rc = DR_OK;
+    b->pass++;
     for (size_t k = 0; k < n && rc == DR_OK; k++) {
-        dr_job_t *j = jobs[k];
+        const cand_t *cd = &cands[k];
+        dr_job_t *j = cd->job;
         ++*considered;
-        if (j->array_throttle && dr_sched_throttled(v->sched, j))
+        if ((cd->flags & CAND_THROTTLE) && dr_sched_throttled(v->sched, j))
             continue;
-        bool is_short = sh == DR_TIME_NEVER || (j->time_limit > 0 && v->now + j->time_limit <= sh);
-        dr_typemask_t allowed = j->req.gpus_per_node ? dr_perf_runnable(v->perf, v->cluster, j) : 0;
-        if (j->req.gpus_per_node && !allowed)
+        bool is_short = sh == DR_TIME_NEVER || (cd->limit > 0 && v->now + cd->limit <= sh);
+        dr_typemask_t allowed;
+        uint64_t key;
+        bool *in_memo, dummy = false;
+        if (!cand_shape(b, v, cd, is_short, &allowed, &key, &in_memo))
             continue;
-        uint64_t key = shape_key(&j->req, allowed, is_short);
-        if (memo_has(b, key))
+        if (!in_memo)
+            in_memo = &dummy;
+        if (*in_memo || (*in_memo = memo_has(b, key)))
             continue;
         /* cheap filters first: hiding or unhiding the reserved nodes costs
          * O(reserved x log nodes), so toggle only for a real attempt (with
          * the nodes unhidden the quick check is a superset test) */
         if (!hidden && !dr_place_fits_quick(v->cluster, &j->req, allowed)) {
-            memo_add(b, key);
+            *in_memo = memo_add(b, key);
             continue;
         }
         if (is_short == hidden)
             hide_resv(b, v->cluster, hidden = !is_short);
         if (hidden && !dr_place_fits_quick(v->cluster, &j->req, allowed)) {
-            memo_add(b, key);
+            *in_memo = memo_add(b, key);
             continue;
         }
         rc = dr_policy_try_start(v, j);
         if (rc == DR_ENOSPC) {
-            memo_add(b, key);
+            *in_memo = memo_add(b, key);
             rc = DR_OK;
         }
     }
@@ -397,6 +634,8 @@ static int bf_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, dr
         return dr_err_set(err, DR_ENOMEM, "backfill: out of memory");
     size_t considered = 0;
     int rc = DR_OK;
+    for (size_t i = 0; i < v->nfresh && !b->queued_overflow; i++)
+        queued_add(b, v->fresh[i]);
     if (v->npending && v->pending[0] == b->last_head && v->cluster->freed_gen == b->last_gen) {
         /* Incremental pass.  Nothing was freed since the last pass, so the
          * head is still blocked, its reservation stands, and every job that
@@ -406,7 +645,16 @@ static int bf_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, dr
             from++;
         while (b->depth && n > from && v->fresh[n - 1]->sched_slot - base > b->depth)
             n--;
-        rc = backfill(b, v, v->fresh + from, n - from, b->last_shadow, &considered);
+        if (n - from > b->inc_cap) {
+            cand_t *c = realloc(b->inc, (n - from) * sizeof *c);
+            if (!c)
+                return dr_err_set(err, DR_ENOMEM, "backfill: out of memory");
+            b->inc = c;
+            b->inc_cap = n - from;
+        }
+        for (size_t k = from; k < n; k++)
+            b->inc[k - from] = cand_of(b, v->fresh[k]);
+        rc = backfill(b, v, b->inc, n - from, b->last_shadow, &considered);
     } else {
         size_t i = 0;
         b->last_head = NULL;
@@ -430,7 +678,9 @@ static int bf_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, dr
             size_t end = v->npending;
             if (b->depth && i + 1 + b->depth < end)
                 end = i + 1 + b->depth;
-            rc = backfill(b, v, v->pending + i + 1, end - (i + 1), sh, &considered);
+            if (take_candidates(b, v->pending + i + 1, end - (i + 1)) != DR_OK)
+                return dr_err_set(err, DR_ENOMEM, "backfill: out of memory");
+            rc = backfill(b, v, b->cand, b->ncand, sh, &considered);
             /* jobs before the head all started, so next pass it is first */
             b->last_head = v->pending[i];
             b->last_shadow = sh;

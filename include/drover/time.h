@@ -22,6 +22,17 @@ static inline dr_time_t dr_time_from_s(double s)
     return (dr_time_t)(s * 1e9 + (s >= 0 ? 0.5 : -0.5));
 }
 
+/* t + d, saturating at +-DR_TIME_NEVER: a time past the end of the
+ * representable range is "never", not a wrapped-around time in the past. */
+static inline dr_time_t dr_time_add(dr_time_t t, dr_time_t d)
+{
+    if (d > 0 && t > DR_TIME_NEVER - d)
+        return DR_TIME_NEVER;
+    if (d < 0 && t < -DR_TIME_NEVER - d)
+        return -DR_TIME_NEVER;
+    return t + d;
+}
+
 static inline double dr_time_to_s(dr_time_t t)
 {
     return (double)t / 1e9;

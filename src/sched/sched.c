@@ -116,6 +116,17 @@ static void thr_adjust(dr_sched_t *s, const dr_job_t *j, int d)
 }
 
 /* --- state changes --- */
+/* The log is in time order: a fact dated before its last record is refused
+ * before anything changes (resources, queues, the job's state). */
+static int check_time(const dr_sched_t *s, const char *what, dr_time_t now, dr_err_t *err)
+{
+    if (s->log.n > 0 && now < s->log.ev[s->log.n - 1].t)
+        return dr_err_set(err, DR_EINVAL,
+                          "%s at t=%lld ns is before the event log's last record (t=%lld ns)", what,
+                          (long long)now, (long long)s->log.ev[s->log.n - 1].t);
+    return DR_OK;
+}
+
 static int set_state(dr_sched_t *s, dr_job_t *j, dr_job_state_t to, dr_time_t now,
                      const char *detail, dr_err_t *err)
 {
@@ -124,12 +135,22 @@ static int set_state(dr_sched_t *s, dr_job_t *j, dr_job_state_t to, dr_time_t no
         return dr_err_set(err, DR_ESTATE, "job %llu: invalid transition %s -> %s",
                           (unsigned long long)j->id, dr_job_state_name(from),
                           dr_job_state_name(to));
+    /* Log first: a refused record leaves the job in its old state, never in
+     * a state the log does not show (a job must not be lost).  The message
+     * is only formatted on failure: this is the hot path. */
+    if (s->log.n > 0 && now < s->log.ev[s->log.n - 1].t) {
+        char what[96];
+        snprintf(what, sizeof what, "job %llu: %s -> %s", (unsigned long long)j->id,
+                 dr_job_state_name(from), dr_job_state_name(to));
+        return check_time(s, what, now, err);
+    }
+    int rc = dr_eventlog_append(&s->log, now, j, from, to, detail);
+    if (rc != DR_OK)
+        return dr_err_set(err, rc, "job %llu: cannot append to the event log",
+                          (unsigned long long)j->id);
     j->state = (uint8_t)to;
     if (dr_job_state_terminal(to))
         j->end = now;
-    if (dr_eventlog_append(&s->log, now, j, from, to, detail) != 0)
-        return dr_err_set(err, DR_ENOMEM, "job %llu: cannot append to the event log",
-                          (unsigned long long)j->id);
     return DR_OK;
 }
 
@@ -551,6 +572,9 @@ int dr_sched_job_ended(dr_sched_t *s, dr_job_t *j, dr_job_state_t final, dr_time
     if (j->state != DR_JOB_RUNNING && j->state != DR_JOB_STARTING && j->state != DR_JOB_COMPLETING)
         return dr_err_set(err, DR_ESTATE, "job %llu: ended while %s", (unsigned long long)j->id,
                           dr_job_state_name(j->state));
+    int trc = check_time(s, "job end", now, err);
+    if (trc != DR_OK)
+        return trc;
     if (j->state != DR_JOB_COMPLETING) {
         release(s, j, now);
         if (j->state == DR_JOB_RUNNING) {
@@ -593,6 +617,11 @@ int dr_sched_node_down(dr_sched_t *s, uint32_t node, dr_time_t now, bool keep_pr
 {
     if (node >= s->c->nnodes)
         return dr_err_set(err, DR_EINVAL, "node %u does not exist", node);
+    if (s->log.n > 0 && now < s->log.ev[s->log.n - 1].t) {
+        char what[96];
+        snprintf(what, sizeof what, "node %s down", s->c->nodes[node].name);
+        return check_time(s, what, now, err);
+    }
     dr_cluster_set_state(s->c, node, DR_NODE_DOWN);
     char detail[160];
     snprintf(detail, sizeof detail, "node %s down", s->c->nodes[node].name);

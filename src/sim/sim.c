@@ -54,8 +54,15 @@ static inline bool ev_less(const sim_ev_t *x, const sim_ev_t *y)
     return x->t != y->t ? x->t < y->t : x->seq < y->seq;
 }
 
+/* Queue an event at t.  An event at DR_TIME_NEVER never happens and is not
+ * queued: callers compute t with dr_time_add(), so a delay that runs past
+ * the end of representable time saturates to "never" instead of wrapping
+ * into the past (which would replay the event before the log's last
+ * record). */
 static int heap_push(heap_t *h, dr_time_t t, uint32_t kind, uint64_t idx, uint32_t gen)
 {
+    if (t == DR_TIME_NEVER)
+        return DR_OK;
     sim_ev_t e = {t, h->seq++, kind, gen, idx};
     if (DR_PUSH(h->a, h->n, h->cap, e) != 0)
         return DR_ENOMEM;
@@ -153,8 +160,8 @@ static int schedule_end(sim_t *sm, dr_job_t *j, dr_time_t now)
     dr_time_t end = DR_TIME_NEVER;
     if (j->work_rate > 0) {
         double secs = rem / j->work_rate;
-        end = secs < 9.0e9 ? now + dr_time_from_s(secs) : DR_TIME_NEVER;
-        if (end <= now && rem > 0)
+        end = secs < 9.0e9 ? dr_time_add(now, dr_time_from_s(secs)) : DR_TIME_NEVER;
+        if (end <= now && rem > 0 && end != DR_TIME_NEVER)
             end = now + 1; /* never finish "in zero time" unless no work left */
     }
     uint32_t kind = EV_FINISH;
@@ -234,8 +241,8 @@ static int apply_pool_decisions(sim_t *sm, const dr_pass_result_t *pr, dr_time_t
         const dr_pool_t *p = &sm->c.pools[sm->c.nodes[node].pool];
         sm->res->provisions++;
         sm->bill_since[node] = now;
-        int rc =
-            heap_push(&sm->h, now + p->provision_delay, EV_PROVISIONED, node, ++sm->pool_gen[node]);
+        int rc = heap_push(&sm->h, dr_time_add(now, p->provision_delay), EV_PROVISIONED, node,
+                           ++sm->pool_gen[node]);
         if (rc != DR_OK)
             return rc;
     }
@@ -272,16 +279,17 @@ static int apply_event(sim_t *sm, const sim_ev_t *e, bool *real, dr_err_t *err)
         sm->res->node_failures++;
         int rc = dr_sched_node_down(sm->s, (uint32_t)e->idx, e->t, false, err);
         if (rc == DR_OK)
-            rc = heap_push(&sm->h, e->t + dr_time_from_s(sm->o->node_repair_s), EV_NODE_REPAIR,
-                           e->idx, 0);
+            rc = heap_push(&sm->h, dr_time_add(e->t, dr_time_from_s(sm->o->node_repair_s)),
+                           EV_NODE_REPAIR, e->idx, 0);
         return rc;
     }
     case EV_NODE_REPAIR: {
         int rc = dr_sched_node_up(sm->s, (uint32_t)e->idx, e->t, err);
         if (rc == DR_OK)
-            rc = heap_push(&sm->h,
-                           e->t + dr_time_from_s(dr_rng_exp(&sm->rng, 1.0 / sm->o->node_mtbf_s)),
-                           EV_NODE_FAIL, e->idx, 0);
+            rc = heap_push(
+                &sm->h,
+                dr_time_add(e->t, dr_time_from_s(dr_rng_exp(&sm->rng, 1.0 / sm->o->node_mtbf_s))),
+                EV_NODE_FAIL, e->idx, 0);
         return rc;
     }
     case EV_PROVISIONED: {
@@ -293,7 +301,8 @@ static int apply_event(sim_t *sm, const sim_ev_t *e, bool *real, dr_err_t *err)
         int rc = dr_sched_node_up(sm->s, node, e->t, err);
         double rate = sm->c.pools[sm->c.nodes[node].pool].spot_interrupt_per_hr;
         if (rc == DR_OK && rate > 0)
-            rc = heap_push(&sm->h, e->t + dr_time_from_s(dr_rng_exp(&sm->rng, rate / 3600.0)),
+            rc = heap_push(&sm->h,
+                           dr_time_add(e->t, dr_time_from_s(dr_rng_exp(&sm->rng, rate / 3600.0))),
                            EV_SPOT_LOSS, node, e->gen);
         return rc;
     }

@@ -38,7 +38,7 @@ static dr_job_t *add(dr_workload_t *wl, uint64_t id, double submit, uint32_t nod
 static void check_invariants(const dr_sim_result_t *r, bool complete)
 {
     size_t n = r->njobs;
-    dr_job_state_t *st = malloc(n * sizeof *st);
+    dr_job_state_t *st = calloc(n, sizeof *st);
     dr_time_t *sub = malloc(n * sizeof *sub);
     int *terminal = calloc(n, sizeof *terminal);
     bool *seen = calloc(n, sizeof *seen);
@@ -421,6 +421,70 @@ static void test_failures_and_determinism(void **st)
     dr_cluster_free(&c);
 }
 
+/* A job that node failures keep restarting from scratch (it needs 10x the
+ * node's MTBF) never completes, so failures and repairs go on until the end
+ * of representable time.  Regression: the next failure was scheduled at
+ * t + delay with a wrapping add, landed before the log's last record, and
+ * the run died with "job 1: cannot append to the event log" (and the job,
+ * already marked requeued, was in no queue).  The run must instead end
+ * cleanly with the job unfinished, its log complete and in time order. */
+static void test_failures_until_end_of_time(void **st)
+{
+    (void)st;
+    assert_true(dr_time_add(DR_TIME_NEVER - 5, 10) == DR_TIME_NEVER);
+    assert_true(dr_time_add(-DR_TIME_NEVER + 5, -10) == -DR_TIME_NEVER);
+    assert_true(dr_time_add(7, -10) == -3);
+    dr_cluster_t c;
+    tu_cluster(&c, "NodeName=n0 Gpus=H100:1 Cpus=8 MemGB=64\n");
+    dr_workload_t wl;
+    dr_workload_init(&wl);
+    add(&wl, 1, 0, 1, 1, 1e9, 0); /* ~32 years of work, MTBF ~3 years */
+    tu_workload_ready(&wl, &c);
+    dr_sim_opts_t o;
+    dr_sim_opts_default(&o);
+    o.policy = "fifo";
+    o.audit = true;
+    o.seed = 1;
+    o.node_mtbf_s = 1e8;
+    dr_sim_result_t r;
+    dr_err_t err;
+    int rc = dr_sim_run(&c, &wl, &o, &r, &err);
+    if (rc != DR_OK)
+        fail_msg("%s", err.msg);
+    assert_true(r.node_failures > 10);
+    assert_true(r.end_time > dr_time_from_s(9.0e9)); /* ran to the end of time */
+    check_invariants(&r, false);
+    const dr_job_t *j = tu_job(&r, 1);
+    assert_true(j->state == DR_JOB_RUNNING || j->state == DR_JOB_PENDING);
+    assert_true(j->nstarts > 10);
+    dr_sim_result_free(&r);
+    dr_workload_free(&wl);
+
+    /* The core refuses a record dated before the log's last one, and the
+     * job keeps its state (it is not left requeued outside the queue). */
+    dr_sched_t *s;
+    dr_sched_opts_t so = {.policy = "fifo", .placement = DR_PLACE_BEST_FIT};
+    assert_int_equal(dr_sched_create(&s, &c, &so, &err), DR_OK);
+    dr_job_t jb;
+    dr_job_init(&jb);
+    jb.id = 7;
+    jb.work_total = 10;
+    assert_int_equal(dr_sched_submit(s, &jb, 100, &err), DR_OK);
+    dr_pass_result_t pr = {0};
+    assert_int_equal(dr_sched_pass(s, 100, &pr, &err), DR_OK);
+    assert_int_equal(pr.nstarted, 1);
+    assert_int_equal(dr_sched_job_running(s, &jb, 100, &err), DR_OK);
+    assert_int_equal(dr_sched_node_down(s, 0, 50, false, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "before the event log's last record");
+    assert_int_equal(jb.state, DR_JOB_RUNNING);
+    assert_int_equal(dr_sched_node_down(s, 0, 200, false, &err), DR_OK);
+    assert_int_equal(jb.state, DR_JOB_PENDING);
+    assert_int_equal(dr_sched_npending(s), 1);
+    dr_pass_result_free(&pr);
+    dr_sched_destroy(s);
+    dr_cluster_free(&c);
+}
+
 /* The driver API on its own (as the controller will use it): cancel in
  * every state, errors for bad calls. */
 static void test_driver_api(void **st)
@@ -480,6 +544,7 @@ int main(void)
         cmocka_unit_test(test_type_too_small_never_planned),
         cmocka_unit_test(test_timeout_reject_throttle),
         cmocka_unit_test(test_failures_and_determinism),
+        cmocka_unit_test(test_failures_until_end_of_time),
         cmocka_unit_test(test_driver_api),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

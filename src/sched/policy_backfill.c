@@ -591,7 +591,8 @@ static int backfill(bf_t *b, const dr_sched_view_t *v, const cand_t *cands, size
         ++*considered;
         if ((cd->flags & CAND_THROTTLE) && dr_sched_throttled(v->sched, j))
             continue;
-        bool is_short = sh == DR_TIME_NEVER || (cd->limit > 0 && v->now + cd->limit <= sh);
+        bool is_short =
+            sh == DR_TIME_NEVER || (cd->limit > 0 && dr_time_add(v->now, cd->limit) <= sh);
         dr_typemask_t allowed;
         uint64_t key;
         bool *in_memo, dummy = false;

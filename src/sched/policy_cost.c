@@ -884,8 +884,9 @@ static int cpol_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, 
     if (rc == DR_OK && d->cloud)
         rc = settle_pools(d, v, wake_at);
     dr_sched_count_considered(v->sched, n);
-    if (d->preempted && v->now + DR_NSEC_PER_SEC < *wake_at)
-        *wake_at = v->now + DR_NSEC_PER_SEC; /* re-plan the jobs preempted */
+    dr_time_t replan = dr_time_add(v->now, DR_NSEC_PER_SEC);
+    if (d->preempted && replan < *wake_at)
+        *wake_at = replan; /* re-plan the jobs preempted */
     return rc == DR_OK ? DR_OK : dr_err_set(err, rc, "cost: applying decisions failed");
 }
 

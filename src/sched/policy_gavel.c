@@ -587,7 +587,7 @@ static int gavel_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at,
     }
     dr_sched_count_considered(v->sched, g->n);
     g->round_start = now;
-    g->next_round = now + dr_time_from_s(g->round_s);
+    g->next_round = dr_time_add(now, dr_time_from_s(g->round_s));
     *wake_at = g->next_round;
     return rc == DR_OK ? DR_OK : dr_err_set(err, rc, "gavel: applying the round failed");
 }

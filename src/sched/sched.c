@@ -118,13 +118,16 @@ static void thr_adjust(dr_sched_t *s, const dr_job_t *j, int d)
 /* --- state changes --- */
 /* The log is in time order: a fact dated before its last record is refused
  * before anything changes (resources, queues, the job's state). */
-static int check_time(const dr_sched_t *s, const char *what, dr_time_t now, dr_err_t *err)
+static bool before_log(const dr_sched_t *s, dr_time_t now)
 {
-    if (s->log.n > 0 && now < s->log.ev[s->log.n - 1].t)
-        return dr_err_set(err, DR_EINVAL,
-                          "%s at t=%lld ns is before the event log's last record (t=%lld ns)", what,
-                          (long long)now, (long long)s->log.ev[s->log.n - 1].t);
-    return DR_OK;
+    return s->log.n > 0 && now < s->log.ev[s->log.n - 1].t;
+}
+
+static int time_refused(const dr_sched_t *s, const char *what, dr_time_t now, dr_err_t *err)
+{
+    return dr_err_set(err, DR_EINVAL,
+                      "%s at t=%lld ns is before the event log's last record (t=%lld ns)", what,
+                      (long long)now, (long long)s->log.ev[s->log.n - 1].t);
 }
 
 static int set_state(dr_sched_t *s, dr_job_t *j, dr_job_state_t to, dr_time_t now,
@@ -138,11 +141,11 @@ static int set_state(dr_sched_t *s, dr_job_t *j, dr_job_state_t to, dr_time_t no
     /* Log first: a refused record leaves the job in its old state, never in
      * a state the log does not show (a job must not be lost).  The message
      * is only formatted on failure: this is the hot path. */
-    if (s->log.n > 0 && now < s->log.ev[s->log.n - 1].t) {
+    if (before_log(s, now)) {
         char what[96];
         snprintf(what, sizeof what, "job %llu: %s -> %s", (unsigned long long)j->id,
                  dr_job_state_name(from), dr_job_state_name(to));
-        return check_time(s, what, now, err);
+        return time_refused(s, what, now, err);
     }
     int rc = dr_eventlog_append(&s->log, now, j, from, to, detail);
     if (rc != DR_OK)
@@ -572,9 +575,8 @@ int dr_sched_job_ended(dr_sched_t *s, dr_job_t *j, dr_job_state_t final, dr_time
     if (j->state != DR_JOB_RUNNING && j->state != DR_JOB_STARTING && j->state != DR_JOB_COMPLETING)
         return dr_err_set(err, DR_ESTATE, "job %llu: ended while %s", (unsigned long long)j->id,
                           dr_job_state_name(j->state));
-    int trc = check_time(s, "job end", now, err);
-    if (trc != DR_OK)
-        return trc;
+    if (before_log(s, now))
+        return time_refused(s, "job end", now, err);
     if (j->state != DR_JOB_COMPLETING) {
         release(s, j, now);
         if (j->state == DR_JOB_RUNNING) {
@@ -617,10 +619,10 @@ int dr_sched_node_down(dr_sched_t *s, uint32_t node, dr_time_t now, bool keep_pr
 {
     if (node >= s->c->nnodes)
         return dr_err_set(err, DR_EINVAL, "node %u does not exist", node);
-    if (s->log.n > 0 && now < s->log.ev[s->log.n - 1].t) {
+    if (before_log(s, now)) {
         char what[96];
         snprintf(what, sizeof what, "node %s down", s->c->nodes[node].name);
-        return check_time(s, what, now, err);
+        return time_refused(s, what, now, err);
     }
     dr_cluster_set_state(s->c, node, DR_NODE_DOWN);
     char detail[160];

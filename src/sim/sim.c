@@ -165,8 +165,9 @@ static int schedule_end(sim_t *sm, dr_job_t *j, dr_time_t now)
             end = now + 1; /* never finish "in zero time" unless no work left */
     }
     uint32_t kind = EV_FINISH;
-    if (j->time_limit > 0 && j->time_limit < DR_TIME_NEVER - now && now + j->time_limit < end) {
-        end = now + j->time_limit;
+    dr_time_t limit_at = dr_time_add(now, j->time_limit);
+    if (j->time_limit > 0 && limit_at < end) {
+        end = limit_at;
         kind = EV_TIMEOUT;
     }
     if (end == DR_TIME_NEVER)

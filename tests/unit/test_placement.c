@@ -291,20 +291,10 @@ static void test_random_against_model(void **st)
                     fail_msg("step %d: placement refused but node %s fits", step, c.nodes[i].name);
         }
         if (step % 1000 == 0) {
-            const dr_alloc_t **all = malloc((nlive + 1) * sizeof *all);
-            for (size_t i = 0; i < nlive; i++)
-                all[i] = &live[i];
-            dr_err_t err;
-            if (dr_cluster_audit(&c, all, nlive, &err) != DR_OK)
-                fail_msg("step %d: %s", step, err.msg);
-            free(all);
+            tu_audit(&c, live, nlive, step);
         }
     }
-    for (size_t i = 0; i < nlive; i++) {
-        dr_cluster_give(&c, &live[i]);
-        dr_alloc_free(&live[i]);
-    }
-    assert_int_equal(dr_cluster_free_milli(&c, -1), dr_cluster_total_gpus(&c, -1) * 1000);
+    tu_give_all(&c, live, nlive);
     free(live);
     dr_cluster_free(&c);
 }

@@ -554,20 +554,10 @@ static void test_random_topology(void **st)
                          fit);
         }
         if (step % 500 == 0) {
-            const dr_alloc_t **all = malloc((nlive + 1) * sizeof *all);
-            for (size_t i = 0; i < nlive; i++)
-                all[i] = &live[i];
-            dr_err_t err;
-            if (dr_cluster_audit(&c, all, nlive, &err) != DR_OK)
-                fail_msg("step %d: %s", step, err.msg);
-            free(all);
+            tu_audit(&c, live, nlive, step);
         }
     }
-    for (size_t i = 0; i < nlive; i++) {
-        dr_cluster_give(&c, &live[i]);
-        dr_alloc_free(&live[i]);
-    }
-    assert_int_equal(dr_cluster_free_milli(&c, -1), dr_cluster_total_gpus(&c, -1) * 1000);
+    tu_give_all(&c, live, nlive);
     free(live);
     dr_cluster_free(&c);
 }

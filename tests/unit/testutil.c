@@ -90,3 +90,24 @@ const dr_job_t *tu_job(const dr_sim_result_t *r, uint64_t id)
     fail_msg("no job %llu", (unsigned long long)id);
     return NULL;
 }
+
+void tu_audit(const dr_cluster_t *c, const dr_alloc_t *live, size_t n, int step)
+{
+    const dr_alloc_t **all = malloc((n + 1) * sizeof *all);
+    assert_non_null(all);
+    for (size_t i = 0; i < n; i++)
+        all[i] = &live[i];
+    dr_err_t err;
+    if (dr_cluster_audit(c, all, n, &err) != DR_OK)
+        fail_msg("step %d: %s", step, err.msg);
+    free(all);
+}
+
+void tu_give_all(dr_cluster_t *c, dr_alloc_t *live, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        dr_cluster_give(c, &live[i]);
+        dr_alloc_free(&live[i]);
+    }
+    assert_int_equal(dr_cluster_free_milli(c, -1), dr_cluster_total_gpus(c, -1) * 1000);
+}

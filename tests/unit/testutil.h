@@ -36,4 +36,10 @@ void tu_sim(const dr_cluster_t *c, const dr_workload_t *wl, const char *policy,
 /* The job with this id in a result (fails the test if there is none). */
 const dr_job_t *tu_job(const dr_sim_result_t *r, uint64_t id);
 
+/* dr_cluster_audit over n live allocations (fails the test, naming the
+ * step, when the ledger and the allocations disagree). */
+void tu_audit(const dr_cluster_t *c, const dr_alloc_t *live, size_t n, int step);
+/* Give every allocation back and check that every GPU is free again. */
+void tu_give_all(dr_cluster_t *c, dr_alloc_t *live, size_t n);
+
 #endif

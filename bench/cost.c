@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "drover/config.h"
+#include "drover/declare.h"
 #include "drover/perfmodel.h"
 #include "drover/report.h"
 #include "drover/sim.h"
@@ -54,7 +55,8 @@ typedef struct opts {
     const char *policies[MAXP];
     size_t np;
     bool per_seed;
-    bool neocloud; /* price on-prem GPUs at the catalog's neocloud column */
+    bool neocloud;          /* price on-prem GPUs at the catalog's neocloud column */
+    dr_declare_opts_t decl; /* what users declare (--size-estimate) */
 } opts_t;
 
 /* Model families: Llama-style sizes and the GPU counts they are run on. */
@@ -151,8 +153,8 @@ static void make_workload(dr_workload_t *wl, const dr_cluster_t *c, const opts_t
         j.precision = DR_PREC_BF16;
         double f = dr_rng_uniform(&rng) < o->best_effort ? 0 : 1.2 + 1.8 * dr_rng_uniform(&rng);
         double h = log_uniform(&rng, 1, 72);
-        if (dr_workload_add(wl, &j, NULL) != 0 || DR_PUSH(factor, nf, fcap, f) != 0 ||
-            DR_PUSH(hours, nh, hcap, h) != 0) {
+        if (dr_workload_add(wl, &j, 0 /* set below */, NULL) != 0 ||
+            DR_PUSH(factor, nf, fcap, f) != 0 || DR_PUSH(hours, nh, hcap, h) != 0) {
             fprintf(stderr, "cost: out of memory\n");
             exit(1);
         }
@@ -180,10 +182,10 @@ static void make_workload(dr_workload_t *wl, const dr_cluster_t *c, const opts_t
         j.req.nodes = 1;
         j.req.gpus_per_node = tp;
         double secs = 3600 * log_uniform(&rng, 12, 7 * 24);
-        j.work_total = secs; /* class 0: a service runs its time whatever the GPU */
-        j.time_limit = dr_time_from_s(secs);
         j.hint_params = 0;
-        if (dr_workload_add(wl, &j, types) != 0) {
+        /* class 0: a service runs its time whatever the GPU; how long it
+         * will be needed is declared like any size (dr_workload_declare) */
+        if (dr_workload_add(wl, &j, secs, types) != 0) {
             fprintf(stderr, "cost: out of memory\n");
             exit(1);
         }
@@ -204,13 +206,17 @@ static void make_workload(dr_workload_t *wl, const dr_cluster_t *c, const opts_t
             if (r > best)
                 best = r;
         }
-        j->work_total = j->hint_tokens = hours[i] * 3600 * best;
+        wl->work[i] = j->hint_tokens = hours[i] * 3600 * best;
         if (factor[i] > 0)
             j->deadline = j->submit + dr_time_from_s(factor[i] * hours[i] * 3600);
     }
     free(factor);
     free(hours);
     if (dr_workload_finish(wl, &err) != 0 || dr_workload_bind(wl, c, false, &err) != 0)
+        die(&err);
+    dr_declare_opts_t d = o->decl;
+    d.seed = seed;
+    if (dr_workload_declare(wl, &d, &err) != 0)
         die(&err);
 }
 
@@ -287,7 +293,7 @@ static void cost_floor(const dr_cluster_t *c, const dr_workload_t *wl, double *t
             one.types = 1ULL << t;
             if (!(run >> t & 1) || dr_cluster_req_possible(c, &one, NULL) != DR_OK)
                 continue;
-            double secs = j->work_total / dr_perf_rate(&pv, j, t);
+            double secs = wl->work[i] / dr_perf_rate(&pv, j, t);
             if (j->deadline > 0 && j->submit + dr_time_from_s(secs) > j->deadline)
                 continue;
             double usd = c->types[t].price_hr * g * secs / 3600;
@@ -306,7 +312,7 @@ static void run_one(const dr_cluster_t *c, const dr_workload_t *wl, const char *
     dr_sim_opts_default(&so);
     so.policy = policy;
     so.seed = seed;
-    so.restart_overhead_s = 300; /* a preempted or requeued job redoes 5 min */
+    so.restart_overhead_s = 300; /* 70B-class checkpoints: a restart costs 5 min */
     dr_sim_result_t r;
     dr_err_t err;
     double t0 = now_s();
@@ -478,7 +484,10 @@ static void print_setup(const dr_cluster_t *c, const opts_t *o)
                isnan(c->pools[p].price_hr) ? c->types[c->pools[p].type].price_hr
                                            : c->pools[p].price_hr,
                dr_time_to_s(c->pools[p].provision_delay) / 60);
-    printf("\nprices: catalog %s column; workload: %.0f days, %.1f training jobs/day (%.0f%% "
+    char sm[32];
+    printf("\nsize estimates: %s%s; ", dr_size_mode_format(&o->decl, sm, sizeof sm),
+           o->decl.mode == DR_SIZE_EXACT ? " (REFERENCE ONLY: policies told true sizes)" : "");
+    printf("prices: catalog %s column; workload: %.0f days, %.1f training jobs/day (%.0f%% "
            "without deadline), %.1f services/day; seeds %llu-%llu\n\n",
            o->neocloud ? "neocloud" : "on-demand", o->days, o->train_per_day, 100 * o->best_effort,
            o->serve_per_day, (unsigned long long)o->seed_lo, (unsigned long long)o->seed_hi);
@@ -532,6 +541,7 @@ int main(int argc, char **argv)
                 .train_per_day = 10,
                 .serve_per_day = 8,
                 .best_effort = 0.2};
+    dr_declare_opts_default(&o.decl);
     bool do_sweep = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -552,7 +562,13 @@ int main(int argc, char **argv)
             o.best_effort = atof(argv[++i]);
         else if (strcmp(a, "--policy") == 0 && v && o.np < MAXP)
             o.policies[o.np++] = argv[++i];
-        else if (strcmp(a, "--per-seed") == 0)
+        else if (strcmp(a, "--size-estimate") == 0 && v) {
+            dr_err_t e;
+            if (dr_size_mode_parse(argv[++i], &o.decl, &e) != 0) {
+                fprintf(stderr, "cost: --size-estimate: %s\n", e.msg);
+                return 2;
+            }
+        } else if (strcmp(a, "--per-seed") == 0)
             o.per_seed = true;
         else if (strcmp(a, "--sweep") == 0)
             do_sweep = true;
@@ -565,7 +581,8 @@ int main(int argc, char **argv)
         } else {
             fprintf(stderr, "usage: cost [--cluster NAME|FILE] [--seeds 0-4] [--days D] "
                             "[--train N] [--serve N] [--best-effort F] [--policy SPEC]... "
-                            "[--prices on-demand|neocloud] [--per-seed] [--sweep]\n");
+                            "[--prices on-demand|neocloud] [--size-estimate MODE] [--per-seed] "
+                            "[--sweep]\n");
             return 2;
         }
     }

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "drover/config.h"
+#include "drover/declare.h"
 #include "drover/sim.h"
 #include "drover/workload.h"
 
@@ -41,6 +42,20 @@ static double now_s(void)
 }
 
 static dr_cluster_t cluster;
+static dr_declare_opts_t decl; /* what users declare: --size-estimate */
+static double restart_s = 30;  /* --restart-overhead */
+
+/* Give wl's jobs what their users would have declared (seeded per run). */
+static void declare(dr_workload_t *wl, uint64_t seed)
+{
+    dr_declare_opts_t d = decl;
+    d.seed = seed;
+    dr_err_t err;
+    if (dr_workload_declare(wl, &d, &err) != 0) {
+        fprintf(stderr, "%s\n", err.msg);
+        exit(1);
+    }
+}
 
 static int run(const char *policy, double rate, uint64_t seed, bool multi, res_t *out)
 {
@@ -53,10 +68,12 @@ static int run(const char *policy, double rate, uint64_t seed, bool multi, res_t
         fprintf(stderr, "%s\n", err.msg);
         exit(1);
     }
+    declare(&wl, seed);
     dr_sim_opts_t so;
     dr_sim_opts_default(&so);
     so.policy = policy;
     so.seed = seed;
+    so.restart_overhead_s = restart_s;
     so.stop_first = 301; /* Gavel's jobs 300..799 */
     so.stop_last = 800;
     dr_sim_result_t r;
@@ -226,7 +243,6 @@ static void msr(const char *shared)
         dr_workload_init(&wl);
         dr_trace_opts_t to;
         dr_trace_opts_default(&to);
-        to.walltime_factor = 0;
         dr_err_t err;
         if (dr_trace_load(DR_TRACE_GAVEL, path, &to, &wl, &err) != 0 ||
             dr_workload_bind(&wl, &cluster, false, &err) != 0) {
@@ -234,11 +250,13 @@ static void msr(const char *shared)
             dr_workload_free(&wl);
             continue;
         }
+        declare(&wl, 0);
         printf("| %s | %zu |", vcs[v], wl.njobs);
         for (int p = 0; p < NPOL; p++) {
             dr_sim_opts_t so;
             dr_sim_opts_default(&so);
             so.policy = POL[p];
+            so.restart_overhead_s = restart_s;
             dr_sim_result_t r;
             double t0 = now_s();
             if (dr_sim_run(&cluster, &wl, &so, &r, &err) != 0) {
@@ -271,13 +289,23 @@ int main(int argc, char **argv)
 {
     const char *shared = "../shared";
     bool quick = false;
+    dr_declare_opts_default(&decl);
     for (int i = 1; i < argc; i++) {
+        dr_err_t e;
         if (!strcmp(argv[i], "--shared") && i + 1 < argc)
             shared = argv[++i];
         else if (!strcmp(argv[i], "--quick"))
             quick = true;
+        else if (!strcmp(argv[i], "--size-estimate") && i + 1 < argc) {
+            if (dr_size_mode_parse(argv[++i], &decl, &e) != 0) {
+                fprintf(stderr, "gavel: --size-estimate: %s\n", e.msg);
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--restart-overhead") && i + 1 < argc)
+            restart_s = atof(argv[++i]);
         else {
-            fprintf(stderr, "usage: gavel [--shared DIR] [--quick]\n");
+            fprintf(stderr, "usage: gavel [--shared DIR] [--quick] [--size-estimate MODE] "
+                            "[--restart-overhead SECONDS]\n");
             return 2;
         }
     }
@@ -291,6 +319,11 @@ int main(int argc, char **argv)
     double t0 = now_s();
     printf("# Gavel's benchmark: 36 V100 + 36 P100 + 36 K80, Gavel's generator (its exact jobs), "
            "jobs 300-799\n");
+    char sm[32];
+    printf("\nsize estimates: %s%s; restart overhead %g s (every policy)\n",
+           dr_size_mode_format(&decl, sm, sizeof sm),
+           decl.mode == DR_SIZE_EXACT ? " (REFERENCE ONLY: drover told true sizes)" : "",
+           restart_s);
     static const uint64_t seeds[] = {0, 1, 2}, held[] = {3, 4, 5};
     variant(false, seeds, 3, "Single-GPU jobs, seeds 0-2");
     if (!quick) {

@@ -123,9 +123,9 @@ static void make_workload(dr_workload_t *wl, const dr_cluster_t *c, size_t njobs
             j.req.gpus_per_node = g;
         }
         double run = log_uniform(&rng, RUN_MIN_S, RUN_MAX_S);
-        j.work_total = run;
+        j.work_declared = run;
         j.time_limit = dr_time_from_s(run * (1.5 + 1.5 * dr_rng_uniform(&rng)));
-        if (dr_workload_add(wl, &j, NULL) != 0) {
+        if (dr_workload_add(wl, &j, j.work_declared, NULL) != 0) {
             fprintf(stderr, "topology: out of memory\n");
             exit(1);
         }

@@ -117,18 +117,32 @@ typedef struct dr_job {
     double hint_params;
     double hint_tokens;
 
-    /* Execution model.  A job is an amount of work; its rate depends on the
+    /* What the user declared about the job's size, beside time_limit: its
+     * work in the units of its perf class (training steps, tokens, or
+     * seconds at rate 1 for class 0); 0 = not declared.  Only an estimate:
+     * the work the job really does is the simulator's truth (truth.h), which
+     * no non-oracle policy can reach. */
+    double work_declared;
+    /* Checkpoints (declared): the job saves its progress every ckpt_every of
+     * running time, so a failure loses at most that much; 0 = never. */
+    dr_time_t ckpt_every;
+
+    /* What a running job has shown (observed).  A job's rate depends on the
      * GPU type it runs on (perf_class indexes a dr_perf_table_t row; class 0
-     * runs at rate 1 everywhere, i.e. work is seconds).  work_done is exact
-     * as of work_t; while running it grows at work_rate per second. */
+     * runs at rate 1 everywhere, i.e. work is seconds).  work_done is its
+     * reported progress, exact as of work_t; while it runs it grows at
+     * work_rate per second.  work_ckpt is the progress its last checkpoint
+     * holds (what survives a failure). */
     uint32_t perf_class;
     /* Input shard by name: 0 = none, else 1 + its id in the workload's
      * shard table (dr_workload_t.shards); req.shard is its cluster binding. */
     uint32_t shard;
-    double work_total;
     double work_done;
+    double work_ckpt;
     dr_time_t work_t;
     double work_rate;
+    double attained_gpu_s; /* GPU-seconds held so far, all runs together */
+    uint32_t npreempt;     /* times it was preempted */
 
     /* Run bookkeeping (set by the scheduler core). */
     dr_time_t first_start; /* DR_TIME_NEVER until first started */
@@ -157,8 +171,12 @@ void dr_job_init(dr_job_t *j);
  * a share < 1000 only with one GPU per node ...).  Errors name the field. */
 int dr_job_req_validate(const dr_job_req_t *r, dr_err_t *err);
 
-/* Work remaining at time now (accounts for progress since work_t). */
-double dr_job_work_remaining(const dr_job_t *j, dr_time_t now);
+/* Progress at time now (work_done plus what was done since work_t). */
+double dr_job_work_done(const dr_job_t *j, dr_time_t now);
+/* Progress its last checkpoint holds at now: what it had at its last start
+ * (it restarted from a checkpoint, or from nothing) plus the progress of
+ * every full ckpt_every of running since then. */
+double dr_job_ckpt_progress(const dr_job_t *j, dr_time_t now);
 /* Bring work_done up to date at now and set a new rate (0 = stopped). */
 void dr_job_set_rate(dr_job_t *j, dr_time_t now, double rate);
 

@@ -30,9 +30,18 @@ void dr_endq_first(const dr_endq_t *q, dr_endq_iter_t *it);
 /* Returns the next job (in ascending expected end) or NULL at the end. */
 dr_job_t *dr_endq_next(dr_endq_iter_t *it, dr_time_t *expected_end);
 
+struct dr_truth; /* truth.h: the simulator's true job sizes */
+
 /* What a policy sees.  The cluster is the live ledger: policies book
  * allocations through dr_place() and release preempted jobs through
- * dr_sched_decide_preempt().  Everything else is read-only. */
+ * dr_sched_decide_preempt().  Everything else is read-only.
+ *
+ * Of each job a policy may read what a real scheduler knows: what the user
+ * declared (req, time_limit, deadline, work_declared, model hints), what
+ * the job has shown (work_done via dr_job_work_done, attained_gpu_s,
+ * npreempt, nstarts) and what history teaches (the ended jobs).  The work
+ * a job will really do is not in dr_job_t at all: it is in `truth`, which
+ * is NULL for every policy not flagged oracle. */
 typedef struct dr_sched_view {
     dr_cluster_t *cluster;
     dr_job_t *const *pending; /* queue order: priority desc, submit asc, id asc */
@@ -44,7 +53,14 @@ typedef struct dr_sched_view {
      * jobs whose chances changed. */
     dr_job_t *const *fresh;
     size_t nfresh;
-    const dr_endq_t *by_end; /* running jobs by expected end */
+    /* Jobs that reached a terminal state since the last pass (completed,
+     * failed, cancelled, timed out): what history teaches, e.g. how far
+     * declared sizes were off.  A completed job's work_done is the work it
+     * really did - known once it is over. */
+    dr_job_t *const *ended;
+    size_t nended;
+    const dr_endq_t *by_end;      /* running jobs by expected end */
+    const struct dr_truth *truth; /* oracle policies only; NULL otherwise */
     const dr_perf_view_t *perf;
     const dr_place_opts_t *place;
     dr_time_t now;
@@ -60,7 +76,7 @@ typedef struct dr_policy_env {
 typedef struct dr_policy_ops {
     const char *name;
     const char *doc; /* one line for `drover sim --list-policies` */
-    bool oracle;     /* uses true runtimes (simulation only) */
+    bool oracle;     /* reads v->truth: true job sizes (simulation only) */
     int (*create)(void **state, const char *opts, const dr_policy_env_t *env, dr_err_t *err);
     /* Decide: call dr_sched_decide_start/preempt for each decision and set
      * *wake_at to the next time the policy wants a pass (DR_TIME_NEVER if
@@ -119,6 +135,10 @@ typedef struct dr_sched_opts {
      * that span nodes.  NULL = 1 (rates exactly as the perf table says). */
     double (*rate_factor)(const void *ud, const dr_job_t *j, const dr_alloc_t *a);
     const void *rate_factor_ud;
+    /* True job sizes, handed to oracle policies only (the simulator has
+     * them; a controller does not, so an oracle policy cannot be created
+     * there: dr_sched_create fails with DR_EINVAL). */
+    const struct dr_truth *truth;
 } dr_sched_opts_t;
 
 typedef struct dr_sched dr_sched_t;
@@ -139,7 +159,10 @@ int dr_sched_job_ended(dr_sched_t *s, dr_job_t *j, dr_job_state_t final, dr_time
 /* Cancel a job in any non-terminal state. */
 int dr_sched_cancel(dr_sched_t *s, dr_job_t *j, dr_time_t now, const char *why, dr_err_t *err);
 /* A node went down: its jobs are requeued (REQUEUED -> PENDING), keeping
- * their progress up to `now` only if keep_progress (else from scratch). */
+ * their progress up to `now` if keep_progress, else only what their last
+ * checkpoint holds (dr_job_ckpt_progress: all of it for a job that was
+ * preempted and restarted, nothing since its last start for a job that
+ * declares no checkpoints). */
 int dr_sched_node_down(dr_sched_t *s, uint32_t node, dr_time_t now, bool keep_progress,
                        dr_err_t *err);
 int dr_sched_node_up(dr_sched_t *s, uint32_t node, dr_time_t now, dr_err_t *err);

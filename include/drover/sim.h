@@ -24,17 +24,23 @@ typedef struct dr_sim_opts {
     bool audit;        /* verify ledger + invariants every pass (slow) */
     dr_time_t horizon; /* stop at this simulated time; 0 = run to the end */
     /* Node failures: mean time between failures per on-prem node (0 =
-     * none) and repair time.  Jobs on a failed node are requeued from
-     * scratch.  Elastic pool nodes fail by their pool's spot rate instead. */
+     * none) and repair time.  Jobs on a failed node are requeued from their
+     * last checkpoint (dr_job_t.ckpt_every; from their last start if they
+     * declare none).  Elastic pool nodes fail by their pool's spot rate
+     * instead. */
     double node_mtbf_s;
     double node_repair_s;
     /* Stop as soon as every job with stop_first <= id <= stop_last has
      * ended (0, 0 = run to the end).  Jobs outside the window keep arriving
      * and competing until then, as in Gavel's measurement window. */
     uint64_t stop_first, stop_last;
-    /* Cost of a restart after a preemption: the job redoes this much work
-     * time (lost progress since its last checkpoint plus restore). */
+    /* Cost of every restart (after a preemption, migration or failure): the
+     * job spends this long reloading its checkpoint and starting up before
+     * it makes progress again.  Default 30 s (dr_sim_opts_default). */
     double restart_overhead_s;
+    /* Time a job with checkpoints (ckpt_every > 0) spends writing each one;
+     * it runs at every / (every + write) of its rate.  Default 10 s. */
+    double ckpt_write_s;
     /* Cross-node slowdown for jobs whose perf class has no measured
      * multi-node rate (placement.h); NULL = none, the default, so measured
      * matrices such as Gavel's run exactly as measured. */

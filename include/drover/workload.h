@@ -21,6 +21,11 @@
 typedef struct dr_workload {
     dr_job_t *jobs; /* sorted by (submit, id) once dr_workload_finish ran */
     size_t njobs, cap;
+    /* The truth (truth.h): work[i] is the work jobs[i] really does before
+     * it ends.  Only the simulator and oracle policies may read it; what a
+     * policy sees is jobs[i].work_declared and time_limit. */
+    double *work;
+    size_t work_cap;
     /* Allowed GPU types per job, by name, resolved against a cluster by
      * dr_workload_bind: typeset[i] = 0 (any) or 1 + id in typesets, whose
      * strings are '|'-separated GPU names ("T4|V100M16"). */
@@ -39,8 +44,9 @@ void dr_workload_init(dr_workload_t *wl); /* perf gets class 0 and no columns */
 void dr_workload_free(dr_workload_t *wl);
 /* Make room for `more` jobs (avoids repeated growth for big workloads). */
 int dr_workload_reserve(dr_workload_t *wl, size_t more);
-/* Append a job (copied) with an optional type set ("" or NULL = any). */
-int dr_workload_add(dr_workload_t *wl, const dr_job_t *j, const char *typeset);
+/* Append a job (copied), the work it really does (the truth) and an
+ * optional type set ("" or NULL = any). */
+int dr_workload_add(dr_workload_t *wl, const dr_job_t *j, double work, const char *typeset);
 /* Sort by submit time and check ids are unique (assigning 1..n to jobs
  * whose id is 0). */
 int dr_workload_finish(dr_workload_t *wl, dr_err_t *err);
@@ -64,13 +70,13 @@ typedef struct dr_trace_opts {
     /* Gavel: measured throughputs (steps/s per job type x scale x GPU).
      * NULL = the matrix built into libdrover. */
     const dr_perf_table_t *gavel_throughputs;
-    /* Walltime limit given to jobs whose trace has none: factor x the
-     * runtime on the slowest GPU the job can use.  0 = no limit. */
-    double walltime_factor;
     size_t max_jobs; /* stop after this many jobs; 0 = all */
 } dr_trace_opts_t;
 
-void dr_trace_opts_default(dr_trace_opts_t *o); /* lenient=false, factor=1 */
+/* lenient=false.  Readers set a job's time_limit and work_declared only
+ * from the trace's own columns; dr_workload_declare (estimate.h) gives the
+ * rest what a user would have declared. */
+void dr_trace_opts_default(dr_trace_opts_t *o);
 const char *dr_trace_format_name(dr_trace_format_t f);
 int dr_trace_format_parse(const char *s, dr_trace_format_t *out);
 

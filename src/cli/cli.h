@@ -26,4 +26,10 @@ int cli_load_cluster(dr_cluster_t *c, const dr_catalog_t *cat, const char *arg, 
 int cli_write_file(const char *dir, const char *name, const char *text, dr_err_t *err);
 double cli_now_s(void);
 
+struct dr_workload;
+/* `drover sim --dump-jobs FILE`: the jobs as replayed, one CSV row each
+ * (sim_dump.c), so that another simulator can replay exactly the same work. */
+int cli_dump_jobs(const char *path, const struct dr_workload *wl, const dr_cluster_t *c,
+                  dr_err_t *err);
+
 #endif

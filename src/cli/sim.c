@@ -11,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "drover/config.h"
+#include "drover/declare.h"
 #include "drover/report.h"
 #include "drover/sched.h"
 #include "drover/sim.h"
@@ -27,40 +28,52 @@ static void sim_usage(FILE *f)
             "  --cluster FILE|PRESET  cluster config file, or a preset:");
     for (const char *const *p = dr_cluster_preset_names(); *p; p++)
         fprintf(f, " %s", *p);
-    fprintf(f,
-            "\n"
-            "  --trace FORMAT:PATH    FORMAT: gavel, philly, openb, drover\n"
-            "  --workload gavel       instead of a trace, Gavel's workload generator:\n"
-            "      --rate JOBS_PER_HR   Poisson arrival rate (required)\n"
-            "      --jobs N             jobs to generate (default: enough to outlast the window)\n"
-            "      --multi-gpu          scale factors 1/2/4/8 (70/10/15/5%%) instead of all 1\n"
-            "      --steady-state       first fill the cluster with jobs at t=0 (Gavel's option)\n"
-            "      (Gavel's own random streams: --seed N gives the jobs Gavel draws with seed N)\n"
-            "  --window FIRST:LAST    measure jobs FIRST..LAST (Gavel's 0-based job numbers) and\n"
-            "                         stop when they are done; adds lower_bound_avg_jct_s,\n"
-            "                         slowdown and finish-time fairness to the report\n"
-            "  --restart-overhead DUR work redone after each preemption (default 0)\n"
-            "  --policy A,B,...       policies to compare (NAME or NAME:key=val,...); see\n"
-            "                         --list-policies\n"
-            "  --placement S          best-fit (default) or first-fit\n"
-            "  --span-slowdown SPEC   slow jobs spanning nodes: 'default' (nvlink=1,leaf=0.9,\n"
-            "                         tree=0.8,network=0.7) or KEY=FACTOR,... over it (off\n"
-            "                         by default; see docs/scheduling.md)\n"
-            "  --seed N               seed for failure injection (default 0)\n"
-            "  --json                 print {\"policies\": [...]} instead of a table\n"
-            "  --plot DIR             write utilisation, queue and JCT-CDF charts (SVG) to DIR\n"
-            "  --lenient              skip malformed trace rows (counted in the report)\n"
-            "  --walltime-factor F    time limit for jobs without one: F x run time on the\n"
-            "                         slowest usable GPU (default 1; 0 = no limit)\n"
-            "  --throughputs FILE     Gavel throughput CSV (default: built in)\n"
-            "  --catalog FILE         GPU catalog CSV (default: built in)\n"
-            "  --max-jobs N           replay only the first N jobs\n"
-            "  --horizon DUR          stop at this simulated time (e.g. 30d)\n"
-            "  --node-mtbf DUR        inject node failures with this mean time between\n"
-            "                         failures per node; --node-repair DUR (default 1h)\n"
-            "  --audit                check the resource ledger after every pass (slow)\n"
-            "  --quiet                no progress bar\n"
-            "  --list-policies        list policies and exit\n");
+    fprintf(
+        f,
+        "\n"
+        "  --trace FORMAT:PATH    FORMAT: gavel, philly, openb, drover\n"
+        "  --workload gavel       instead of a trace, Gavel's workload generator:\n"
+        "      --rate JOBS_PER_HR   Poisson arrival rate (required)\n"
+        "      --jobs N             jobs to generate (default: enough to outlast the window)\n"
+        "      --multi-gpu          scale factors 1/2/4/8 (70/10/15/5%%) instead of all 1\n"
+        "      --steady-state       first fill the cluster with jobs at t=0 (Gavel's option)\n"
+        "      (Gavel's own random streams: --seed N gives the jobs Gavel draws with seed N)\n"
+        "  --window FIRST:LAST    measure jobs FIRST..LAST (Gavel's 0-based job numbers) and\n"
+        "                         stop when they are done; adds lower_bound_avg_jct_s,\n"
+        "                         slowdown and finish-time fairness to the report\n"
+        "  --size-estimate MODE   what users declare about job sizes: lognormal:S\n"
+        "                         (declared = true size x e^N(0,S^2), default S=1),\n"
+        "                         exact (= true size: a reference only), none, or trace\n"
+        "                         (the trace's estimate_s / time_limit_s columns)\n"
+        "  --walltime-factor F    walltime limit for jobs without one: true run time on\n"
+        "                         the slowest usable GPU x F x e^(noise |N(0,1)|)\n"
+        "                         (default 2; 0 = none; never with --size-estimate none)\n"
+        "  --walltime-noise S     spread of that over-estimate (default 1)\n"
+        "  --ckpt-every DUR       checkpoint interval of training jobs (default 30m; 0 = none):\n"
+        "                         a node failure loses the progress since the last one\n"
+        "  --ckpt-write DUR       time each checkpoint costs (default 10s)\n"
+        "  --restart-overhead DUR time every restart spends reloading (default 30s)\n"
+        "  --dump-jobs FILE       write the jobs replayed (arrival, shape, declared and\n"
+        "                         true size) as CSV, for replay by another simulator\n"
+        "  --policy A,B,...       policies to compare (NAME or NAME:key=val,...); see\n"
+        "                         --list-policies\n"
+        "  --placement S          best-fit (default) or first-fit\n"
+        "  --span-slowdown SPEC   slow jobs spanning nodes: 'default' (nvlink=1,leaf=0.9,\n"
+        "                         tree=0.8,network=0.7) or KEY=FACTOR,... over it (off\n"
+        "                         by default; see docs/scheduling.md)\n"
+        "  --seed N               seed for failure injection (default 0)\n"
+        "  --json                 print {\"policies\": [...]} instead of a table\n"
+        "  --plot DIR             write utilisation, queue and JCT-CDF charts (SVG) to DIR\n"
+        "  --lenient              skip malformed trace rows (counted in the report)\n"
+        "  --throughputs FILE     Gavel throughput CSV (default: built in)\n"
+        "  --catalog FILE         GPU catalog CSV (default: built in)\n"
+        "  --max-jobs N           replay only the first N jobs\n"
+        "  --horizon DUR          stop at this simulated time (e.g. 30d)\n"
+        "  --node-mtbf DUR        inject node failures with this mean time between\n"
+        "                         failures per node; --node-repair DUR (default 1h)\n"
+        "  --audit                check the resource ledger after every pass (slow)\n"
+        "  --quiet                no progress bar\n"
+        "  --list-policies        list policies and exit\n");
 }
 
 typedef struct progress {
@@ -117,7 +130,8 @@ static void print_window_table(const dr_report_t *reps, const dr_window_stats_t 
 }
 
 static char *augment_json(const char *json, const double *wall, size_t n, size_t skipped,
-                          const dr_sim_result_t *res, const dr_window_stats_t *win)
+                          const dr_sim_result_t *res, const dr_window_stats_t *win,
+                          const char *size_mode, double restart_s)
 {
     json_error_t je;
     json_t *root = json_loads(json, 0, &je);
@@ -156,6 +170,11 @@ static char *augment_json(const char *json, const double *wall, size_t n, size_t
         json_object_set_new(o, "total_cost_usd", jnum(onprem + res[i].cloud_cost_usd));
     }
     json_object_set_new(root, "trace_rows_skipped", json_integer((json_int_t)skipped));
+    /* what the policies were told: every report says it */
+    json_object_set_new(root, "size_estimate", json_string(size_mode));
+    json_object_set_new(root, "size_estimate_is_oracle",
+                        json_boolean(strcmp(size_mode, "exact") == 0));
+    json_object_set_new(root, "restart_overhead_s", json_real(restart_s));
     char *out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
     json_decref(root);
     return out;
@@ -172,6 +191,9 @@ int cli_sim(int argc, char **argv)
     dr_sim_opts_default(&so);
     dr_trace_opts_t to;
     dr_trace_opts_default(&to);
+    dr_declare_opts_t dopt;
+    dr_declare_opts_default(&dopt);
+    const char *dump_path = NULL;
     bool json = false, quiet = false;
     dr_span_slowdown_t span;
     enum {
@@ -194,7 +216,12 @@ int cli_sim(int argc, char **argv)
         O_MULTI,
         O_RESTART,
         O_STEADY,
-        O_SPAN
+        O_SPAN,
+        O_SIZE,
+        O_WNOISE,
+        O_CKPT,
+        O_CKPTW,
+        O_DUMP
     };
     const char *workload = NULL;
     double rate = 0;
@@ -228,6 +255,11 @@ int cli_sim(int argc, char **argv)
         {"steady-state", no_argument, 0, O_STEADY},
         {"restart-overhead", required_argument, 0, O_RESTART},
         {"span-slowdown", required_argument, 0, O_SPAN},
+        {"size-estimate", required_argument, 0, O_SIZE},
+        {"walltime-noise", required_argument, 0, O_WNOISE},
+        {"ckpt-every", required_argument, 0, O_CKPT},
+        {"ckpt-write", required_argument, 0, O_CKPTW},
+        {"dump-jobs", required_argument, 0, O_DUMP},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -253,9 +285,35 @@ int cli_sim(int argc, char **argv)
             break;
         case O_LENIENT: to.lenient = true; break;
         case O_WALLF:
-            if (dr_parse_double(optarg, &to.walltime_factor) != 0 || to.walltime_factor < 0)
-                return cli_usage_error("--walltime-factor: '%s' must be a number >= 0", optarg);
+            if (dr_parse_double(optarg, &dopt.walltime_factor) != 0 ||
+                !(dopt.walltime_factor == 0 || dopt.walltime_factor >= 1) ||
+                !isfinite(dopt.walltime_factor))
+                return cli_usage_error("--walltime-factor: '%s' must be 0 or a number >= 1",
+                                       optarg);
             break;
+        case O_WNOISE:
+            if (dr_parse_double(optarg, &dopt.walltime_noise) != 0 || !(dopt.walltime_noise >= 0) ||
+                dopt.walltime_noise > 10)
+                return cli_usage_error("--walltime-noise: '%s' must be a number in [0, 10]",
+                                       optarg);
+            break;
+        case O_SIZE: {
+            dr_err_t serr;
+            if (dr_size_mode_parse(optarg, &dopt, &serr) != 0)
+                return cli_usage_error("--size-estimate: %s", serr.msg);
+            break;
+        }
+        case O_CKPT:
+            if (dr_duration_parse(optarg, &d) != 0 || d < 0)
+                return cli_usage_error("--ckpt-every: '%s' is not a duration", optarg);
+            dopt.ckpt_every = d;
+            break;
+        case O_CKPTW:
+            if (dr_duration_parse(optarg, &d) != 0 || d < 0)
+                return cli_usage_error("--ckpt-write: '%s' is not a duration", optarg);
+            so.ckpt_write_s = dr_time_to_s(d);
+            break;
+        case O_DUMP: dump_path = optarg; break;
         case O_TPUT: tput_path = optarg; break;
         case O_CATALOG: catalog_path = optarg; break;
         case O_MAXJOBS:
@@ -452,6 +510,13 @@ int cli_sim(int argc, char **argv)
     }
     if (dr_workload_bind(&wl, &cluster, to.lenient, &err) != 0)
         goto fail;
+    dopt.seed = so.seed;
+    if (dr_workload_declare(&wl, &dopt, &err) != 0)
+        goto fail;
+    char size_mode[32];
+    dr_size_mode_format(&dopt, size_mode, sizeof size_mode);
+    if (dump_path && cli_dump_jobs(dump_path, &wl, &cluster, &err) != 0)
+        goto fail;
     if (!quiet)
         fprintf(stderr,
                 "drover sim: %zu jobs from %s (%.2f s to read)%s; cluster %s: %zu nodes, "
@@ -492,7 +557,9 @@ int cli_sim(int argc, char **argv)
     }
     if (json) {
         char *j = dr_report_json(reps, nrep);
-        char *aj = j ? augment_json(j, wall, nrep, wl.skipped, res, win) : NULL;
+        char *aj =
+            j ? augment_json(j, wall, nrep, wl.skipped, res, win, size_mode, so.restart_overhead_s)
+              : NULL;
         if (!aj) {
             free(j);
             dr_err_set(&err, DR_ENOMEM, "cannot format JSON");
@@ -502,6 +569,11 @@ int cli_sim(int argc, char **argv)
         free(j);
         free(aj);
     } else {
+        printf("size estimates: %s%s; restart overhead %g s\n", size_mode,
+               dopt.mode == DR_SIZE_EXACT
+                   ? " (REFERENCE ONLY: the policies were told every job's true size)"
+                   : "",
+               so.restart_overhead_s);
         char *t = dr_report_table(reps, nrep);
         if (t)
             fputs(t, stdout);

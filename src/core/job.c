@@ -148,21 +148,27 @@ int dr_job_req_validate(const dr_job_req_t *r, dr_err_t *err)
     return DR_OK;
 }
 
-double dr_job_work_remaining(const dr_job_t *j, dr_time_t now)
+double dr_job_work_done(const dr_job_t *j, dr_time_t now)
 {
     double done = j->work_done;
     if (j->work_rate > 0 && now > j->work_t)
         done += j->work_rate * dr_time_to_s(now - j->work_t);
-    double rem = j->work_total - done;
-    return rem > 0 ? rem : 0;
+    return done;
+}
+
+double dr_job_ckpt_progress(const dr_job_t *j, dr_time_t now)
+{
+    if (!(j->work_rate > 0) || now <= j->work_t || j->ckpt_every <= 0)
+        return j->work_done;
+    dr_time_t ran = now - j->work_t;
+    dr_time_t saved = ran / j->ckpt_every * j->ckpt_every;
+    return j->work_done + j->work_rate * dr_time_to_s(saved);
 }
 
 void dr_job_set_rate(dr_job_t *j, dr_time_t now, double rate)
 {
     if (j->work_rate > 0 && now > j->work_t) {
         j->work_done += j->work_rate * dr_time_to_s(now - j->work_t);
-        if (j->work_done > j->work_total)
-            j->work_done = j->work_total;
     }
     j->work_t = now;
     j->work_rate = rate;

@@ -108,10 +108,3 @@ int dr_policy_opts_each(const char *opts,
     free(copy);
     return rc;
 }
-
-double dr_policy_oracle_remaining_s(const dr_sched_view_t *v, const dr_job_t *j)
-{
-    double rate = dr_perf_best_rate(v->perf, j, dr_perf_runnable(v->perf, v->cluster, j));
-    double rem = dr_job_work_remaining(j, v->now);
-    return rate > 0 ? rem / rate : 1e300;
-}

@@ -46,6 +46,7 @@
 #include "drover/sched.h"
 #include "drover/util.h"
 #include "sched/policy_util.h"
+#include "sched/size_estimate.h"
 
 #define EPS_S 1e-6 /* "now", in seconds */
 
@@ -93,6 +94,7 @@ typedef struct cpol {
     struct cvic *vic; /* preemption candidates (scratch) */
     size_t vic_cap;
     bool preempted; /* this pass preempted jobs: re-plan them soon */
+    dr_size_est_t est;
 } cpol_t;
 
 static int cpol_opt(void *ud, const char *k, const char *val, dr_err_t *err)
@@ -138,6 +140,7 @@ static int cpol_create(void **state, const char *opts, const dr_policy_env_t *en
     d->idle_s = 0;
     d->preempt = true;
     d->cloud = true;
+    dr_size_est_init(&d->est);
     int rc = dr_policy_opts_each(opts, cpol_opt, d, err);
     if (rc != DR_OK) {
         free(d);
@@ -173,23 +176,22 @@ static uint32_t job_gpus(const dr_job_t *j)
     return g == 0 ? 0 : g > UINT32_MAX ? UINT32_MAX : (uint32_t)g;
 }
 
-/* Remaining run time of j on type t in seconds, from what the job declared:
- * its work (perf class) or its walltime limit (a day if neither). */
-static double remaining_s(const dr_sched_view_t *v, const dr_job_t *j, unsigned t)
+/* Estimated remaining run time of j on type t in seconds (size_estimate.h:
+ * from its declared size or, without one, from the sizes of completed jobs,
+ * conditioned on its progress; capped by its walltime limit).  A job whose
+ * progress outgrows its estimate is re-estimated, and so re-planned, on
+ * every pass. */
+static double remaining_s(const cpol_t *d, const dr_sched_view_t *v, const dr_job_t *j, unsigned t)
 {
     double r = dr_perf_rate(v->perf, j, t);
     if (!(r > 0))
         return INFINITY;
-    if (j->perf_class != 0)
-        return dr_job_work_remaining(j, v->now) / r;
-    double left = 86400.0;
-    if (j->time_limit > 0) {
-        bool on = j->state == DR_JOB_RUNNING || j->state == DR_JOB_STARTING;
-        left = dr_time_to_s(j->time_limit) - (on ? dr_time_to_s(v->now - j->start) : 0);
-        if (left < 60)
-            left = 60;
-    }
-    return left / r;
+    double best = dr_perf_best_rate(v->perf, j, dr_perf_runnable(v->perf, v->cluster, j));
+    double sec = dr_size_est_remaining_work(&d->est, v, j, best) / r;
+    double left = dr_size_est_limit_left_s(v, j);
+    if (sec > left)
+        sec = left;
+    return sec > 60 ? sec : 60;
 }
 
 static double type_price(const dr_cluster_t *c, unsigned t)
@@ -331,7 +333,7 @@ static int build(cpol_t *d, const dr_sched_view_t *v)
             continue;
         size_t take = j->alloc.nslots < avail[k] ? j->alloc.nslots : avail[k];
         avail[k] -= take;
-        double end = remaining_s(v, j, j->alloc.type);
+        double end = remaining_s(d, v, j, j->alloc.type);
         rc = add_slots(&d->res[k], isfinite(end) ? end : 1e18, take);
     }
     for (size_t k = 0; k < d->nres && rc == DR_OK; k++) {
@@ -420,11 +422,11 @@ static int place_on(cpol_t *d, const dr_sched_view_t *v, dr_job_t *j, const cres
  * relative to what remains); jobs with one only while their slack is at
  * least twice their remaining time.  Returns the eviction key (lower goes
  * first), or -1. */
-static double victim_key(const dr_sched_view_t *v, const dr_job_t *x)
+static double victim_key(const cpol_t *d, const dr_sched_view_t *v, const dr_job_t *x)
 {
     if (x->kind == DR_KIND_SERVE || x->state != DR_JOB_RUNNING)
         return -1;
-    double rem = remaining_s(v, x, x->alloc.type);
+    double rem = remaining_s(d, v, x, x->alloc.type);
     if (x->deadline <= 0)
         return 1.0 / (1.0 + (isfinite(rem) ? rem : 1e18));
     double slack = dr_time_to_s(x->deadline - v->now) - rem;
@@ -465,7 +467,7 @@ static int preempt_for(cpol_t *d, const dr_sched_view_t *v, dr_job_t *j, const c
     size_t nv = 0;
     for (size_t k = 0; k < d->nrun; k++) {
         const dr_job_t *x = d->run[k];
-        double key = victim_key(v, x);
+        double key = victim_key(d, v, x);
         for (uint32_t s = 0; key >= 0 && s < x->alloc.nslots; s++) {
             uint32_t node = x->alloc.slots[s].node;
             const dr_node_t *n = &c->nodes[node];
@@ -600,7 +602,7 @@ static copt_t choose(cpol_t *d, const dr_sched_view_t *v, const dr_job_t *j, boo
         cres_t *r = &d->res[k];
         if (!(run >> r->type & 1) || !shape_ok(r, j))
             continue;
-        double dur = remaining_s(v, j, (unsigned)r->type);
+        double dur = remaining_s(d, v, j, (unsigned)r->type);
         if (!isfinite(dur))
             continue;
         if (dur < fastest)
@@ -706,7 +708,7 @@ static int start_service(cpol_t *d, const dr_sched_view_t *v, dr_job_t *j, bool 
             cres_t *r = &d->res[pick];
             int rc = pass < 2 ? place_on(d, v, j, r) : preempt_for(d, v, j, r);
             if (rc == DR_OK) {
-                book(r, job_gpus(j), 0, remaining_s(v, j, (unsigned)r->type));
+                book(r, job_gpus(j), 0, remaining_s(d, v, j, (unsigned)r->type));
                 *started = true;
                 return DR_OK;
             }
@@ -822,6 +824,7 @@ static int cpol_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, 
     const dr_cluster_t *c = v->cluster;
     *wake_at = DR_TIME_NEVER;
     d->preempted = false;
+    dr_size_est_learn(&d->est, v);
     if (d->nnodes != c->nnodes) {
         dr_time_t *pa = realloc(d->prov_at, (c->nnodes ? c->nnodes : 1) * sizeof *pa);
         if (pa)

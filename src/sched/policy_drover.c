@@ -22,10 +22,12 @@
  *     on a type with free GPUs: it migrates there rather than stay on the
  *     slow type a burst left it on.
  *
- * Remaining work comes from the job's declared work (training steps, as in
- * Gavel's workload) when it has a perf class; otherwise from its walltime
- * limit, which is what a user declares.  The policy never reads true run
- * times of jobs that did not declare them.
+ * Remaining work is an estimate (size_estimate.h): from the size the user
+ * declared, corrected by how far declarations proved off on completed jobs,
+ * or - with nothing declared - from the sizes completed jobs had; either
+ * way conditioned on the progress the job has shown, and capped by its
+ * walltime limit.  The policy cannot read the work a job will really do:
+ * that is not in dr_job_t, and the view's truth is NULL for it.
  *
  * Options: margin=X (0.25: a running job's priority bonus), age=X (4:
  * slowdown from which the boost grows linearly; 0 = no aging),
@@ -39,6 +41,7 @@
 #include "drover/util.h"
 #include "sched/lp.h"
 #include "sched/policy_util.h"
+#include "sched/size_estimate.h"
 
 #define NT DR_MAX_GPU_TYPES
 
@@ -52,6 +55,9 @@ typedef struct dpol {
     double margin, age, alpha, beta, wake_s;
     bool lp;
     double *prio, *best;
+    double *remw, *left; /* estimated remaining work, walltime left (s), per active job */
+    size_t remw_cap, left_cap;
+    dr_size_est_t est;
     bool planned;
     uint64_t last_gen; /* cluster->freed_gen after the last pass */
     size_t prio_cap, best_cap;
@@ -108,6 +114,7 @@ static int dpol_create(void **state, const char *opts, const dr_policy_env_t *en
     d->wake_s = 1800;
     d->lp = false;
     d->preempt = true;
+    dr_size_est_init(&d->est);
     int rc = dr_policy_opts_each(opts, dpol_opt, d, err);
     if (rc != DR_OK) {
         free(d);
@@ -128,6 +135,8 @@ static void dpol_destroy(void *state)
         free(d->sel);
         free(d->prio);
         free(d->best);
+        free(d->remw);
+        free(d->left);
         free(d->runm);
         free(d->rank);
         free(d);
@@ -140,23 +149,18 @@ static double gpus_of(const dr_job_t *j)
     return s > 0 ? s : 1;
 }
 
-/* Remaining work in seconds-at-rate-1 units and the rate on type t: the
- * job's declared work if it has a perf class, else its walltime limit. */
-static double remaining_time(const dr_sched_view_t *v, const dr_job_t *j, unsigned t)
+/* Estimated remaining run time of active job m on type t, seconds: its
+ * expected remaining work at t's rate, no longer than its walltime limit
+ * allows, and at least a minute. */
+static double remaining_time(const dpol_t *d, const dr_sched_view_t *v, size_t m, unsigned t)
 {
-    double r = dr_perf_rate(v->perf, j, t);
+    double r = dr_perf_rate(v->perf, d->act[m], t);
     if (r <= 0)
         return INFINITY;
-    if (j->perf_class != 0)
-        return dr_job_work_remaining(j, v->now) / r;
-    if (j->time_limit > 0) {
-        double used = (j->state == DR_JOB_RUNNING || j->state == DR_JOB_STARTING)
-                          ? dr_time_to_s(v->now - j->start)
-                          : 0;
-        double left = dr_time_to_s(j->time_limit) - used;
-        return (left > 60 ? left : 60) / r;
-    }
-    return 86400.0 / r; /* nothing declared: assume a day */
+    double s = d->remw[m] / r;
+    if (s > d->left[m])
+        s = d->left[m];
+    return s > 60 ? s : 60;
 }
 
 /* Shortest remaining GPU-time first, aged two ways: the time already
@@ -164,19 +168,18 @@ static double remaining_time(const dr_sched_view_t *v, const dr_job_t *j, unsign
  * waited long ranks like a short one; and once its slowdown passes
  * `age`, its priority grows with the 4th power of the excess, so even a
  * wide gang eventually outbids a stream of small jobs. */
-static double job_priority(const dpol_t *d, const dr_sched_view_t *v, const dr_job_t *j,
-                           double best)
+static double job_priority(const dpol_t *d, const dr_sched_view_t *v, size_t m, double best)
 {
+    const dr_job_t *j = d->act[m];
     double wait = dr_time_to_s(v->now - j->submit);
     double eff = best - d->alpha * wait;
     double prio = 1.0 / ((eff > 60 ? eff : 60) * gpus_of(j));
     if (d->age > 0) {
+        /* ideal run time: the estimated whole size, done and to do */
         double ideal = best;
-        if (j->perf_class != 0 && j->work_total > 0) {
-            double rem = dr_job_work_remaining(j, v->now);
-            if (rem > 0)
-                ideal = best * j->work_total / rem;
-        }
+        double done = dr_job_work_done(j, v->now);
+        if (done > 0 && d->remw[m] > 0 && isfinite(d->remw[m]))
+            ideal = best * (done + d->remw[m]) / d->remw[m];
         double slowdown = (wait + best) / (ideal > 1 ? ideal : 1);
         if (slowdown > d->age) {
             double x = slowdown / d->age;
@@ -314,6 +317,7 @@ static int dpol_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, 
             d->act[na++] = j;
     }
     d->planned = true;
+    dr_size_est_learn(&d->est, v);
     /* Nothing waits: the only decision left is to move a running job to a
      * faster type that has room now (a long job that got a K80 in a burst
      * would otherwise crawl there long after the V100s went idle). */
@@ -325,6 +329,8 @@ static int dpol_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, 
      * an LP over every pending job */
     if (dr_grow((void **)&d->prio, &d->prio_cap, na, sizeof *d->prio) != 0 ||
         dr_grow((void **)&d->best, &d->best_cap, na, sizeof *d->best) != 0 ||
+        dr_grow((void **)&d->remw, &d->remw_cap, na, sizeof *d->remw) != 0 ||
+        dr_grow((void **)&d->left, &d->left_cap, na, sizeof *d->left) != 0 ||
         dr_grow((void **)&d->runm, &d->runm_cap, na, sizeof *d->runm) != 0 ||
         dr_grow((void **)&d->rank, &d->rank_cap, na, sizeof *d->rank) != 0)
         return dr_err_set(err, DR_ENOMEM, "out of memory");
@@ -337,17 +343,19 @@ static int dpol_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, 
         d->pick[m] = -1;
         d->prio[m] = 0;
         dr_typemask_t run = d->runm[m] = dr_perf_runnable(v->perf, c, j);
+        d->remw[m] = dr_size_est_remaining_work(&d->est, v, j, dr_perf_best_rate(v->perf, j, run));
+        d->left[m] = dr_size_est_limit_left_s(v, j);
         double best = INFINITY;
         for (size_t t = 0; t < c->ntypes; t++)
             if (run >> t & 1) {
-                double rt = remaining_time(v, j, (unsigned)t);
+                double rt = remaining_time(d, v, m, (unsigned)t);
                 if (rt < best)
                     best = rt;
             }
         d->best[m] = best;
         if (!(best < INFINITY) || gpus_of(j) > total_gpus)
             continue;
-        d->prio[m] = job_priority(d, v, j, best);
+        d->prio[m] = job_priority(d, v, m, best);
         if (m >= nrun)
             d->rank[nrank++] = (uint32_t)m;
     }
@@ -377,7 +385,7 @@ static int dpol_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, 
                 continue;
             if (running && !d->preempt && t != j->alloc.type)
                 continue;
-            double rt = remaining_time(v, j, (unsigned)t);
+            double rt = remaining_time(d, v, m, (unsigned)t);
             /* a type is worth the job's priority scaled by how efficiently
              * the job runs there */
             double w = d->prio[m] * (d->beta == 1 ? best / rt : pow(best / rt, d->beta));

@@ -14,8 +14,21 @@
 
 #include "drover/placement.h"
 #include "drover/sched.h"
+#include "drover/truth.h"
 #include "drover/util.h"
 #include "sched/policy_util.h"
+
+/* Remaining run time of j in seconds on the fastest GPU type it may use,
+ * from its true remaining work (v->truth: these policies are oracles).
+ * Pending and running jobs are measured on the same basis, so a job placed
+ * on a slow GPU does not look longer than it is and get preempted back and
+ * forth. */
+static double oracle_remaining_s(const dr_sched_view_t *v, const dr_job_t *j)
+{
+    double rate = dr_perf_best_rate(v->perf, j, dr_perf_runnable(v->perf, v->cluster, j));
+    double rem = dr_truth_remaining(v->truth, j, v->now);
+    return rate > 0 && !isnan(rem) ? rem / rate : 1e300;
+}
 
 typedef struct keyed {
     double key;
@@ -173,7 +186,7 @@ static int oracle_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at
     for (size_t i = 0; i < ncand; i++) {
         dr_job_t *j = cand[i];
         if (!j->array_throttle || !dr_sched_throttled(v->sched, j))
-            o->q[n++] = (keyed_t){dr_policy_oracle_remaining_s(v, j), j->id, j};
+            o->q[n++] = (keyed_t){oracle_remaining_s(v, j), j->id, j};
     }
     if (n > 1)
         qsort(o->q, n, sizeof *o->q, cmp_asc);
@@ -184,8 +197,8 @@ static int oracle_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at
         if (dr_grow((void **)&o->victims, &o->vcap, v->nrunning + 1, sizeof *o->victims) != 0)
             return dr_err_set(err, DR_ENOMEM, "out of memory");
         for (size_t i = 0; i < v->nrunning; i++)
-            o->victims[nv++] = (keyed_t){dr_policy_oracle_remaining_s(v, v->running[i]),
-                                         v->running[i]->id, v->running[i]};
+            o->victims[nv++] =
+                (keyed_t){oracle_remaining_s(v, v->running[i]), v->running[i]->id, v->running[i]};
         if (nv > 1)
             qsort(o->victims, nv, sizeof *o->victims, cmp_desc);
     }

@@ -22,10 +22,4 @@ int dr_policy_opts_each(const char *opts,
                         int (*fn)(void *ud, const char *k, const char *v, dr_err_t *err), void *ud,
                         dr_err_t *err);
 
-/* Remaining run time of j in seconds on the fastest GPU type it may use,
- * from its true remaining work: oracle policies only.  Pending and running
- * jobs are measured on the same basis, so a job placed on a slow GPU does
- * not look longer than it is and get preempted back and forth. */
-double dr_policy_oracle_remaining_s(const dr_sched_view_t *v, const dr_job_t *j);
-
 #endif

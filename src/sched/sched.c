@@ -45,6 +45,10 @@ struct dr_sched {
     size_t nrequeue, requeue_cap;
     dr_job_t **run;
     size_t nrun, run_cap;
+    /* jobs that reached a terminal state since the last pass */
+    dr_job_t **ended;
+    size_t nended, ended_cap;
+    const struct dr_truth *truth;
     dr_endq_t *endq;
     throttle_map_t thr;
     bool in_pass;
@@ -152,8 +156,11 @@ static int set_state(dr_sched_t *s, dr_job_t *j, dr_job_state_t to, dr_time_t no
         return dr_err_set(err, rc, "job %llu: cannot append to the event log",
                           (unsigned long long)j->id);
     j->state = (uint8_t)to;
-    if (dr_job_state_terminal(to))
+    if (dr_job_state_terminal(to)) {
         j->end = now;
+        /* history for the policies; if memory runs out they learn less */
+        (void)DR_PUSH(s->ended, s->nended, s->ended_cap, j);
+    }
     return DR_OK;
 }
 
@@ -326,6 +333,11 @@ int dr_sched_create(dr_sched_t **out, dr_cluster_t *c, const dr_sched_opts_t *o,
     if (!ops)
         return dr_err_set(err, DR_ENOENT, "unknown policy '%s' (try: %s)", name,
                           dr_policy_names_joined());
+    if (ops->oracle && !o->truth)
+        return dr_err_set(err, DR_EINVAL,
+                          "policy '%s' is an oracle: it reads true run times, which only the "
+                          "simulator has",
+                          name);
     dr_sched_t *s = calloc(1, sizeof *s);
     if (!s)
         return dr_err_set(err, DR_ENOMEM, "out of memory");
@@ -337,6 +349,7 @@ int dr_sched_create(dr_sched_t **out, dr_cluster_t *c, const dr_sched_opts_t *o,
     s->audit = o->audit;
     s->rate_factor = o->rate_factor;
     s->rate_factor_ud = o->rate_factor_ud;
+    s->truth = ops->oracle ? o->truth : NULL;
     s->dirty_from = CLEAN;
     dr_eventlog_init(&s->log);
     s->endq = dr_endq_create();
@@ -365,6 +378,7 @@ void dr_sched_destroy(dr_sched_t *s)
     free(s->requeue);
     free(s->fresh);
     free(s->run);
+    free(s->ended);
     dr_endq_destroy(s->endq);
     free(s->thr.key);
     free(s->thr.count);
@@ -443,6 +457,9 @@ int dr_sched_decide_start(dr_sched_t *s, dr_job_t *j, dr_alloc_t *alloc)
  * it goes next (preempted, requeued, ended). */
 static void release(dr_sched_t *s, dr_job_t *j, dr_time_t now)
 {
+    if (now > j->start)
+        j->attained_gpu_s +=
+            dr_time_to_s(now - j->start) * (double)dr_alloc_milli(&j->alloc) / 1000.0;
     dr_job_set_rate(j, now, 0);
     run_remove(s, j);
     dr_cluster_give(s->c, &j->alloc);
@@ -453,6 +470,12 @@ int dr_sched_decide_preempt(dr_sched_t *s, dr_job_t *j, const char *why)
     if (!s->in_pass || (j->state != DR_JOB_RUNNING && j->state != DR_JOB_STARTING))
         return DR_ESTATE;
     release(s, j, s->now);
+    /* a preempted job saves its state first (one stopped while it was
+     * still reloading keeps the checkpoint it had) */
+    if (j->work_done < j->work_ckpt)
+        j->work_done = j->work_ckpt;
+    j->work_ckpt = j->work_done;
+    j->npreempt++;
     j->sched_slot = NOT_QUEUED; /* re-enters the queue after the pass */
     int rc = set_state(s, j, DR_JOB_PREEMPTED, s->now, why, NULL);
     dr_alloc_free(&j->alloc);
@@ -529,7 +552,10 @@ int dr_sched_pass(dr_sched_t *s, dr_time_t now, dr_pass_result_t *res, dr_err_t 
         .nrunning = s->nrun,
         .fresh = s->fresh_overflow ? s->pq + s->head : s->fresh,
         .nfresh = s->fresh_overflow ? s->tail - s->head : nf,
+        .ended = s->ended,
+        .nended = s->nended,
         .by_end = s->endq,
+        .truth = s->truth,
         .perf = &s->perf,
         .place = &s->place,
         .now = now,
@@ -542,6 +568,7 @@ int dr_sched_pass(dr_sched_t *s, dr_time_t now, dr_pass_result_t *res, dr_err_t 
     s->in_pass = false;
     s->stats.passes++;
     s->nfresh = 0;
+    s->nended = 0;
     s->fresh_overflow = false;
     res->wake_at = wake;
     compact(s);
@@ -633,9 +660,11 @@ int dr_sched_node_down(dr_sched_t *s, uint32_t node, dr_time_t now, bool keep_pr
             i++;
             continue;
         }
+        double ckpt = dr_job_ckpt_progress(j, now);
         release(s, j, now); /* swaps another job into slot i */
         if (!keep_progress)
-            j->work_done = 0;
+            j->work_done = ckpt > j->work_ckpt ? ckpt : j->work_ckpt;
+        j->work_ckpt = j->work_done;
         int rc = set_state(s, j, DR_JOB_REQUEUED, now, detail, err);
         dr_alloc_free(&j->alloc);
         if (rc == DR_OK)

@@ -65,7 +65,7 @@ int dr_perf_add_hint_classes(struct dr_workload *wl, const dr_cluster_t *c,
         dr_job_t *j = &wl->jobs[i];
         if (!(j->hint_params > 0) || !isfinite(j->hint_params) || j->perf_class != 0)
             continue;
-        bool has_work = j->work_total > 0;
+        bool has_work = wl->work[i] > 0;
         bool has_tokens = j->hint_tokens > 0 && isfinite(j->hint_tokens);
         if ((has_work && !(tokens_replace_duration && has_tokens)) || (!has_work && !has_tokens))
             continue;
@@ -98,7 +98,7 @@ int dr_perf_add_hint_classes(struct dr_workload *wl, const dr_cluster_t *c,
             }
         }
         j->perf_class = (uint32_t)cls;
-        j->work_total = j->hint_tokens;
+        wl->work[i] = j->hint_tokens;
         j->work_done = 0;
         converted++;
     }

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "drover/truth.h"
 #include "drover/util.h"
 
 enum ev_kind {
@@ -106,6 +107,13 @@ void dr_sim_opts_default(dr_sim_opts_t *o)
     o->policy = "fifo";
     o->placement = DR_PLACE_BEST_FIT;
     o->node_repair_s = 3600;
+    /* A restart is a process start, framework and CUDA initialisation and
+     * a checkpoint load: tens of seconds for models of Gavel's size (tens to
+     * hundreds of MB of state).  30 s is our stated assumption, not a
+     * measurement; 0 makes preemption free, which favours policies that
+     * preempt often (Gavel's rounds, drover's re-planning). */
+    o->restart_overhead_s = 30;
+    o->ckpt_write_s = 10;
 }
 
 void dr_sim_result_free(dr_sim_result_t *r)
@@ -124,6 +132,7 @@ typedef struct sim {
     heap_t h;
     dr_job_t *jobs;
     size_t njobs;
+    dr_truth_t truth; /* what each job really does (wl->work) */
     dr_rng_t rng;
     const dr_sim_opts_t *o;
     size_t finished;
@@ -152,11 +161,18 @@ static bool in_window(const sim_t *sm, const dr_job_t *j)
 static int schedule_end(sim_t *sm, dr_job_t *j, dr_time_t now)
 {
     if (j->nstarts > 1 && sm->o->restart_overhead_s > 0 && j->work_rate > 0) {
-        /* a restart redoes the work since the last checkpoint */
-        double lost = sm->o->restart_overhead_s * j->work_rate;
-        j->work_done = j->work_done > lost ? j->work_done - lost : 0;
+        /* a restart first reloads its checkpoint: that time does no work.
+         * Its progress starts that far below the checkpoint (below 0 for a
+         * job restarted early), so the whole overhead is paid and a
+         * preemption during the reload loses exactly the time spent. */
+        j->work_done -= sm->o->restart_overhead_s * j->work_rate;
     }
-    double rem = dr_job_work_remaining(j, now);
+    if (j->ckpt_every > 0 && sm->o->ckpt_write_s > 0 && j->work_rate > 0) {
+        /* writing a checkpoint every ckpt_every pauses the job for ckpt_write_s */
+        double every = dr_time_to_s(j->ckpt_every);
+        dr_job_set_rate(j, now, j->work_rate * every / (every + sm->o->ckpt_write_s));
+    }
+    double rem = dr_truth_remaining(&sm->truth, j, now);
     dr_time_t end = DR_TIME_NEVER;
     if (j->work_rate > 0) {
         double secs = rem / j->work_rate;
@@ -264,6 +280,10 @@ static int apply_event(sim_t *sm, const sim_ev_t *e, bool *real, dr_err_t *err)
             return DR_OK; /* stale: preempted or requeued since */
         }
         dr_job_state_t final = e->kind == EV_TIMEOUT ? DR_JOB_TIMEOUT : DR_JOB_COMPLETED;
+        if (final == DR_JOB_COMPLETED) { /* exactly its work, not a rounding more */
+            dr_job_set_rate(j, e->t, 0);
+            j->work_done = sm->truth.work[e->idx];
+        }
         int rc = dr_sched_job_ended(sm->s, j, final, e->t,
                                     final == DR_JOB_TIMEOUT ? "walltime limit reached" : NULL, err);
         if (rc == DR_OK)
@@ -421,13 +441,15 @@ int dr_sim_run(const dr_cluster_t *cluster, const dr_workload_t *wl, const dr_si
     }
     if (wl->njobs)
         memcpy(sm.jobs, wl->jobs, wl->njobs * sizeof *sm.jobs);
+    sm.truth = (dr_truth_t){sm.jobs, wl->work, wl->njobs};
     for (size_t i = 0; i < sm.njobs; i++) {
         dr_job_t *j = &sm.jobs[i];
         memset(&j->alloc, 0, sizeof j->alloc);
         j->state = DR_JOB_PENDING;
-        j->work_done = 0;
+        j->work_done = j->work_ckpt = 0;
         j->work_rate = 0;
-        j->nstarts = 0;
+        j->attained_gpu_s = 0;
+        j->nstarts = j->npreempt = 0;
         if (in_window(&sm, j))
             sm.window_left++;
         if (i > 0 && j->submit < sm.jobs[i - 1].submit) {
@@ -442,7 +464,8 @@ int dr_sim_run(const dr_cluster_t *cluster, const dr_workload_t *wl, const dr_si
                           .audit = o->audit,
                           .seed = o->seed,
                           .rate_factor = o->span_slowdown ? dr_span_slowdown_factor : NULL,
-                          .rate_factor_ud = o->span_slowdown};
+                          .rate_factor_ud = o->span_slowdown,
+                          .truth = &sm.truth};
     rc = dr_sched_create(&sm.s, &sm.c, &so, err);
     if (rc != DR_OK)
         goto out;

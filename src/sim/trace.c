@@ -23,7 +23,6 @@ void dr_trace_opts_default(dr_trace_opts_t *o)
     memset(o, 0, sizeof *o);
     o->lenient = false;
     o->gavel_throughputs = NULL;
-    o->walltime_factor = 1.0;
     o->max_jobs = 0;
 }
 
@@ -60,9 +59,6 @@ int dr_trace_parse(dr_trace_format_t f, const char *name, const char *buf, size_
         name = "trace";
     if (!wl || (!buf && len))
         return dr_err_set(err, DR_EINVAL, "%s: no buffer or workload", name);
-    if (!(o->walltime_factor >= 0) || isinf(o->walltime_factor))
-        return dr_err_set(err, DR_EINVAL, "%s: walltime factor %g must be >= 0", name,
-                          o->walltime_factor);
     if (!buf)
         buf = "";
     dr_trace_ctx_t t = {name, o, wl, err, wl->njobs};

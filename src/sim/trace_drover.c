@@ -46,13 +46,14 @@ enum {
     D_TOKENS,
     D_PREC,
     D_SHARD,
+    D_ESTIMATE,
     D_N
 };
 static const char *const col_names[D_N] = {
     "id",     "submit_s",      "duration_s", "user",      "account",        "kind",
     "nodes",  "gpus_per_node", "gpu_milli",  "gpu_types", "min_gpu_mem_gb", "cpus",
     "mem_gb", "time_limit_s",  "deadline_s", "priority",  "array",          "params",
-    "tokens", "precision",     "shard"};
+    "tokens", "precision",     "shard",      "estimate_s"};
 
 /* Hands out the ids no row claims explicitly, smallest first. */
 typedef struct id_pool {
@@ -156,7 +157,7 @@ static int read_header(dr_trace_ctx_t *t, const dr_csv_t *csv, int *col)
 /* Parse one row into *j (everything but id/array bookkeeping); *explicit_id
  * is 0 if the row has none. */
 static int drover_row(dr_trace_ctx_t *t, dr_err_t *e, const dr_csv_t *csv, const int *col,
-                      dr_job_t *j, uint64_t *explicit_id, const char **types)
+                      dr_job_t *j, double *work, uint64_t *explicit_id, const char **types)
 {
     size_t line = csv->line;
     int rc;
@@ -179,7 +180,7 @@ static int drover_row(dr_trace_ctx_t *t, dr_err_t *e, const dr_csv_t *csv, const
         return dr_trace_ferr(e, t, line, "duration_s", DR_EINVAL, "'%s' is too large",
                              cell(csv, col, D_DURATION));
     j->submit = dr_time_from_s(submit);
-    j->work_total = dur;
+    *work = dur;
     j->perf_class = 0;
 
     s = cell(csv, col, D_KIND);
@@ -244,8 +245,13 @@ static int drover_row(dr_trace_ctx_t *t, dr_err_t *e, const dr_csv_t *csv, const
             return dr_trace_ferr(e, t, line, "time_limit_s", DR_EINVAL,
                                  "'%s' is not a duration (seconds, 90m, 2h, 1:30:00...)", s);
         j->time_limit = tl;
-    } else if (t->o->walltime_factor > 0) {
-        j->time_limit = dr_time_from_s(t->o->walltime_factor * dur);
+    }
+    if (!dr_is_blank(s = cell(csv, col, D_ESTIMATE))) {
+        if ((rc = dr_trace_num(e, t, line, "estimate_s", s, 0, &d)) < 0)
+            return rc;
+        if (d > 9.0e9)
+            return dr_trace_ferr(e, t, line, "estimate_s", DR_EINVAL, "'%s' is too large", s);
+        j->work_declared = d; /* the user's estimate of the run time (class 0: seconds) */
     }
     if (!dr_is_blank(s = cell(csv, col, D_DEADLINE))) {
         if ((rc = dr_trace_num(e, t, line, "deadline_s", s, 0, &d)) < 0)
@@ -353,8 +359,9 @@ static int add_row(dr_trace_ctx_t *t, dr_err_t *e, const dr_csv_t *csv, const in
 {
     dr_job_t j;
     uint64_t explicit_id;
+    double work = 0;
     const char *types = NULL;
-    int rc = drover_row(t, e, csv, col, &j, &explicit_id, &types);
+    int rc = drover_row(t, e, csv, col, &j, &work, &explicit_id, &types);
     if (rc < 0)
         return rc;
     char shard[SHARD_NAME_MAX + 1];
@@ -367,7 +374,7 @@ static int add_row(dr_trace_ctx_t *t, dr_err_t *e, const dr_csv_t *csv, const in
         if (shard[0] && (rc = set_shard(t, e, csv->line, shard, -1, &j)) < 0)
             return rc;
         j.id = explicit_id ? explicit_id : id_next(ids);
-        if (dr_workload_add(t->wl, &j, types) != 0)
+        if (dr_workload_add(t->wl, &j, work, types) != 0)
             return dr_err_set(e, DR_ENOMEM, "%s: out of memory", t->name);
         return DR_OK;
     }
@@ -403,7 +410,7 @@ static int add_row(dr_trace_ctx_t *t, dr_err_t *e, const dr_csv_t *csv, const in
             free(idx);
             return rc;
         }
-        if (dr_workload_add(t->wl, &j, types) != 0) {
+        if (dr_workload_add(t->wl, &j, work, types) != 0) {
             free(idx);
             return dr_err_set(e, DR_ENOMEM, "%s: out of memory", t->name);
         }

@@ -15,7 +15,7 @@
  *
  * Each job is a train job of class "<job_type> x<scale_factor>" in the
  * throughput matrix, asking for scale_factor whole GPUs anywhere (nodes 0),
- * work_total = total_steps.  Gavel measured only some scale factors (A3C,
+ * true work = total_steps.  Gavel measured only some scale factors (A3C,
  * CycleGAN and Recommendation only at x1; none at x16/x32/x64), yet the msr
  * traces use others: a missing "<T> xS" is derived from the measured class of
  * T with the largest scale S' <= S (else the smallest S' > S), its rates
@@ -282,11 +282,9 @@ static int gavel_row(dr_trace_ctx_t *t, dr_err_t *e, size_t line, char **f, size
                              "unknown job type '%s' (not in the throughput matrix)", type);
     if (k < 0)
         return dr_err_set(e, k, "%s: out of memory", t->name);
-    double minr = 0, maxr = 0;
+    double maxr = 0;
     for (size_t c = 0; c < p->ntypes; c++) {
         double r = p->rate[(size_t)k * p->ntypes + c];
-        if (r > 0 && (minr == 0 || r < minr))
-            minr = r;
         if (r > maxr)
             maxr = r;
     }
@@ -299,13 +297,10 @@ static int gavel_row(dr_trace_ctx_t *t, dr_err_t *e, size_t line, char **f, size
     j.kind = DR_KIND_TRAIN;
     j.submit = dr_time_from_s(arrival);
     j.perf_class = (uint32_t)k;
-    j.work_total = steps;
     j.req.nodes = 0;
     j.req.gpus_per_node = (uint32_t)sf;
     j.req.gpu_milli = 1000;
     j.priority = (int32_t)lround(prio);
-    if (t->o->walltime_factor > 0)
-        j.time_limit = dr_time_from_s(t->o->walltime_factor * steps / minr);
     if (slo > 0)
         j.deadline = dr_trace_time_add(j.submit, dr_time_from_s(slo * steps / maxr));
     if ((rc = dr_trace_validate(e, t, line, &j.req)) < 0)
@@ -316,7 +311,7 @@ static int gavel_row(dr_trace_ctx_t *t, dr_err_t *e, size_t line, char **f, size
         return dr_err_set(e, DR_ENOMEM, "%s: out of memory", t->name);
     j.user = (uint32_t)u;
     j.account = (uint32_t)a;
-    if (dr_workload_add(t->wl, &j, NULL) != 0)
+    if (dr_workload_add(t->wl, &j, steps, NULL) != 0)
         return dr_err_set(e, DR_ENOMEM, "%s: out of memory", t->name);
     return DR_OK;
 }

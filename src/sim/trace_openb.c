@@ -20,11 +20,11 @@
  *    the snapshot's end (its deletion_time); Failed and Succeeded pods ran
  *    until deleted.  pod_phase and qos are not used.
  *  - no creation_time column/value: submit 0; no deletion_time column or an
- *    empty value: the pod never leaves (work_total = INFINITY, no walltime
+ *    empty value: the pod never leaves (true work = INFINITY, no walltime
  *    limit), as in the FGD packing benchmark, where pods never depart.
  *  - deletion before start is an error.
- * work_total = runtime (class 0: seconds on any GPU); time_limit =
- * walltime_factor x runtime. */
+ * true work = runtime (class 0: seconds on any GPU).  Limits and declared
+ * sizes are set afterwards by dr_workload_declare (estimate.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,7 +98,6 @@ static int openb_row(dr_trace_ctx_t *t, dr_err_t *e, const dr_csv_t *csv, const 
     dr_job_init(&j);
     j.kind = DR_KIND_BATCH;
     j.submit = dr_time_from_s(create);
-    j.work_total = runtime;
     j.perf_class = 0;
     j.req.nodes = 1;
     j.req.gpus_per_node = (uint32_t)ngpu;
@@ -106,8 +105,6 @@ static int openb_row(dr_trace_ctx_t *t, dr_err_t *e, const dr_csv_t *csv, const 
         j.req.gpu_milli = m;
     j.req.cpu_milli_per_node = (uint32_t)cpu;
     j.req.mem_mb_per_node = mem;
-    if (t->o->walltime_factor > 0 && isfinite(runtime))
-        j.time_limit = dr_time_from_s(t->o->walltime_factor * runtime);
     if ((rc = dr_trace_validate(e, t, line, &j.req)) < 0)
         return rc;
     int64_t u = dr_trace_intern(&t->wl->users, "");
@@ -121,7 +118,7 @@ static int openb_row(dr_trace_ctx_t *t, dr_err_t *e, const dr_csv_t *csv, const 
         spec = NULL;
     if (ngpu == 0)
         spec = NULL; /* a CPU-only pod has no GPU model to choose */
-    if (dr_workload_add(t->wl, &j, spec) != 0)
+    if (dr_workload_add(t->wl, &j, runtime, spec) != 0)
         return dr_err_set(e, DR_ENOMEM, "%s: out of memory", t->name);
     return DR_OK;
 }

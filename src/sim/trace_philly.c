@@ -8,7 +8,7 @@
  * timestamp.  Timestamps are "YYYY-MM-DD HH:MM:SS" in UTC, converted with
  * days-from-civil arithmetic (no timegm/mktime, no time zone).
  *
- * A job runs duration seconds on any GPU (class 0, work_total = duration),
+ * A job runs duration seconds on any GPU (class 0, true work = duration),
  * as num_gpus whole GPUs anywhere (nodes 0), kind train; num_gpus 0 is an
  * error (the file has no CPU-only jobs).  With max_jobs, the earliest
  * max_jobs rows by time are kept. */
@@ -201,16 +201,13 @@ int dr_trace_read_philly(dr_trace_ctx_t *t, const char *buf, size_t len)
         dr_job_init(&j);
         j.kind = DR_KIND_TRAIN;
         j.submit = (r->ts - t0) * DR_NSEC_PER_SEC;
-        j.work_total = r->duration;
         j.perf_class = 0;
         j.req.nodes = 0;
         j.req.gpus_per_node = r->gpus;
         j.req.gpu_milli = 1000;
         j.user = (uint32_t)u;
         j.account = r->account;
-        if (t->o->walltime_factor > 0)
-            j.time_limit = dr_time_from_s(t->o->walltime_factor * r->duration);
-        if (dr_workload_add(t->wl, &j, NULL) != 0)
+        if (dr_workload_add(t->wl, &j, r->duration, NULL) != 0)
             rc = dr_err_set(t->err, DR_ENOMEM, "%s: out of memory", t->name);
     }
     free(rows);

@@ -44,6 +44,12 @@ static size_t count_le(const dr_time_t *t, size_t n, dr_time_t x)
     return lo;
 }
 
+/* The work job i really did (the result's jobs are aligned with wl's). */
+static double true_work(const dr_workload_t *wl, size_t i)
+{
+    return i < wl->njobs ? wl->work[i] : NAN;
+}
+
 int dr_window_stats(const dr_sim_result_t *r, const dr_cluster_t *c, const dr_workload_t *wl,
                     uint64_t first, uint64_t last, dr_window_stats_t *out, dr_err_t *err)
 {
@@ -84,7 +90,7 @@ int dr_window_stats(const dr_sim_result_t *r, const dr_cluster_t *c, const dr_wo
         double best = dr_perf_best_rate(&pv, j, run);
         if (best <= 0)
             continue; /* can run nowhere: no lower bound */
-        double lb = j->work_total / best;
+        double lb = true_work(wl, i) / best;
         sum_lb += lb;
         if (j->state != DR_JOB_COMPLETED)
             continue;
@@ -106,7 +112,7 @@ int dr_window_stats(const dr_sim_result_t *r, const dr_cluster_t *c, const dr_wo
         double share = active ? G / ((double)active * (gpus > 0 ? gpus : 1)) : 1;
         if (share > 1)
             share = 1;
-        double ftf = mix > 0 ? t / (j->work_total / (share * mix)) : NAN;
+        double ftf = mix > 0 ? t / (true_work(wl, i) / (share * mix)) : NAN;
         sum_ftf += ftf;
         if (ftf > out->max_ftf)
             out->max_ftf = ftf;

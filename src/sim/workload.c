@@ -20,6 +20,7 @@ void dr_workload_free(dr_workload_t *wl)
         dr_alloc_free(&wl->jobs[i].alloc);
     free(wl->jobs);
     free(wl->typeset);
+    free(wl->work);
     dr_strtab_free(&wl->typesets);
     dr_perf_free(&wl->perf);
     dr_strtab_free(&wl->users);
@@ -32,12 +33,13 @@ int dr_workload_reserve(dr_workload_t *wl, size_t more)
 {
     if (dr_grow((void **)&wl->jobs, &wl->cap, wl->njobs + more, sizeof *wl->jobs) != 0 ||
         dr_grow((void **)&wl->typeset, &wl->typeset_cap, wl->njobs + more, sizeof *wl->typeset) !=
-            0)
+            0 ||
+        dr_grow((void **)&wl->work, &wl->work_cap, wl->njobs + more, sizeof *wl->work) != 0)
         return DR_ENOMEM;
     return DR_OK;
 }
 
-int dr_workload_add(dr_workload_t *wl, const dr_job_t *j, const char *typeset)
+int dr_workload_add(dr_workload_t *wl, const dr_job_t *j, double work, const char *typeset)
 {
     uint32_t ts = 0;
     if (typeset && !dr_is_blank(typeset)) {
@@ -46,7 +48,8 @@ int dr_workload_add(dr_workload_t *wl, const dr_job_t *j, const char *typeset)
             return DR_ENOMEM;
         ts = (uint32_t)id + 1;
     }
-    if (dr_grow((void **)&wl->typeset, &wl->typeset_cap, wl->njobs + 1, sizeof *wl->typeset) != 0)
+    if (dr_grow((void **)&wl->typeset, &wl->typeset_cap, wl->njobs + 1, sizeof *wl->typeset) != 0 ||
+        dr_grow((void **)&wl->work, &wl->work_cap, wl->njobs + 1, sizeof *wl->work) != 0)
         return DR_ENOMEM;
     dr_job_t copy = *j;
     memset(&copy.alloc, 0, sizeof copy.alloc); /* a workload's jobs hold no resources */
@@ -54,6 +57,7 @@ int dr_workload_add(dr_workload_t *wl, const dr_job_t *j, const char *typeset)
     if (DR_PUSH(wl->jobs, wl->njobs, wl->cap, copy) != 0)
         return DR_ENOMEM;
     wl->typeset[n] = ts;
+    wl->work[n] = work;
     return DR_OK;
 }
 
@@ -90,11 +94,13 @@ int dr_workload_finish(dr_workload_t *wl, dr_err_t *err)
     sort_key_t *keys = malloc(n * sizeof *keys);
     dr_job_t *jobs = malloc(n * sizeof *jobs); /* untouched (no page faults) if in order */
     uint32_t *ts = malloc(n * sizeof *ts);
-    if (!ids || !keys || !jobs || !ts) {
+    double *work = malloc(n * sizeof *work);
+    if (!ids || !keys || !jobs || !ts || !work) {
         free(ids);
         free(keys);
         free(jobs);
         free(ts);
+        free(work);
         return dr_err_set(err, DR_ENOMEM, "workload: out of memory");
     }
     size_t nids = 0;
@@ -134,16 +140,19 @@ int dr_workload_finish(dr_workload_t *wl, dr_err_t *err)
         for (size_t i = 0; moved && i < n; i++) {
             jobs[i] = wl->jobs[keys[i].idx];
             ts[i] = wl->typeset[keys[i].idx];
+            work[i] = wl->work[keys[i].idx];
         }
         if (moved) { /* generators and most traces arrive in order already */
             memcpy(wl->jobs, jobs, n * sizeof *jobs);
             memcpy(wl->typeset, ts, n * sizeof *ts);
+            memcpy(wl->work, work, n * sizeof *work);
         }
     }
     free(ids);
     free(keys);
     free(jobs);
     free(ts);
+    free(work);
     return rc;
 }
 

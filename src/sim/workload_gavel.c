@@ -87,10 +87,10 @@ static int gen_job(dr_workload_t *wl, dr_pyrand_t *r, bool multi, int refcol, ui
     j.req.nodes = 0; /* --gpus=scale: Gavel's workers may hold one GPU each */
     j.req.gpus_per_node = scale;
     j.perf_class = (uint32_t)k;
-    j.work_total = run_time * ref; /* steps */
     *scale_out = scale;
-    return dr_workload_add(wl, &j, NULL) == DR_OK ? DR_OK
-                                                  : dr_err_set(err, DR_ENOMEM, "out of memory");
+    return dr_workload_add(wl, &j, run_time * ref /* steps */, NULL) == DR_OK
+               ? DR_OK
+               : dr_err_set(err, DR_ENOMEM, "out of memory");
 }
 
 int dr_workload_gavel(dr_workload_t *wl, const dr_gavel_gen_opts_t *o, dr_err_t *err)

@@ -61,7 +61,6 @@ int dr_workload_synth(dr_workload_t *wl, const dr_synth_opts_t *o, dr_err_t *err
         if (j.req.gpus_per_node == 1 && j.req.nodes == 1 && dr_rng_uniform(&rng) < o->frac_share)
             j.req.gpu_milli = (uint32_t)(100 * (1 + dr_rng_below(&rng, 9)));
         double rt = exp(lmin + (lmax - lmin) * dr_rng_uniform(&rng));
-        j.work_total = rt;
         j.time_limit = dr_time_from_s(rt * (1 + (o->walltime_factor - 1) * dr_rng_uniform(&rng)));
         j.kind = j.req.nodes > 1 ? DR_KIND_TRAIN : DR_KIND_BATCH;
         demand += rt * j.req.nodes * j.req.gpus_per_node * j.req.gpu_milli / 1000.0;
@@ -70,7 +69,7 @@ int dr_workload_synth(dr_workload_t *wl, const dr_synth_opts_t *o, dr_err_t *err
             snprintf(ts, sizeof ts, "%s", o->type_names[dr_rng_below(&rng, o->ntypes)]);
             typeset = ts;
         }
-        if (dr_workload_add(wl, &j, typeset) != 0)
+        if (dr_workload_add(wl, &j, rt, typeset) != 0)
             return dr_err_set(err, DR_ENOMEM, "out of memory");
     }
     /* Poisson arrivals over the span that yields the requested load */

@@ -1,6 +1,6 @@
 /* fuzz_trace.h - the body every trace-reader fuzz target shares: parse the
  * bytes as format f, strict and lenient, bind what parsed to an empty
- * cluster, and free everything (the ASan build checks for leaks). */
+ * cluster, derive declarations, and free everything (the ASan build checks for leaks). */
 #ifndef DROVER_FUZZ_TRACE_H
 #define DROVER_FUZZ_TRACE_H
 
@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "drover/cluster.h"
+#include "drover/declare.h"
 #include "drover/workload.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -21,7 +22,6 @@ static inline void fuzz_trace(dr_trace_format_t f, const dr_perf_table_t *gavel,
         dr_trace_opts_default(&o);
         o.lenient = lenient;
         o.max_jobs = 5000;
-        o.walltime_factor = lenient ? 0 : 1.5;
         o.gavel_throughputs = gavel;
         dr_workload_t wl;
         dr_workload_init(&wl);
@@ -30,6 +30,11 @@ static inline void fuzz_trace(dr_trace_format_t f, const dr_perf_table_t *gavel,
             dr_cluster_t c;
             dr_cluster_init(&c);
             dr_workload_bind(&wl, &c, true, &err);
+            /* what a user would declare, from whatever sizes parsed */
+            dr_declare_opts_t d;
+            dr_declare_opts_default(&d);
+            d.mode = lenient ? DR_SIZE_LOGNORMAL : DR_SIZE_TRACE;
+            dr_workload_declare(&wl, &d, &err);
             dr_cluster_free(&c);
         }
         dr_workload_free(&wl);

@@ -61,11 +61,11 @@ static dr_job_t *add(dr_workload_t *wl, uint64_t id, double submit, uint32_t gpu
     j.req.nodes = 1;
     j.req.gpus_per_node = gpus;
     j.perf_class = cls;
-    j.work_total = work;
+    j.work_declared = work;
     if (cls == 0)
         j.time_limit = dr_time_from_s(work); /* declared run time: what the policy reads */
     j.deadline = deadline > 0 ? dr_time_from_s(deadline) : 0;
-    assert_int_equal(dr_workload_add(wl, &j, NULL), DR_OK);
+    assert_int_equal(dr_workload_add(wl, &j, j.work_declared, NULL), DR_OK);
     return &wl->jobs[wl->njobs - 1];
 }
 
@@ -78,8 +78,8 @@ static void add_typed(dr_workload_t *wl, uint64_t id, double submit, uint32_t cl
     j.id = id;
     j.submit = dr_time_from_s(submit);
     j.perf_class = cls;
-    j.work_total = work;
-    assert_int_equal(dr_workload_add(wl, &j, types), DR_OK);
+    j.work_declared = work;
+    assert_int_equal(dr_workload_add(wl, &j, j.work_declared, types), DR_OK);
 }
 
 /* A service: `gpus` GPUs for `secs` seconds (declared as its time limit),
@@ -94,9 +94,9 @@ static void add_service(dr_workload_t *wl, uint64_t id, double submit, uint32_t 
     j.submit = dr_time_from_s(submit);
     j.req.nodes = 1;
     j.req.gpus_per_node = gpus;
-    j.work_total = secs;
+    j.work_declared = secs;
     j.time_limit = dr_time_from_s(secs * 1.5);
-    assert_int_equal(dr_workload_add(wl, &j, types), DR_OK);
+    assert_int_equal(dr_workload_add(wl, &j, j.work_declared, types), DR_OK);
 }
 
 /* GPU type name of the job's last start (from the log). */
@@ -439,7 +439,7 @@ static void test_driver_lists(void **st)
         dr_job_init(&j[i]);
         j[i].id = (uint64_t)i + 1;
         j[i].req.gpus_per_node = 8;
-        j[i].work_total = 3600;
+        j[i].work_declared = 3600;
         j[i].time_limit = dr_time_from_s(3600);
     }
     j[1].deadline = dr_time_from_s(1800);

@@ -100,15 +100,31 @@ static void test_progress(void **st)
     (void)st;
     dr_job_t j;
     dr_job_init(&j);
-    j.work_total = 100;
     dr_job_set_rate(&j, 0, 2.0); /* 2 units/s */
-    assert_true(dr_job_work_remaining(&j, dr_time_from_s(10)) == 80.0);
+    assert_true(dr_job_work_done(&j, dr_time_from_s(10)) == 20.0);
     dr_job_set_rate(&j, dr_time_from_s(10), 0); /* stop: progress is banked */
     assert_true(j.work_done == 20.0);
-    assert_true(dr_job_work_remaining(&j, dr_time_from_s(1000)) == 80.0);
+    assert_true(dr_job_work_done(&j, dr_time_from_s(1000)) == 20.0);
     dr_job_set_rate(&j, dr_time_from_s(1000), 4.0);
-    assert_true(dr_job_work_remaining(&j, dr_time_from_s(1020)) == 0.0);
-    assert_true(dr_job_work_remaining(&j, dr_time_from_s(5000)) == 0.0);
+    assert_true(dr_job_work_done(&j, dr_time_from_s(1020)) == 100.0);
+}
+
+/* What a checkpoint holds: progress at the last start plus every full
+ * interval run since. */
+static void test_ckpt_progress(void **st)
+{
+    (void)st;
+    dr_job_t j;
+    dr_job_init(&j);
+    j.work_done = 50; /* restarted from a checkpoint holding 50 */
+    dr_job_set_rate(&j, dr_time_from_s(100), 1.0);
+    assert_true(dr_job_ckpt_progress(&j, dr_time_from_s(1000)) == 50.0); /* no checkpoints */
+    j.ckpt_every = dr_time_from_s(300);
+    assert_true(dr_job_ckpt_progress(&j, dr_time_from_s(399)) == 50.0);
+    assert_true(dr_job_ckpt_progress(&j, dr_time_from_s(400)) == 350.0);
+    assert_true(dr_job_ckpt_progress(&j, dr_time_from_s(1000)) == 50.0 + 900.0);
+    dr_job_set_rate(&j, dr_time_from_s(1000), 0); /* stopped: all of it is saved */
+    assert_true(dr_job_ckpt_progress(&j, dr_time_from_s(2000)) == 950.0);
 }
 
 static void test_array(void **st)
@@ -155,11 +171,9 @@ static void test_duration(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_transitions_table),
-        cmocka_unit_test(test_names),
-        cmocka_unit_test(test_validate),
-        cmocka_unit_test(test_progress),
-        cmocka_unit_test(test_array),
+        cmocka_unit_test(test_transitions_table), cmocka_unit_test(test_names),
+        cmocka_unit_test(test_validate),          cmocka_unit_test(test_progress),
+        cmocka_unit_test(test_ckpt_progress),     cmocka_unit_test(test_array),
         cmocka_unit_test(test_duration),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

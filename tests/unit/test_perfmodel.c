@@ -435,17 +435,17 @@ static void test_hint_classes(void **state)
     j.req.gpus_per_node = 8;
     j.hint_params = 7e9;
     j.hint_tokens = 1e10;
-    j.work_total = 0;
+    j.work_declared = 0;
     j.id = 1;
-    assert_int_equal(dr_workload_add(&wl, &j, NULL), 0);
+    assert_int_equal(dr_workload_add(&wl, &j, j.work_declared, NULL), 0);
     j.id = 2; /* same shape: shares the class */
-    assert_int_equal(dr_workload_add(&wl, &j, NULL), 0);
+    assert_int_equal(dr_workload_add(&wl, &j, j.work_declared, NULL), 0);
     j.id = 3; /* a duration from the trace: kept unless asked */
-    j.work_total = 3600;
-    assert_int_equal(dr_workload_add(&wl, &j, NULL), 0);
+    j.work_declared = 3600;
+    assert_int_equal(dr_workload_add(&wl, &j, j.work_declared, NULL), 0);
     j.id = 4; /* no hints: untouched */
     j.hint_params = 0;
-    assert_int_equal(dr_workload_add(&wl, &j, NULL), 0);
+    assert_int_equal(dr_workload_add(&wl, &j, j.work_declared, NULL), 0);
     assert_int_equal(dr_perf_add_hint_classes(&wl, &c, false, &err), 2);
     assert_int_equal(wl.perf.nclasses, 2);
     assert_int_equal(wl.perf.ntypes, c.ntypes);
@@ -453,7 +453,7 @@ static void test_hint_classes(void **state)
     assert_int_equal(wl.jobs[1].perf_class, 1);
     assert_int_equal(wl.jobs[2].perf_class, 0);
     assert_int_equal(wl.jobs[3].perf_class, 0);
-    assert_close(wl.jobs[0].work_total, 1e10, 1e-12);
+    assert_close(wl.work[0], 1e10, 1e-12);
     /* rates in tokens/s: H100 faster than A100, B200 faster than H100 */
     dr_perf_view_t v = {.table = &wl.perf};
     assert_int_equal(dr_perf_bind(&wl.perf, &c, v.map, &err), 0);
@@ -467,7 +467,7 @@ static void test_hint_classes(void **state)
     /* with the flag, tokens replace the trace's duration */
     assert_int_equal(dr_perf_add_hint_classes(&wl, &c, true, &err), 1);
     assert_int_equal(wl.jobs[2].perf_class, 1);
-    assert_close(wl.jobs[2].work_total, 1e10, 1e-12);
+    assert_close(wl.work[2], 1e10, 1e-12);
     dr_workload_free(&wl);
     dr_cluster_free(&c);
 }

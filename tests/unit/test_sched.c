@@ -28,9 +28,9 @@ static dr_job_t *add(dr_workload_t *wl, uint64_t id, double submit, uint32_t nod
     j.submit = dr_time_from_s(submit);
     j.req.nodes = nodes;
     j.req.gpus_per_node = gpn;
-    j.work_total = run;
+    j.work_declared = run;
     j.time_limit = limit > 0 ? dr_time_from_s(limit) : 0;
-    assert_int_equal(dr_workload_add(wl, &j, NULL), DR_OK);
+    assert_int_equal(dr_workload_add(wl, &j, j.work_declared, NULL), DR_OK);
     return &wl->jobs[wl->njobs - 1];
 }
 
@@ -240,12 +240,13 @@ static void test_sjf_and_srtf(void **st)
     assert_true(tu_job(&s, 4)->first_start == dr_time_from_s(1100));
     assert_true(tu_job(&s, 2)->first_start == dr_time_from_s(1300));
     /* srtf: at 10, job 1 (990 left) is preempted by 3; then 4, 2, then 1
-     * resumes with its progress kept and ends at 1000 + 600 */
+     * resumes with its progress kept and ends at 1000 + 600, plus the 30 s
+     * its restart costs (dr_sim_opts_default's restart overhead) */
     assert_true(tu_job(&p, 3)->first_start == dr_time_from_s(10));
     assert_true(tu_job(&p, 3)->end == dr_time_from_s(110));
     assert_true(tu_job(&p, 4)->end == dr_time_from_s(310));
     assert_true(tu_job(&p, 2)->end == dr_time_from_s(610));
-    assert_true(tu_job(&p, 1)->end == dr_time_from_s(1600));
+    assert_true(tu_job(&p, 1)->end == dr_time_from_s(1630));
     assert_int_equal(tu_job(&p, 1)->nstarts, 2);
     assert_int_equal(p.stats.preemptions, 1);
     dr_sim_result_free(&s);
@@ -309,13 +310,14 @@ static void test_drover_upgrades_when_idle(void **st)
                        "Transformer (batch size 64)\tcmd\t-step\t1\t861.78\t0.000000\t1\n";
     dr_trace_opts_t to;
     dr_trace_opts_default(&to);
-    to.walltime_factor = 0;
     dr_workload_t wl;
     dr_workload_init(&wl);
     dr_err_t err;
     if (dr_trace_parse(DR_TRACE_GAVEL, "up.trace", text, strlen(text), &to, &wl, &err) != DR_OK ||
         dr_workload_bind(&wl, &c, false, &err) != DR_OK)
         fail_msg("%s", err.msg);
+    for (size_t i = 0; i < wl.njobs; i++) /* the users declared their step counts */
+        wl.jobs[i].work_declared = wl.work[i];
     dr_sim_result_t r;
     tu_sim(&c, &wl, "drover", &r);
     check_invariants(&r, true);
@@ -468,7 +470,7 @@ static void test_failures_until_end_of_time(void **st)
     dr_job_t jb;
     dr_job_init(&jb);
     jb.id = 7;
-    jb.work_total = 10;
+    jb.work_declared = 10;
     assert_int_equal(dr_sched_submit(s, &jb, 100, &err), DR_OK);
     dr_pass_result_t pr = {0};
     assert_int_equal(dr_sched_pass(s, 100, &pr, &err), DR_OK);
@@ -500,7 +502,7 @@ static void test_driver_api(void **st)
     for (int i = 0; i < 3; i++) {
         dr_job_init(&j[i]);
         j[i].id = (uint64_t)i + 1;
-        j[i].work_total = 10;
+        j[i].work_declared = 10;
         assert_int_equal(dr_sched_submit(s, &j[i], 0, &err), DR_OK);
     }
     dr_pass_result_t pr = {0};

@@ -13,12 +13,26 @@
 #include "drover/catalog.h"
 #include "drover/cluster.h"
 #include "drover/config.h"
+#include "drover/declare.h"
 #include "drover/workload.h"
 
 #define S(x) dr_time_from_s(x)
 
 /* Parse text from an exact-size heap copy (no NUL after it, so ASan sees any
  * read past the end).  wl is initialised here. */
+/* What a user would declare if they knew everything: exact sizes, and
+ * walltime limits of factor x the run time on the slowest GPU (no noise). */
+static void declare_exact(dr_workload_t *wl, double factor)
+{
+    dr_declare_opts_t d;
+    dr_declare_opts_default(&d);
+    d.mode = DR_SIZE_EXACT;
+    d.walltime_factor = factor;
+    d.walltime_noise = 0;
+    dr_err_t err;
+    assert_int_equal(dr_workload_declare(wl, &d, &err), DR_OK);
+}
+
 static int parse_opts(dr_trace_format_t f, const char *name, const char *text,
                       const dr_trace_opts_t *o, dr_workload_t *wl, dr_err_t *err)
 {
@@ -75,7 +89,7 @@ static void test_workload_finish(void **state)
         dr_job_init(&j);
         j.submit = S(sub[i]);
         j.id = id[i];
-        assert_int_equal(dr_workload_add(&wl, &j, ts[i]), 0);
+        assert_int_equal(dr_workload_add(&wl, &j, j.work_declared, ts[i]), 0);
     }
     dr_err_t err = {0};
     assert_int_equal(dr_workload_finish(&wl, &err), 0);
@@ -93,7 +107,7 @@ static void test_workload_finish(void **state)
     /* duplicate ids */
     dr_job_init(&j);
     j.id = 4;
-    assert_int_equal(dr_workload_add(&wl, &j, NULL), 0);
+    assert_int_equal(dr_workload_add(&wl, &j, j.work_declared, NULL), 0);
     assert_int_equal(dr_workload_finish(&wl, &err), DR_EINVAL);
     tu_assert_contains(err.msg, "duplicate job id 4");
     dr_workload_free(&wl);
@@ -133,7 +147,7 @@ static void test_workload_bind(void **state)
     for (int i = 0; i < 5; i++) {
         dr_job_init(&j);
         j.id = (uint64_t)(10 + i);
-        assert_int_equal(dr_workload_add(&wl, &j, ts[i]), 0);
+        assert_int_equal(dr_workload_add(&wl, &j, j.work_declared, ts[i]), 0);
     }
     dr_err_t err = {0};
     assert_int_equal(dr_workload_finish(&wl, &err), 0);
@@ -170,14 +184,11 @@ static void test_formats(void **state)
     dr_trace_opts_default(&o);
     assert_false(o.lenient);
     assert_null(o.gavel_throughputs);
-    assert_true(o.walltime_factor == 1.0);
     assert_int_equal(o.max_jobs, 0);
 
     dr_workload_t wl;
+    dr_workload_init(&wl);
     dr_err_t err;
-    o.walltime_factor = -1;
-    assert_int_equal(parse_opts(DR_TRACE_DROVER, "x.csv", "", &o, &wl, &err), DR_EINVAL);
-    dr_workload_free(&wl);
     assert_int_equal(dr_trace_load(DR_TRACE_DROVER, "/nonexistent/x.csv", NULL, &wl, &err), DR_EIO);
     dr_workload_free(&wl);
 }
@@ -258,8 +269,8 @@ static void test_gavel_basic(void **state)
     assert_int_equal(a3->submit, S(25.5));
     assert_int_equal(rn->perf_class, dr_perf_find_class(&wl.perf, "ResNet-18 (batch size 16) x1"));
     assert_int_equal(lm->perf_class, dr_perf_find_class(&wl.perf, "LM (batch size 5) x4"));
-    assert_true(rn->work_total == 1000);
-    assert_true(lm->work_total == 500);
+    assert_true(wl.work[rn - wl.jobs] == 1000);
+    assert_true(wl.work[lm - wl.jobs] == 500);
     assert_int_equal(rn->req.nodes, 0);
     assert_int_equal(rn->req.gpus_per_node, 1);
     assert_int_equal(lm->req.gpus_per_node, 4);
@@ -267,7 +278,10 @@ static void test_gavel_basic(void **state)
     assert_int_equal(rn->kind, DR_KIND_TRAIN);
     assert_int_equal(rn->priority, 0);
     assert_int_equal(rn->deadline, 0);
-    /* walltime: factor 1 x steps / slowest positive rate (K80 4.7953 steps/s) */
+    /* readers declare nothing; a walltime of factor 1 x steps / slowest
+     * positive rate (K80 4.7953 steps/s) is what dr_workload_declare gives */
+    assert_int_equal(rn->time_limit, 0);
+    declare_exact(&wl, 1);
     assert_int_equal(rn->time_limit, S(1000 / 4.7953));
     assert_int_equal(lm->time_limit, S(500 / 44.0895));
 
@@ -293,10 +307,10 @@ static void test_gavel_layouts(void **state)
         "A3C\tcmd\t--max-steps\t0\t1000\t1\t1\t-1.000000\t5\n";
     dr_trace_opts_t o;
     dr_trace_opts_default(&o);
-    o.walltime_factor = 2.5;
     dr_workload_t wl;
     dr_err_t err;
     assert_int_equal(parse_opts(DR_TRACE_GAVEL, "p.trace", text, &o, &wl, &err), 0);
+    declare_exact(&wl, 2.5);
     assert_int_equal(wl.njobs, 2);
     const dr_job_t *a3 = &wl.jobs[0], *tr = &wl.jobs[1];
     assert_int_equal(a3->submit, 0); /* 5 s shifted to the first arrival */
@@ -307,7 +321,7 @@ static void test_gavel_layouts(void **state)
     assert_int_equal(a3->time_limit, S(2.5 * 1000 / 3.4388));
     assert_int_equal(tr->priority, 5);
     assert_int_equal(tr->req.gpus_per_node, 2);
-    assert_true(tr->work_total == 11005);
+    assert_true(wl.work[tr - wl.jobs] == 11005);
     /* SLO 1.2 x the isolated duration on the fastest GPU (P100 14.3053) */
     assert_int_equal(tr->deadline, tr->submit + S(1.2 * 11005 / 14.3053));
     assert_int_equal(tr->time_limit, S(2.5 * 11005 / 7.0475));
@@ -317,7 +331,7 @@ static void test_gavel_layouts(void **state)
     o.max_jobs = 1;
     assert_int_equal(parse_opts(DR_TRACE_GAVEL, "p.trace", text, &o, &wl, &err), 0);
     assert_int_equal(wl.njobs, 1);
-    assert_true(wl.jobs[0].work_total == 11005);
+    assert_true(wl.work[0] == 11005);
     dr_workload_free(&wl);
 
     /* a throughput table of one's own; columns are kept as given */
@@ -326,7 +340,6 @@ static void test_gavel_layouts(void **state)
     assert_int_equal(dr_gavel_throughputs_parse(&tp, "tp.csv", csv, strlen(csv), &err), 0);
     dr_trace_opts_default(&o);
     o.gavel_throughputs = &tp;
-    o.walltime_factor = 0;
     assert_int_equal(
         parse_opts(DR_TRACE_GAVEL, "f.trace", "foo\tc\t-n\t1\t40\t0\t2\n", &o, &wl, &err), 0);
     assert_string_equal(wl.perf.type_names[1], "H100");
@@ -458,8 +471,8 @@ static void test_gavel_real(void **state)
             check_sorted(&wl);
             for (size_t i = 0; i < wl.njobs; i++) {
                 assert_true(wl.jobs[i].perf_class > 0);
-                assert_true(wl.jobs[i].work_total > 0);
-                assert_true(wl.jobs[i].time_limit > 0);
+                assert_true(wl.work[i] > 0);
+                assert_true(wl.jobs[i].time_limit == 0); /* declared later, not read */
             }
             dr_workload_free(&wl);
             nfiles += d == 0;
@@ -514,10 +527,10 @@ static void test_philly_basic(void **state)
                        "\n";
     dr_trace_opts_t o;
     dr_trace_opts_default(&o);
-    o.walltime_factor = 2;
     dr_workload_t wl;
     dr_err_t err;
     assert_int_equal(parse_opts(DR_TRACE_PHILLY, "philly.csv", text, &o, &wl, &err), 0);
+    declare_exact(&wl, 2);
     assert_int_equal(wl.njobs, 3);
     const dr_job_t *a = &wl.jobs[0], *b = &wl.jobs[1], *c = &wl.jobs[2];
     assert_int_equal(a->id, 2);
@@ -526,8 +539,8 @@ static void test_philly_basic(void **state)
     assert_int_equal(a->submit, 0);
     assert_int_equal(b->submit, S(86401)); /* 2016 is a leap year */
     assert_int_equal(c->submit, S(50828516));
-    assert_true(a->work_total == 10);
-    assert_true(b->work_total == 5.5);
+    assert_true(wl.work[a - wl.jobs] == 10);
+    assert_true(wl.work[b - wl.jobs] == 5.5);
     assert_int_equal(a->time_limit, S(20));
     assert_int_equal(b->time_limit, S(11));
     assert_int_equal(a->perf_class, 0);
@@ -548,7 +561,6 @@ static void test_philly_basic(void **state)
                      "2,2016-12-31 23:59:59,6\n"
                      "4,2017-01-01 00:00:00,7\n";
     o.max_jobs = 2;
-    o.walltime_factor = 0;
     assert_int_equal(parse_opts(DR_TRACE_PHILLY, "p.csv", t2, &o, &wl, &err), 0);
     assert_int_equal(wl.njobs, 2);
     assert_int_equal(wl.jobs[0].req.gpus_per_node, 2);
@@ -627,7 +639,7 @@ static void test_philly_real(void **state)
     uint64_t gpus = 0;
     for (size_t i = 0; i < wl.njobs; i++) {
         assert_true(wl.jobs[i].req.gpus_per_node >= 1);
-        assert_true(wl.jobs[i].time_limit == S(wl.jobs[i].work_total));
+        assert_true(wl.jobs[i].time_limit == 0); /* declared later, not read */
         gpus += wl.jobs[i].req.gpus_per_node;
     }
     assert_int_equal(gpus, 76627 + 2 * 1818 + 4 * 1870 + 8 * 1643 + 12 * 7 + 16 * 199 + 24 * 7 +
@@ -655,10 +667,10 @@ static void test_openb_basic(void **state)
                                  "p4,8000,8192,1,0,G2,LS,Running,300,400,310\n";
     dr_trace_opts_t o;
     dr_trace_opts_default(&o);
-    o.walltime_factor = 3;
     dr_workload_t wl;
     dr_err_t err;
     assert_int_equal(parse_opts(DR_TRACE_OPENB, "pods.csv", text, &o, &wl, &err), 0);
+    declare_exact(&wl, 3);
     assert_int_equal(wl.njobs, 5);
     const dr_job_t *p1 = &wl.jobs[0], *p0 = &wl.jobs[1], *p2 = &wl.jobs[2], *p3 = &wl.jobs[3],
                    *p4 = &wl.jobs[4];
@@ -671,11 +683,11 @@ static void test_openb_basic(void **state)
     assert_int_equal(p2->submit, S(150));
     assert_int_equal(p3->submit, S(250));
     /* runtime: deletion - scheduled (creation when scheduled is empty or 0) */
-    assert_true(p0->work_total == 900);
-    assert_true(p1->work_total == 30);
-    assert_true(p2->work_total == 50);
-    assert_true(p3->work_total == 100);
-    assert_true(p4->work_total == 90);
+    assert_true(wl.work[p0 - wl.jobs] == 900);
+    assert_true(wl.work[p1 - wl.jobs] == 30);
+    assert_true(wl.work[p2 - wl.jobs] == 50);
+    assert_true(wl.work[p3 - wl.jobs] == 100);
+    assert_true(wl.work[p4 - wl.jobs] == 90);
     assert_int_equal(p1->time_limit, S(90));
     /* shape */
     assert_int_equal(p0->req.nodes, 1);
@@ -706,7 +718,7 @@ static void test_openb_basic(void **state)
     assert_int_equal(wl.jobs[0].submit, 0);
     assert_int_equal(wl.jobs[1].submit, 0);
     assert_int_equal(wl.jobs[0].id, 1);
-    assert_true(isinf(wl.jobs[0].work_total));
+    assert_true(isinf(wl.work[0]));
     assert_int_equal(wl.jobs[0].time_limit, 0);
     assert_int_equal(wl.jobs[0].req.gpu_milli, 500);
     assert_int_equal(wl.jobs[1].req.gpus_per_node, 8);
@@ -779,7 +791,7 @@ static void test_openb_real(void **state)
     for (size_t i = 0; i < wl.njobs; i++) {
         const dr_job_req_t *r = &wl.jobs[i].req;
         assert_true(r->gpu_milli >= 1 && r->gpu_milli <= 1000);
-        assert_true(wl.jobs[i].work_total >= 0 && isfinite(wl.jobs[i].work_total));
+        assert_true(wl.work[i] >= 0 && isfinite(wl.work[i]));
         cpu_only += r->gpus_per_node == 0;
         share += r->gpus_per_node == 1 && r->gpu_milli < 1000;
         /* arrival order is the file order here (creation times ascend) */
@@ -843,10 +855,10 @@ static void test_drover_basic(void **state)
         "7,0,alice,nlp,serve,0,16,,,,,,,,,,,\n";
     dr_trace_opts_t o;
     dr_trace_opts_default(&o);
-    o.walltime_factor = 2;
     dr_workload_t wl;
     dr_err_t err;
     assert_int_equal(parse_opts(DR_TRACE_DROVER, "w.csv", text, &o, &wl, &err), 0);
+    declare_exact(&wl, 2);
     assert_int_equal(wl.njobs, 3);
     const dr_job_t *b = &wl.jobs[0], *c = &wl.jobs[1], *a = &wl.jobs[2];
     assert_int_equal(a->id, 1);
@@ -854,7 +866,7 @@ static void test_drover_basic(void **state)
     assert_int_equal(c->id, 3);
     assert_int_equal(a->submit, S(10)); /* not shifted: times are from trace start */
     assert_int_equal(b->submit, S(5));
-    assert_true(a->work_total == 3600);
+    assert_true(wl.work[a - wl.jobs] == 3600);
     assert_int_equal(a->perf_class, 0);
     assert_int_equal(a->kind, DR_KIND_TRAIN);
     assert_int_equal(a->req.nodes, 2);

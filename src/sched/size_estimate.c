@@ -1,0 +1,100 @@
+/* size_estimate.c - expected remaining size of a job from what was declared,
+ * what it has shown and what completed jobs taught (size_estimate.h). */
+#include "sched/size_estimate.h"
+
+#include <math.h>
+
+#include "drover/perf.h"
+
+static void refresh(dr_size_est_t *e)
+{
+    double n = e->prior_n + e->decl_n;
+    e->decl_mu = e->decl_sum / n; /* prior mean 0: declarations unbiased */
+    double ss = e->decl_sum2 - 2 * e->decl_mu * e->decl_sum + e->decl_n * e->decl_mu * e->decl_mu;
+    e->decl_sigma = sqrt((e->prior_n * e->decl_sigma0 * e->decl_sigma0 + (ss > 0 ? ss : 0)) / n);
+    n = e->prior_n + e->free_n;
+    e->free_mu = (e->prior_n * e->free_mu0 + e->free_sum) / n;
+    ss = e->free_sum2 - 2 * e->free_mu * e->free_sum + e->free_n * e->free_mu * e->free_mu;
+    e->free_sigma = sqrt((e->prior_n * e->free_sigma0 * e->free_sigma0 + (ss > 0 ? ss : 0)) / n);
+}
+
+void dr_size_est_init(dr_size_est_t *e)
+{
+    *e = (dr_size_est_t){.prior_n = 4, .decl_sigma0 = 1, .free_mu0 = log(3600), .free_sigma0 = 2};
+    refresh(e);
+}
+
+void dr_size_est_learn(dr_size_est_t *e, const dr_sched_view_t *v)
+{
+    bool changed = false;
+    for (size_t i = 0; i < v->nended; i++) {
+        const dr_job_t *j = v->ended[i];
+        /* only completed jobs show their whole size; the others ended early
+         * (killed, failed, cancelled) and say only that it was larger */
+        if (j->state != DR_JOB_COMPLETED || !(j->work_done > 0) || !isfinite(j->work_done))
+            continue;
+        if (j->work_declared > 0) {
+            double l = log(j->work_done / j->work_declared);
+            e->decl_n++, e->decl_sum += l, e->decl_sum2 += l * l;
+        } else {
+            double r = dr_perf_best_rate(v->perf, j, dr_perf_runnable(v->perf, v->cluster, j));
+            if (!(r > 0))
+                continue;
+            double l = log(j->work_done / r);
+            e->free_n++, e->free_sum += l, e->free_sum2 += l * l;
+        }
+        changed = true;
+    }
+    if (changed)
+        refresh(e);
+}
+
+/* ln Phi(y), accurate far into the lower tail. */
+static double log_phi(double y)
+{
+    if (y > -6)
+        return log(0.5 * erfc(-y / M_SQRT2));
+    double y2 = y * y; /* Phi(y) ~ phi(y) / -y (1 - 1/y^2 + 3/y^4) */
+    return -0.5 * y2 - log(-y) - 0.5 * log(2 * M_PI) + log1p(-1 / y2 + 3 / (y2 * y2));
+}
+
+double dr_lognormal_excess(double m, double s, double a)
+{
+    if (!(a > 0))
+        return exp(m + 0.5 * s * s);
+    if (s < 1e-9) {
+        double x = exp(m);
+        return x > a ? x - a : 0;
+    }
+    /* E[X | X > a] = e^{m + s^2/2} Phi(y + s) / Phi(y), y = (m - ln a) / s */
+    double la = log(a), y = (m - la) / s;
+    double lm = m + 0.5 * s * s + log_phi(y + s) - log_phi(y);
+    double x = a * expm1(lm - la);
+    return x > 0 && isfinite(x) ? x : 0;
+}
+
+double dr_size_est_remaining_work(const dr_size_est_t *e, const dr_sched_view_t *v,
+                                  const dr_job_t *j, double best_rate)
+{
+    double done = dr_job_work_done(j, v->now);
+    double m, s;
+    if (j->work_declared > 0) {
+        m = log(j->work_declared) + e->decl_mu;
+        s = e->decl_sigma;
+    } else {
+        if (!(best_rate > 0))
+            return INFINITY;
+        m = e->free_mu + log(best_rate);
+        s = e->free_sigma;
+    }
+    return dr_lognormal_excess(m, s, done);
+}
+
+double dr_size_est_limit_left_s(const dr_sched_view_t *v, const dr_job_t *j)
+{
+    if (j->time_limit <= 0)
+        return INFINITY;
+    bool on = j->state == DR_JOB_RUNNING || j->state == DR_JOB_STARTING;
+    return dr_time_to_s(j->time_limit) -
+           (on && v->now > j->start ? dr_time_to_s(v->now - j->start) : 0);
+}

@@ -1,0 +1,51 @@
+/* size_estimate.h - how long will a job still run?  What the non-oracle
+ * policies use instead of the truth (private to src/sched).
+ *
+ * A job's size X (work units) is modelled as lognormal.  If the user
+ * declared a size D, ln X = ln D + mu + sigma Z, where mu and sigma are
+ * learned from jobs that completed (how far declarations were off: ln of
+ * real / declared), starting from a prior of mu = 0, sigma = 1 worth a few
+ * jobs.  If nothing was declared, ln X (in seconds on the job's fastest
+ * type) follows the distribution of the sizes of completed undeclared jobs,
+ * starting from a broad prior (median 1 h, sigma 2).
+ *
+ * Given what the job has shown - progress A so far - the expected remaining
+ * work is E[X - A | X > A].  With a tight estimate that is about D - A
+ * (shortest remaining work first); with a loose one it grows with A, so
+ * jobs that have run long rank behind fresh ones: the least-attained-
+ * service behaviour Tiresias (Gu et al., NSDI 2019) and Gittins-index
+ * scheduling rely on when sizes are unknown.  The policy thus moves from
+ * SRPT to LAS as its confidence in declarations drops, and a running job
+ * whose progress outgrows its estimate is re-estimated every pass.  A
+ * walltime limit caps the estimate (the job cannot run past it). */
+#ifndef DROVER_SCHED_SIZE_ESTIMATE_H
+#define DROVER_SCHED_SIZE_ESTIMATE_H
+
+#include "drover/sched.h"
+
+typedef struct dr_size_est {
+    /* completed jobs that declared a size: ln(real / declared) */
+    double decl_n, decl_sum, decl_sum2;
+    /* completed jobs that declared none: ln(real seconds on fastest type) */
+    double free_n, free_sum, free_sum2;
+    double prior_n;     /* weight of the priors, in jobs (4) */
+    double decl_sigma0; /* prior spread of declarations (1) */
+    double free_mu0;    /* prior median of undeclared sizes: ln(3600 s) */
+    double free_sigma0; /* and its spread (2) */
+    /* derived, refreshed by learn */
+    double decl_mu, decl_sigma, free_mu, free_sigma;
+} dr_size_est_t;
+
+void dr_size_est_init(dr_size_est_t *e);
+/* Learn from the jobs that ended since the last pass (v->ended). */
+void dr_size_est_learn(dr_size_est_t *e, const dr_sched_view_t *v);
+/* Expected remaining work of j at v->now, in its work units; best_rate is
+ * its rate on its fastest type (converts undeclared sizes). */
+double dr_size_est_remaining_work(const dr_size_est_t *e, const dr_sched_view_t *v,
+                                  const dr_job_t *j, double best_rate);
+/* Seconds j may still run before its walltime limit (INFINITY if none). */
+double dr_size_est_limit_left_s(const dr_sched_view_t *v, const dr_job_t *j);
+/* E[X - A | X > A] for X lognormal(m, s^2), A >= 0 (exposed for tests). */
+double dr_lognormal_excess(double m, double s, double a);
+
+#endif

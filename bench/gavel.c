@@ -24,8 +24,8 @@
 #include "drover/workload.h"
 
 #define NPOL 5
-static const char *const POL[NPOL] = {"gavel_fifo", "fifo_perf", "max_min_fairness",
-                                      "max_min_fairness_perf", "drover"};
+static const char *POL[NPOL] = {"gavel_fifo", "fifo_perf", "max_min_fairness",
+                                "max_min_fairness_perf", "drover"};
 static const char *const PUBCOL[NPOL] = {"fifo", "fifo_perf", "max_min_fairness",
                                          "max_min_fairness_perf", NULL};
 static const double RATES[3] = {2.5, 3.5, 4.5};
@@ -301,11 +301,13 @@ int main(int argc, char **argv)
                 fprintf(stderr, "gavel: --size-estimate: %s\n", e.msg);
                 return 2;
             }
-        } else if (!strcmp(argv[i], "--restart-overhead") && i + 1 < argc)
+        } else if (!strcmp(argv[i], "--drover") && i + 1 < argc)
+            POL[NPOL - 1] = argv[++i]; /* e.g. drover:age=2 */
+        else if (!strcmp(argv[i], "--restart-overhead") && i + 1 < argc)
             restart_s = atof(argv[++i]);
         else {
             fprintf(stderr, "usage: gavel [--shared DIR] [--quick] [--size-estimate MODE] "
-                            "[--restart-overhead SECONDS]\n");
+                            "[--restart-overhead SECONDS] [--drover SPEC]\n");
             return 2;
         }
     }

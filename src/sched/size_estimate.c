@@ -36,10 +36,10 @@ void dr_size_est_learn(dr_size_est_t *e, const dr_sched_view_t *v)
         if (j->work_declared > 0) {
             double l = log(j->work_done / j->work_declared);
             e->decl_n++, e->decl_sum += l, e->decl_sum2 += l * l;
-        } else {
-            double r = dr_perf_best_rate(v->perf, j, dr_perf_runnable(v->perf, v->cluster, j));
-            if (!(r > 0))
-                continue;
+        }
+        /* every completed job teaches the distribution of sizes */
+        double r = dr_perf_best_rate(v->perf, j, dr_perf_runnable(v->perf, v->cluster, j));
+        if (r > 0) {
             double l = log(j->work_done / r);
             e->free_n++, e->free_sum += l, e->free_sum2 += l * l;
         }
@@ -77,16 +77,21 @@ double dr_size_est_remaining_work(const dr_size_est_t *e, const dr_sched_view_t 
                                   const dr_job_t *j, double best_rate)
 {
     double done = dr_job_work_done(j, v->now);
-    double m, s;
+    if (!(best_rate > 0))
+        return INFINITY;
+    /* ln size in seconds on the fastest type: the population's distribution
+     * (learned), and if the user declared a size, that evidence combined
+     * with it (normal prior x normal likelihood: precisions add), so a
+     * declaration counts for as much as declarations have proved worth */
+    double lr = log(best_rate);
+    double m = e->free_mu, s = e->free_sigma;
     if (j->work_declared > 0) {
-        m = log(j->work_declared) + e->decl_mu;
-        s = e->decl_sigma;
-    } else {
-        if (!(best_rate > 0))
-            return INFINITY;
-        m = e->free_mu + log(best_rate);
-        s = e->free_sigma;
+        double md = log(j->work_declared) + e->decl_mu - lr, sd = e->decl_sigma;
+        double pp = 1 / (s * s), pd = sd > 1e-6 ? 1 / (sd * sd) : 1e12;
+        m = (m * pp + md * pd) / (pp + pd);
+        s = sqrt(1 / (pp + pd));
     }
+    m += lr;
     return dr_lognormal_excess(m, s, done);
 }
 

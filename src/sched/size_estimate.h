@@ -1,13 +1,14 @@
 /* size_estimate.h - how long will a job still run?  What the non-oracle
  * policies use instead of the truth (private to src/sched).
  *
- * A job's size X (work units) is modelled as lognormal.  If the user
- * declared a size D, ln X = ln D + mu + sigma Z, where mu and sigma are
- * learned from jobs that completed (how far declarations were off: ln of
- * real / declared), starting from a prior of mu = 0, sigma = 1 worth a few
- * jobs.  If nothing was declared, ln X (in seconds on the job's fastest
- * type) follows the distribution of the sizes of completed undeclared jobs,
- * starting from a broad prior (median 1 h, sigma 2).
+ * A job's size X is modelled as lognormal.  Sizes (ln of seconds on the
+ * job's fastest type) follow the distribution of the completed jobs' sizes,
+ * starting from a broad prior (median 1 h, sigma 2).  A declared size D is
+ * evidence: ln X = ln D + mu + sigma Z, with mu and sigma learned from
+ * completed jobs that declared one (ln of real / declared), starting from
+ * mu = 0, sigma = 1; the two combine as normal prior and likelihood, so a
+ * declaration weighs as much as declarations have proved worth and an
+ * extreme one is pulled toward what jobs usually take.
  *
  * Given what the job has shown - progress A so far - the expected remaining
  * work is E[X - A | X > A].  With a tight estimate that is about D - A
@@ -26,7 +27,7 @@
 typedef struct dr_size_est {
     /* completed jobs that declared a size: ln(real / declared) */
     double decl_n, decl_sum, decl_sum2;
-    /* completed jobs that declared none: ln(real seconds on fastest type) */
+    /* all completed jobs: ln(real seconds on fastest type) */
     double free_n, free_sum, free_sum2;
     double prior_n;     /* weight of the priors, in jobs (4) */
     double decl_sigma0; /* prior spread of declarations (1) */

@@ -75,7 +75,7 @@ typedef struct cres {
 } cres_t;
 
 typedef struct cpol {
-    double soft, safety, gain, idle_s;
+    double soft, safety, gain, idle_s, q;
     bool preempt, cloud, late_cheap;
     cres_t res[2 * DR_MAX_GPU_TYPES];
     size_t nres;
@@ -103,7 +103,7 @@ static int cpol_opt(void *ud, const char *k, const char *val, dr_err_t *err)
     double x;
     if (dr_parse_double(val, &x) != 0 || !(x >= 0) || !isfinite(x))
         return dr_err_set(err, DR_EINVAL, "%s: '%s' must be a number >= 0", k, val);
-    bool fraction = dr_streq_ci(k, "safety") || dr_streq_ci(k, "gain");
+    bool fraction = dr_streq_ci(k, "safety") || dr_streq_ci(k, "gain") || dr_streq_ci(k, "q");
     if (fraction && x >= 1)
         return dr_err_set(err, DR_EINVAL, "%s: '%s' must be below 1", k, val);
     if (dr_streq_ci(k, "soft"))
@@ -112,6 +112,8 @@ static int cpol_opt(void *ud, const char *k, const char *val, dr_err_t *err)
         d->safety = x;
     else if (dr_streq_ci(k, "gain"))
         d->gain = x;
+    else if (dr_streq_ci(k, "q"))
+        d->q = x;
     else if (dr_streq_ci(k, "idle"))
         d->idle_s = x;
     else if (dr_streq_ci(k, "preempt"))
@@ -121,10 +123,11 @@ static int cpol_opt(void *ud, const char *k, const char *val, dr_err_t *err)
     else if (dr_streq_ci(k, "late_cheap"))
         d->late_cheap = x != 0;
     else
-        return dr_err_set(err, DR_EINVAL,
-                          "unknown option '%s' (known: soft, safety, gain, idle, preempt, cloud, "
-                          "late_cheap)",
-                          k);
+        return dr_err_set(
+            err, DR_EINVAL,
+            "unknown option '%s' (known: soft, safety, gain, q, idle, preempt, cloud, "
+            "late_cheap)",
+            k);
     return DR_OK;
 }
 
@@ -138,6 +141,7 @@ static int cpol_create(void **state, const char *opts, const dr_policy_env_t *en
     d->safety = 0.1;
     d->gain = 0.1;
     d->idle_s = 0;
+    d->q = 0.8;
     d->preempt = true;
     d->cloud = true;
     dr_size_est_init(&d->est);
@@ -187,7 +191,11 @@ static double remaining_s(const cpol_t *d, const dr_sched_view_t *v, const dr_jo
     if (!(r > 0))
         return INFINITY;
     double best = dr_perf_best_rate(v->perf, j, dr_perf_runnable(v->perf, v->cluster, j));
-    double sec = dr_size_est_remaining_work(&d->est, v, j, best) / r;
+    /* a deadline is planned on a pessimistic estimate (the q-quantile), so
+     * that it holds about that often whatever the declarations are worth */
+    double w = j->deadline > 0 && d->q > 0 ? dr_size_est_remaining_work_q(&d->est, v, j, best, d->q)
+                                           : dr_size_est_remaining_work(&d->est, v, j, best);
+    double sec = w / r;
     double left = dr_size_est_limit_left_s(v, j);
     if (sec > left)
         sec = left;

@@ -73,12 +73,54 @@ double dr_lognormal_excess(double m, double s, double a)
     return x > 0 && isfinite(x) ? x : 0;
 }
 
-double dr_size_est_remaining_work(const dr_size_est_t *e, const dr_sched_view_t *v,
-                                  const dr_job_t *j, double best_rate)
+/* Inverse of the standard normal CDF for p in (0, 1): Acklam's rational
+ * approximation (relative error below 1.2e-9), fine far into both tails. */
+static double norm_inv(double p)
 {
-    double done = dr_job_work_done(j, v->now);
-    if (!(best_rate > 0))
+    static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,
+                               -2.759285104469687e+02, 1.383577518672690e+02,
+                               -3.066479806614716e+01, 2.506628277459239e+00};
+    static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02,
+                               -1.556989798598866e+02, 6.680131188771972e+01,
+                               -1.328068155288572e+01};
+    static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01,
+                               -2.400758277161838e+00, -2.549732539343734e+00,
+                               4.374664141464968e+00,  2.938163982698783e+00};
+    static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+                               3.754408661907416e+00};
+    if (p <= 0)
+        return -INFINITY;
+    if (p >= 1)
         return INFINITY;
+    if (p < 0.02425) {
+        double q = sqrt(-2 * log(p));
+        return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+               ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+    }
+    if (p > 1 - 0.02425)
+        return -norm_inv(1 - p);
+    double q = p - 0.5, r = q * q;
+    return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+           (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+}
+
+double dr_lognormal_excess_q(double m, double s, double a, double q)
+{
+    if (s < 1e-9) {
+        double x = exp(m);
+        return x > a ? x - a : 0;
+    }
+    /* P(X > x | X > a) = 1 - q  ->  Phi((m - ln x) / s) = (1 - q) Phi((m - ln a) / s) */
+    double tail = a > 0 ? 0.5 * erfc(-((m - log(a)) / s) / M_SQRT2) : 1;
+    double z = -norm_inv((1 - q) * tail);
+    double x = exp(m + s * z) - (a > 0 ? a : 0);
+    return x > 0 && isfinite(x) ? x : 0;
+}
+
+/* The job's lognormal (m, s) in its work units (see the header). */
+static void job_dist(const dr_size_est_t *e, const dr_job_t *j, double best_rate, double *mo,
+                     double *so)
+{
     /* ln size in seconds on the fastest type: the population's distribution
      * (learned), and if the user declared a size, that evidence combined
      * with it (normal prior x normal likelihood: precisions add), so a
@@ -91,8 +133,28 @@ double dr_size_est_remaining_work(const dr_size_est_t *e, const dr_sched_view_t 
         m = (m * pp + md * pd) / (pp + pd);
         s = sqrt(1 / (pp + pd));
     }
-    m += lr;
-    return dr_lognormal_excess(m, s, done);
+    *mo = m + lr;
+    *so = s;
+}
+
+double dr_size_est_remaining_work(const dr_size_est_t *e, const dr_sched_view_t *v,
+                                  const dr_job_t *j, double best_rate)
+{
+    if (!(best_rate > 0))
+        return INFINITY;
+    double m, s;
+    job_dist(e, j, best_rate, &m, &s);
+    return dr_lognormal_excess(m, s, dr_job_work_done(j, v->now));
+}
+
+double dr_size_est_remaining_work_q(const dr_size_est_t *e, const dr_sched_view_t *v,
+                                    const dr_job_t *j, double best_rate, double q)
+{
+    if (!(best_rate > 0))
+        return INFINITY;
+    double m, s;
+    job_dist(e, j, best_rate, &m, &s);
+    return dr_lognormal_excess_q(m, s, dr_job_work_done(j, v->now), q);
 }
 
 double dr_size_est_limit_left_s(const dr_sched_view_t *v, const dr_job_t *j)

@@ -44,9 +44,15 @@ void dr_size_est_learn(dr_size_est_t *e, const dr_sched_view_t *v);
  * its rate on its fastest type (converts undeclared sizes). */
 double dr_size_est_remaining_work(const dr_size_est_t *e, const dr_sched_view_t *v,
                                   const dr_job_t *j, double best_rate);
+/* The q-quantile of the remaining work (0 < q < 1): what a deadline is
+ * planned with, so that it holds with probability about q. */
+double dr_size_est_remaining_work_q(const dr_size_est_t *e, const dr_sched_view_t *v,
+                                    const dr_job_t *j, double best_rate, double q);
 /* Seconds j may still run before its walltime limit (INFINITY if none). */
 double dr_size_est_limit_left_s(const dr_sched_view_t *v, const dr_job_t *j);
 /* E[X - A | X > A] for X lognormal(m, s^2), A >= 0 (exposed for tests). */
 double dr_lognormal_excess(double m, double s, double a);
+/* The q-quantile of X - A given X > A. */
+double dr_lognormal_excess_q(double m, double s, double a, double q);
 
 #endif

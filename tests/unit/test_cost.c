@@ -267,11 +267,18 @@ static void test_cheapest_type_meeting_deadline(void **st)
     add(&wl, 2, 0, 1, k, 3600, 1800);     /* tight: only the B200 makes it */
     tu_workload_ready(&wl, &c);
     dr_sim_result_t r;
-    tu_sim(&c, &wl, "cost", &r);
+    /* planned on the expected size (q=0): with no history a declaration is
+     * trusted to sigma = 1, whose 0.8-quantile (the default plan) is 2.3 h
+     * and would send job 1 to the B200 as well */
+    tu_sim(&c, &wl, "cost:q=0", &r);
     check_log(&r);
     assert_string_equal(ran_on(&r, &c, 1), L40S);
     assert_string_equal(ran_on(&r, &c, 2), B200);
     assert_true(start_s(&r, 1) == 0 && start_s(&r, 2) == 0);
+    dr_sim_result_free(&r);
+    tu_sim(&c, &wl, "cost", &r);
+    assert_string_equal(ran_on(&r, &c, 1), B200);
+    assert_string_equal(ran_on(&r, &c, 2), B200);
     dr_sim_result_free(&r);
 
     /* the references: fastest puts the first on the B200, cheapest puts the

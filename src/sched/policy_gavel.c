@@ -22,7 +22,12 @@
  *                          sorted order with room, i.e. v100 first - and
  *                          drops the randomly drawn type from the list when
  *                          the assigned one fills up; reproduced as it is,
- *                          since that is what its published numbers measured
+ *                          since that is what its published numbers measured,
+ *                          except that no job is bound to a type it cannot
+ *                          run on (rate 0, or nodes that cannot hold it):
+ *                          such a stale type gives way to the drawn one, and
+ *                          such a freed type is not handed to the head of
+ *                          the queue (see alloc_fifo)
  *   fifo_perf              jobs in arrival order get the fastest type with room
  *   max_min_fairness       LAS: every job an equal share of every type (agnostic)
  *   max_min_fairness_perf  Gavel's LAS: an LP maximising the minimum, over jobs,
@@ -266,10 +271,21 @@ static void alloc_fifo(gavel_t *g, const dr_sched_view_t *v)
     size_t q = 0;
     while (q < g->n && g->jobs[q].fifo_type >= 0)
         q++;
-    /* a job that ended hands its type to the head of the queue (base mode) */
+    /* a job that ended hands its type to the head of the queue (base mode).
+     * As in Gavel the head leaves the queue whether or not it fits there
+     * (if not, it waits for the next allocation).  Gavel never asks whether
+     * the head can run on the type at all: handed one where it runs at rate
+     * 0 (ResNet-50 x2+ on a K80) or whose nodes cannot hold its GPUs, it
+     * would be bound there for good and never start.  Such a type is not
+     * offered to it: it keeps its place at the head, so the next freed type
+     * or the loop below gives it one it can run on.  (Popping it like a head
+     * that does not fit could strand it: when the last job to end held such
+     * a type, nothing would ever re-allocate again.) */
     for (size_t f = 0; !perf && f < g->nfreed && q < g->n; f++) {
         gjob_t *head = &g->jobs[q];
         int t = g->freed[f].type;
+        if (!(grate(v, head, (unsigned)t) > 0))
+            continue;
         if (scale_of(head->job) <= avail[t]) {
             head->fifo_type = t;
             avail[t] -= scale_of(head->job);
@@ -314,7 +330,19 @@ static void alloc_fifo(gavel_t *g, const dr_sched_view_t *v)
             }
         } else {
             idx = dr_pyrand_below(&g->fifo_rng, (uint32_t)nc);
-            pick = types[nt - 1]; /* Gavel's stale loop variable (see top) */
+            /* Gavel's stale loop variable (see top): the last type in sorted
+             * order with any room left, whether or not the job fits there -
+             * kept whenever the job can run on it at all (it waits for the
+             * GPUs, as in Gavel).  Where it cannot (rate 0, or no set of
+             * nodes of that type holds its GPUs) it would wait for ever, so
+             * it gets the type drawn above instead: the one Gavel's code
+             * means to assign (the drop below assumes it), as agnostic as
+             * the rest of the policy, with room for the job and a nonzero
+             * rate (cand holds only such types), and the draw Gavel makes
+             * anyway, so the random stream is unchanged. */
+            pick = types[nt - 1];
+            if (!(grate(v, gj, (unsigned)pick) > 0))
+                pick = cand[idx];
         }
         gj->fifo_type = pick;
         avail[pick] -= s;

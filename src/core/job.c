@@ -3,6 +3,7 @@
 #include "drover/job.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -201,57 +202,95 @@ uint64_t dr_alloc_milli(const dr_alloc_t *a)
     return m;
 }
 
-/* "0-99", "1,3,5-7", "0-999:4", each optionally followed by "%N". */
+/* Array limits: the largest index, and the most tasks one spec makes. */
+#define ARRAY_MAX_INDEX 10000000
+#define ARRAY_MAX_TASKS 1000000
+
+/* A decimal number at *p for the part of the spec named what ("range
+ * start", "step"...): digits only, and it must fit in 64 bits. */
+static int array_num(const char *spec, const char **p, const char *what, uint64_t *out,
+                     dr_err_t *err)
+{
+    const char *s = *p;
+    if (!isdigit((unsigned char)*s))
+        return *s ? dr_err_set(err, DR_EINVAL, "array '%s': expected a number for the %s at '%s'",
+                               spec, what, s)
+                  : dr_err_set(err, DR_EINVAL,
+                               "array '%s': expected a number for the %s at the end", spec, what);
+    uint64_t v = 0;
+    for (; isdigit((unsigned char)*s); s++) {
+        uint64_t d = (uint64_t)(*s - '0');
+        if (v > (UINT64_MAX - d) / 10) {
+            size_t len = 0;
+            while (isdigit((unsigned char)(*p)[len]))
+                len++;
+            return dr_err_set(err, DR_EINVAL, "array '%s': %s '%.*s' is too large (over 64 bits)",
+                              spec, what, (int)(len > 40 ? 40 : len), *p);
+        }
+        v = v * 10 + d;
+    }
+    *p = s;
+    *out = v;
+    return DR_OK;
+}
+
+/* "0-99", "1,3,5-7", "0-999:4", each optionally followed by "%N".  The
+ * arithmetic cannot wrap: a range's task count is (end - start) / step + 1
+ * with end bounded, checked against the task limit before anything is
+ * allocated, and a step past the end gives the start alone. */
 int dr_array_parse(const char *spec, uint32_t **idx, size_t *n, uint32_t *throttle, dr_err_t *err)
 {
     const char *p = spec;
     size_t cap = *n;
+    int rc;
     *throttle = 0;
     if (!p || !*p)
         return dr_err_set(err, DR_EINVAL, "array: empty range");
     for (;;) {
-        char *end;
-        if (!isdigit((unsigned char)*p))
-            return dr_err_set(err, DR_EINVAL, "array '%s': expected a number at '%s'", spec, p);
-        unsigned long a = strtoul(p, &end, 10), b = a, step = 1;
-        p = end;
+        uint64_t a = 0, b, step = 1;
+        if ((rc = array_num(spec, &p, "range start", &a, err)) != 0)
+            return rc;
+        b = a;
         if (*p == '-') {
             p++;
-            if (!isdigit((unsigned char)*p))
-                return dr_err_set(err, DR_EINVAL, "array '%s': expected a number after '-'", spec);
-            b = strtoul(p, &end, 10);
-            p = end;
+            if ((rc = array_num(spec, &p, "range end", &b, err)) != 0)
+                return rc;
             if (*p == ':') {
                 p++;
-                if (!isdigit((unsigned char)*p))
-                    return dr_err_set(err, DR_EINVAL, "array '%s': expected a step after ':'",
-                                      spec);
-                step = strtoul(p, &end, 10);
-                p = end;
+                if ((rc = array_num(spec, &p, "step", &step, err)) != 0)
+                    return rc;
                 if (step == 0)
                     return dr_err_set(err, DR_EINVAL, "array '%s': step must be >= 1", spec);
             }
         }
         if (b < a)
-            return dr_err_set(err, DR_EINVAL, "array '%s': range %lu-%lu is descending", spec, a,
-                              b);
-        if (b > 10000000 || (b - a) / step + 1 + *n > 1000000)
-            return dr_err_set(err, DR_ELIMIT, "array '%s': more than 1000000 tasks", spec);
-        for (unsigned long i = a; i <= b; i += step)
-            if (DR_PUSH(*idx, *n, cap, (uint32_t)i) != 0)
-                return dr_err_set(err, DR_ENOMEM, "array: out of memory");
+            return dr_err_set(err, DR_EINVAL, "array '%s': range %llu-%llu is descending", spec,
+                              (unsigned long long)a, (unsigned long long)b);
+        if (b > ARRAY_MAX_INDEX)
+            return dr_err_set(err, DR_ELIMIT, "array '%s': index %llu is above the limit %d", spec,
+                              (unsigned long long)b, ARRAY_MAX_INDEX);
+        uint64_t count = (b - a) / step + 1; /* b - a <= ARRAY_MAX_INDEX, step >= 1 */
+        if (*n > ARRAY_MAX_TASKS || count > ARRAY_MAX_TASKS - *n)
+            return dr_err_set(err, DR_ELIMIT, "array '%s': more than %d tasks", spec,
+                              ARRAY_MAX_TASKS);
+        if (dr_grow((void **)idx, &cap, *n + (size_t)count, sizeof **idx) != 0)
+            return dr_err_set(err, DR_ENOMEM, "array: out of memory");
+        for (uint64_t k = 0; k < count; k++) /* k * step <= b - a: no overflow */
+            (*idx)[(*n)++] = (uint32_t)(a + k * step);
         if (*p == ',') {
             p++;
             continue;
         }
         if (*p == '%') {
             p++;
-            if (!isdigit((unsigned char)*p))
-                return dr_err_set(err, DR_EINVAL, "array '%s': expected a number after '%%'", spec);
-            unsigned long t = strtoul(p, &end, 10);
-            p = end;
-            if (t == 0 || t > UINT32_MAX)
+            uint64_t t = 0;
+            if ((rc = array_num(spec, &p, "throttle", &t, err)) != 0)
+                return rc;
+            if (t == 0)
                 return dr_err_set(err, DR_EINVAL, "array '%s': throttle must be >= 1", spec);
+            if (t > UINT32_MAX)
+                return dr_err_set(err, DR_EINVAL, "array '%s': throttle %llu is above %lu", spec,
+                                  (unsigned long long)t, (unsigned long)UINT32_MAX);
             *throttle = (uint32_t)t;
         }
         if (*p)

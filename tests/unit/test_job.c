@@ -149,6 +149,70 @@ static void test_array(void **st)
     free(idx);
 }
 
+/* Range arithmetic cannot wrap: a step as large as 2^64-1 once made
+ * "100-100:18446744073709551615" count down 100, 99 ... 0 (101 extra tasks,
+ * past the task limit); a huge step now gives the start alone.  Numbers
+ * over 64 bits and a step of 0 are errors that name the part. */
+static void test_array_overflow(void **st)
+{
+    (void)st;
+    uint32_t *idx = NULL, thr = 0;
+    size_t n = 0;
+    dr_err_t err;
+    assert_int_equal(dr_array_parse("0,10,100-100:18446744073709551615", &idx, &n, &thr, &err),
+                     DR_OK);
+    uint32_t want3[] = {0, 10, 100};
+    assert_int_equal(n, 3);
+    assert_memory_equal(idx, want3, sizeof want3);
+    free(idx);
+    idx = NULL, n = 0;
+    assert_int_equal(dr_array_parse("7-10000000:18446744073709551615", &idx, &n, &thr, &err),
+                     DR_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(idx[0], 7);
+    free(idx);
+    idx = NULL, n = 0;
+    /* the last index is reached exactly, and a step just past it stops */
+    assert_int_equal(dr_array_parse("0-10000000:5000000,3-9:7", &idx, &n, &thr, &err), DR_OK);
+    uint32_t want4[] = {0, 5000000, 10000000, 3};
+    assert_int_equal(n, 4);
+    assert_memory_equal(idx, want4, sizeof want4);
+    free(idx);
+    idx = NULL, n = 0;
+
+    struct {
+        const char *spec;
+        int rc;
+        const char *want;
+    } bad[] = {
+        {"0-9:18446744073709551616", DR_EINVAL, "step '18446744073709551616' is too large"},
+        {"0-9:99999999999999999999", DR_EINVAL, "step '99999999999999999999' is too large"},
+        {"18446744073709551616", DR_EINVAL, "range start '18446744073709551616' is too large"},
+        {"1-18446744073709551616", DR_EINVAL, "range end '18446744073709551616' is too large"},
+        {"1%18446744073709551616", DR_EINVAL, "throttle '18446744073709551616' is too large"},
+        {"1%4294967296", DR_EINVAL, "throttle 4294967296 is above 4294967295"},
+        {"0-4:0", DR_EINVAL, "step must be >= 1"},
+        {"0-4:", DR_EINVAL, "expected a number for the step at the end"},
+        {"0-:2", DR_EINVAL, "expected a number for the range end at ':2'"},
+        {"10000001", DR_ELIMIT, "index 10000001 is above the limit 10000000"},
+        {"18446744073709551615", DR_ELIMIT, "index 18446744073709551615 is above the limit"},
+        {"0-1000000", DR_ELIMIT, "more than 1000000 tasks"},
+        {"0-999999,5,6", DR_ELIMIT, "more than 1000000 tasks"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        idx = NULL, n = 0;
+        assert_int_equal(dr_array_parse(bad[i].spec, &idx, &n, &thr, &err), bad[i].rc);
+        tu_assert_contains(err.msg, bad[i].want);
+        tu_assert_contains(err.msg, bad[i].spec);
+        free(idx);
+    }
+    /* the limit is checked before allocating: nothing is appended */
+    idx = NULL, n = 0;
+    assert_int_equal(dr_array_parse("0-10000000", &idx, &n, &thr, &err), DR_ELIMIT);
+    assert_null(idx);
+    assert_int_equal(n, 0);
+}
+
 static void test_duration(void **st)
 {
     (void)st;
@@ -171,9 +235,13 @@ static void test_duration(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_transitions_table), cmocka_unit_test(test_names),
-        cmocka_unit_test(test_validate),          cmocka_unit_test(test_progress),
-        cmocka_unit_test(test_ckpt_progress),     cmocka_unit_test(test_array),
+        cmocka_unit_test(test_transitions_table),
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_validate),
+        cmocka_unit_test(test_progress),
+        cmocka_unit_test(test_ckpt_progress),
+        cmocka_unit_test(test_array),
+        cmocka_unit_test(test_array_overflow),
         cmocka_unit_test(test_duration),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

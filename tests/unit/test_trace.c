@@ -949,6 +949,16 @@ static void test_drover_arrays(void **state)
     assert_int_equal(parse_opts(DR_TRACE_DROVER, "a.csv", text, &o, &wl, &err), 0);
     assert_int_equal(wl.njobs, 3);
     dr_workload_free(&wl);
+
+    /* a step of 2^64-1 once wrapped the index around (103 tasks here) */
+    rc =
+        parse(DR_TRACE_DROVER, "a.csv",
+              "submit_s,duration_s,array\n0,60,\"0,10,100-100:18446744073709551615\"\n", &wl, &err);
+    if (rc != 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(wl.njobs, 3);
+    assert_int_equal(wl.jobs[2].array_index, 100);
+    dr_workload_free(&wl);
 }
 
 static void test_drover_errors(void **state)
@@ -977,6 +987,9 @@ static void test_drover_errors(void **state)
         {",0,1,,,,,,,high,,,,\n", "w.csv:3: priority: 'high' is not a whole number"},
         {",0,1,,,,,,,,5-1,,,\n", "w.csv:3: array '5-1': range 5-1 is descending"},
         {",0,1,,,,,,,,x,,,\n", "w.csv:3: array 'x': expected a number"},
+        {",0,1,,,,,,,,0-9:18446744073709551616,,,\n",
+         "w.csv:3: array '0-9:18446744073709551616': step '18446744073709551616' is too large"},
+        {",0,1,,,,,,,,0-9:0,,,\n", "w.csv:3: array '0-9:0': step must be >= 1"},
         {",0,1,,,,,,,,,7Q,,\n", "w.csv:3: params: '7Q' is not a count"},
         {",0,1,,,,,,,,,,fp64,\n", "w.csv:3: precision: 'fp64' is not fp32, fp16, bf16 or fp8"},
         {",0,1,,,,,,,,,,,-2\n", "w.csv:3: cpus: '-2' must be >= 0"},

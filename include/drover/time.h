@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 
+#include "drover/error.h"
+
 typedef int64_t dr_time_t;
 
 #define DR_NSEC_PER_SEC 1000000000LL
@@ -40,7 +42,10 @@ static inline double dr_time_to_s(dr_time_t t)
 
 /* Parse a duration such as "90", "90s", "15m", "2h", "3d", "1:30:00",
  * "2-12:00:00" (Slurm's days-hours:minutes:seconds).  Plain numbers are
- * seconds.  Returns 0 or DR_EINVAL. */
+ * seconds.  Every part is a plain decimal number (no sign, "nan", "inf" or
+ * hex) and the whole is at most 9e9 seconds.  Returns 0 or DR_EINVAL; the
+ * _err form also says which part is bad and why. */
 int dr_duration_parse(const char *s, dr_time_t *out);
+int dr_duration_parse_err(const char *s, dr_time_t *out, dr_err_t *err);
 
 #endif

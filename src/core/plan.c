@@ -216,6 +216,8 @@ int dr_plan_parse_duration(const char *s, double *seconds)
                      {"weeks", 7 * 86400}};
         for (size_t i = 0; i < sizeof units / sizeof *units; i++)
             if (strcasecmp(end, units[i].unit) == 0) {
+                if (!isfinite(v * units[i].s)) /* "1e308y" */
+                    return DR_EINVAL;
                 *seconds = v * units[i].s;
                 return DR_OK;
             }

@@ -416,71 +416,126 @@ const struct dr_embedded *dr_embedded(const char *name)
     return NULL;
 }
 
-/* Durations: "90", "90s", "15m", "2h", "3d", "1:30:00", "2-12:00:00". */
-int dr_duration_parse(const char *s, dr_time_t *out)
+/* The longest duration, in seconds (~285 years; dr_time_t spans ~292). */
+#define DUR_MAX_S 9.0e9
+
+/* One number of a duration, exactly [b, e), for the part named what:
+ * decimal digits with an optional fraction ("5", "1.5", ".5") and, where
+ * exp is set (the plain-seconds form), an exponent.  No sign, hex, "nan" or "inf", and at
+ * most DUR_MAX_S, so that nothing non-finite reaches dr_time_from_s. */
+static int dur_num(const char *b, const char *e, bool exp, const char *what, double *out,
+                   dr_err_t *err)
 {
-    if (!s)
-        return DR_EINVAL;
+    int len = (int)(e - b > 40 ? 40 : e - b);
+    if (e == b)
+        return dr_err_set(err, DR_EINVAL, "%s: missing", what);
+    const char *q = b;
+    size_t ndigits = 0;
+    for (; q < e && isdigit((unsigned char)*q); q++)
+        ndigits++;
+    if (q < e && *q == '.')
+        for (q++; q < e && isdigit((unsigned char)*q); q++)
+            ndigits++;
+    bool ok = ndigits > 0;
+    if (ok && exp && q < e && (*q == 'e' || *q == 'E')) {
+        if (++q < e && *q == '+')
+            q++;
+        const char *d = q;
+        while (q < e && isdigit((unsigned char)*q))
+            q++;
+        ok = q > d;
+    }
+    if (!ok || q != e)
+        return dr_err_set(err, DR_EINVAL, "%s: '%.*s' is not a number", what, len, b);
+    /* a copy: strtod on b itself might read on ("0x1p3" from the span "0") */
+    char buf[64], *end;
+    if (e - b >= (ptrdiff_t)sizeof buf)
+        return dr_err_set(err, DR_EINVAL, "%s: '%.*s...' is longer than %zu characters", what, len,
+                          b, sizeof buf - 1);
+    memcpy(buf, b, (size_t)(e - b));
+    buf[e - b] = '\0';
+    double v = strtod(buf, &end); /* overflow gives HUGE_VAL, caught below */
+    if (*end || !isfinite(v) || v > DUR_MAX_S)
+        return dr_err_set(err, DR_EINVAL, "%s: '%.*s' is too large", what, len, b);
+    *out = v;
+    return DR_OK;
+}
+
+/* Durations: "90", "90s", "15m", "2h", "3d", "1:30:00", "2-12:00:00". */
+int dr_duration_parse_err(const char *s, dr_time_t *out, dr_err_t *err)
+{
+    if (!s || dr_is_blank(s))
+        return dr_err_set(err, DR_EINVAL, "empty duration");
     while (isspace((unsigned char)*s))
         s++;
-    if (!*s)
-        return DR_EINVAL;
-    if (strchr(s, ':') || strchr(s, '-')) {
+    const char *stop = s + strlen(s);
+    while (isspace((unsigned char)stop[-1]))
+        stop--;
+    int len = (int)(stop - s > 40 ? 40 : stop - s), rc;
+    if (*s == '-')
+        return dr_err_set(err, DR_EINVAL, "'%.*s' is negative", len, s);
+    const char *colon = memchr(s, ':', (size_t)(stop - s));
+    const char *dash = memchr(s, '-', (size_t)((colon ? colon : stop) - s)); /* days come first */
+    double secs = 0;
+    if (dash || colon) {
         /* [days-]hh:mm:ss | mm:ss | days-hh[:mm[:ss]] */
-        double days = 0, parts[3] = {0, 0, 0};
-        const char *p = s;
-        const char *dash = strchr(s, '-');
-        char *end;
+        const char *p = s, *pb[3], *pe[3];
         if (dash) {
-            days = strtod(p, &end);
-            if (end != dash || days < 0)
-                return DR_EINVAL;
+            double days = 0;
+            if ((rc = dur_num(s, dash, false, "days", &days, err)) != 0)
+                return rc;
+            secs = days * 86400;
             p = dash + 1;
         }
         int np = 0;
         for (;;) {
-            if (np == 3 || !isdigit((unsigned char)*p))
-                return DR_EINVAL;
-            parts[np++] = strtod(p, &end);
-            p = end;
-            if (*p == ':') {
+            if (np == 3)
+                return dr_err_set(err, DR_EINVAL, "'%.*s' has more than three ':' parts", len, s);
+            pb[np] = p;
+            while (p < stop && *p != ':')
                 p++;
-                continue;
-            }
-            break;
+            pe[np++] = p;
+            if (p == stop)
+                break;
+            p++;
         }
-        if (!dr_is_blank(p))
-            return DR_EINVAL;
-        double secs;
-        if (dash) /* days-hh, days-hh:mm, days-hh:mm:ss */
-            secs = parts[0] * 3600 + (np > 1 ? parts[1] * 60 : 0) + (np > 2 ? parts[2] : 0);
-        else if (np == 3)
-            secs = parts[0] * 3600 + parts[1] * 60 + parts[2];
-        else if (np == 2)
-            secs = parts[0] * 60 + parts[1];
-        else
-            return DR_EINVAL;
-        *out = dr_time_from_s(days * 86400 + secs);
-        return DR_OK;
+        static const char *const hms[] = {"hours", "minutes", "seconds"};
+        static const double hms_s[] = {3600, 60, 1};
+        int first = dash || np == 3 ? 0 : 1; /* without days, two parts are mm:ss */
+        for (int i = 0; i < np; i++) {
+            double v = 0;
+            if ((rc = dur_num(pb[i], pe[i], false, hms[first + i], &v, err)) != 0)
+                return rc;
+            secs += v * hms_s[first + i];
+        }
+    } else {
+        const char *e = s;
+        while (e < stop && (isdigit((unsigned char)*e) || strchr(".eE+", *e)))
+            e++;
+        if (e == s)
+            return dr_err_set(err, DR_EINVAL, "'%.*s' is not a number", len, s);
+        double v = 0, mult = 1;
+        if ((rc = dur_num(s, e, true, "value", &v, err)) != 0)
+            return rc;
+        if (e < stop) {
+            static const char units[] = "sSmMhHdD";
+            static const double unit_s[] = {1, 1, 60, 60, 3600, 3600, 86400, 86400};
+            const char *u = strchr(units, *e);
+            if (!u || e + 1 != stop)
+                return dr_err_set(err, DR_EINVAL, "unknown unit '%.*s' (s, m, h or d)",
+                                  (int)(stop - e > 40 ? 40 : stop - e), e);
+            mult = unit_s[u - units];
+        }
+        secs = v * mult;
     }
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || errno == ERANGE || v < 0 || isnan(v))
-        return DR_EINVAL;
-    double mult = 1;
-    if (*end == 's' || *end == 'S')
-        end++;
-    else if (*end == 'm' || *end == 'M')
-        mult = 60, end++;
-    else if (*end == 'h' || *end == 'H')
-        mult = 3600, end++;
-    else if (*end == 'd' || *end == 'D')
-        mult = 86400, end++;
-    if (!dr_is_blank(end))
-        return DR_EINVAL;
-    if (v * mult > 9.0e9)
-        return DR_EINVAL;
-    *out = dr_time_from_s(v * mult);
+    if (!(secs <= DUR_MAX_S))
+        return dr_err_set(err, DR_EINVAL, "'%.*s' is too long (at most %.0f seconds)", len, s,
+                          DUR_MAX_S);
+    *out = dr_time_from_s(secs);
     return DR_OK;
+}
+
+int dr_duration_parse(const char *s, dr_time_t *out)
+{
+    return dr_duration_parse_err(s, out, NULL);
 }

@@ -241,9 +241,11 @@ static int drover_row(dr_trace_ctx_t *t, dr_err_t *e, const dr_csv_t *csv, const
 
     if (!dr_is_blank(s = cell(csv, col, D_TLIMIT))) {
         dr_time_t tl;
-        if (dr_duration_parse(s, &tl) != 0)
+        dr_err_t why = {0};
+        if (dr_duration_parse_err(s, &tl, &why) != 0)
             return dr_trace_ferr(e, t, line, "time_limit_s", DR_EINVAL,
-                                 "'%s' is not a duration (seconds, 90m, 2h, 1:30:00...)", s);
+                                 "'%s' is not a duration (seconds, 90m, 2h, 1:30:00...): %s", s,
+                                 why.msg);
         j->time_limit = tl;
     }
     if (!dr_is_blank(s = cell(csv, col, D_ESTIMATE))) {

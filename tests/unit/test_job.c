@@ -232,6 +232,72 @@ static void test_duration(void **st)
         assert_int_equal(dr_duration_parse(bad[i], &t), DR_EINVAL);
 }
 
+/* Every part of a duration is a finite, non-negative decimal number: "nan"
+ * as the days of "nan-01:00:00" once went through strtod into an int64
+ * conversion (undefined; in practice "no limit"), "inf" and "1e400" meant
+ * no limit, and "0x10:00" was 16 minutes. */
+static void test_duration_strict(void **st)
+{
+    (void)st;
+    dr_time_t t = 0;
+    dr_err_t err;
+    struct {
+        const char *s, *want;
+    } bad[] = {
+        {"nan-01:00:00", "days: 'nan' is not a number"},
+        {"inf-01:00:00", "days: 'inf' is not a number"},
+        {"NaN-1", "days: 'NaN' is not a number"},
+        {"1-nan", "hours: 'nan' is not a number"},
+        {"1-inf:00", "hours: 'inf' is not a number"},
+        {"nan:00", "minutes: 'nan' is not a number"},
+        {"1:nan", "seconds: 'nan' is not a number"},
+        {"1:30:nan", "seconds: 'nan' is not a number"},
+        {"1:00:-5", "seconds: '-5' is not a number"},
+        {"0x10:00", "minutes: '0x10' is not a number"},
+        {"1e400:00", "minutes: '1e400' is not a number"},
+        {"1:00:1e400", "seconds: '1e400' is not a number"},
+        {"99999999999-00:00:00", "days: '99999999999' is too large"},
+        {"1:99999999999:00", "minutes: '99999999999' is too large"},
+        {"0-2500000:00:01", "is too long (at most 9000000000 seconds)"},
+        {"104167-00:00:00", "is too long"},
+        {"-01:00:00", "'-01:00:00' is negative"},
+        {"-0", "is negative"},
+        {"nan", "'nan' is not a number"},
+        {"inf", "'inf' is not a number"},
+        {"infinity", "'infinity' is not a number"},
+        {"1e400", "value: '1e400' is too large"},
+        {"1e10", "value: '1e10' is too large"},
+        {"0x1p3", "unknown unit 'x1p3'"},
+        {"+5", "value: '+5' is not a number"},
+        {"2600000h", "is too long"},
+        {"5q", "unknown unit 'q'"},
+        {"1:2:3:4", "more than three ':' parts"},
+        {"1-", "hours: missing"},
+        {"", "empty duration"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        memset(&err, 0, sizeof err);
+        if (dr_duration_parse_err(bad[i].s, &t, &err) != DR_EINVAL)
+            fail_msg("'%s' was accepted (%lld ns)", bad[i].s, (long long)t);
+        tu_assert_contains(err.msg, bad[i].want);
+        assert_int_equal(dr_duration_parse(bad[i].s, &t), DR_EINVAL);
+    }
+    /* what is still accepted: fractions, exponents in the plain form, the
+     * largest duration exactly, surrounding blanks */
+    assert_int_equal(dr_duration_parse_err("1:30.5", &t, &err), DR_OK);
+    assert_true(t == 90500000000LL);
+    assert_int_equal(dr_duration_parse_err("1.5-00:00", &t, &err), DR_OK);
+    assert_true(t == 129600 * DR_NSEC_PER_SEC);
+    assert_int_equal(dr_duration_parse_err(".5h", &t, &err), DR_OK);
+    assert_true(t == 1800 * DR_NSEC_PER_SEC);
+    assert_int_equal(dr_duration_parse_err("1e3", &t, &err), DR_OK);
+    assert_true(t == 1000 * DR_NSEC_PER_SEC);
+    assert_int_equal(dr_duration_parse_err("0-2500000:00:00", &t, &err), DR_OK);
+    assert_true(t == 9000000000LL * DR_NSEC_PER_SEC);
+    assert_int_equal(dr_duration_parse_err(" 2-12 ", &t, &err), DR_OK);
+    assert_true(t == (2 * 86400 + 12 * 3600) * DR_NSEC_PER_SEC);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -242,6 +308,7 @@ int main(void)
         cmocka_unit_test(test_ckpt_progress),
         cmocka_unit_test(test_array),
         cmocka_unit_test(test_array_overflow),
+        cmocka_unit_test(test_duration_strict),
         cmocka_unit_test(test_duration),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

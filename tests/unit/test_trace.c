@@ -983,6 +983,10 @@ static void test_drover_errors(void **state)
         {",0,1,,,,1001,,,,,,,\n", "w.csv:3: gpu_milli: '1001' must be <= 1000"},
         {",0,1,,1.5,,,,,,,,,\n", "w.csv:3: nodes: '1.5' is not a whole number"},
         {",0,1,,,,,soon,,,,,,\n", "w.csv:3: time_limit_s: 'soon' is not a duration"},
+        {",0,1,,,,,nan-01:00:00,,,,,,\n",
+         "w.csv:3: time_limit_s: 'nan-01:00:00' is not a duration (seconds, 90m, 2h, 1:30:00...): "
+         "days: 'nan' is not a number"},
+        {",0,1,,,,,1e400:00,,,,,,\n", "time_limit_s: '1e400:00' is not a duration"},
         {",50,1,,,,,,40,,,,,\n", "w.csv:3: deadline_s: '40' must be after submit_s '50'"},
         {",0,1,,,,,,,high,,,,\n", "w.csv:3: priority: 'high' is not a whole number"},
         {",0,1,,,,,,,,5-1,,,\n", "w.csv:3: array '5-1': range 5-1 is descending"},

@@ -546,7 +546,7 @@ int dr_sched_pass(dr_sched_t *s, dr_time_t now, dr_pass_result_t *res, dr_err_t 
         qsort(s->fresh, nf, sizeof *s->fresh, cmp_slot);
     dr_sched_view_t v = {
         .cluster = s->c,
-        .pending = s->pq + s->head,
+        .pending = s->pq ? s->pq + s->head : NULL, /* no queue yet: NULL + 0 is UB */
         .npending = s->tail - s->head,
         .running = s->run,
         .nrunning = s->nrun,
@@ -701,7 +701,7 @@ size_t dr_sched_nrunning(const dr_sched_t *s)
 
 dr_job_t *const *dr_sched_pending(const dr_sched_t *s)
 {
-    return s->pq + s->head;
+    return s->pq ? s->pq + s->head : NULL;
 }
 
 const dr_eventlog_t *dr_sched_log(const dr_sched_t *s)

@@ -130,4 +130,27 @@ else
     bad "lenient: $(cat "$T/err") $(head -c 300 "$T/l.json")"
 fi
 
+# a first job that can never fit (9 GPUs on 8-GPU nodes) is rejected, not a
+# crash: the sanitizer build once aborted on NULL + 0 in dr_sched_pass
+printf 'submit_s,duration_s,gpus_per_node\n0,60,9\n' >"$T/nofit.csv"
+if "$DROVER" sim --cluster mixed-modern --trace "drover:$T/nofit.csv" --policy fifo,backfill,drover \
+    --json --quiet >"$T/nofit.json" 2>"$T/err" &&
+    jq -e 'all(.policies[]; .jobs == 1 and .failed == 1 and .rejected == 1)' "$T/nofit.json" \
+        >/dev/null; then
+    ok "first job never fits: rejected"
+else
+    bad "first job never fits: $(cat "$T/err") $(head -c 300 "$T/nofit.json")"
+fi
+# a huge array step gives the first index only (it once wrapped: 103 jobs)
+printf 'submit_s,duration_s,array\n0,60,"0,10,100-100:18446744073709551615"\n' >"$T/step.csv"
+if "$DROVER" sim --cluster mixed-modern --trace "drover:$T/step.csv" --policy fifo --json --quiet \
+    >"$T/step.json" 2>"$T/err" && [ "$(jq '.policies[0].jobs' "$T/step.json")" = 3 ]; then
+    ok "huge array step"
+else
+    bad "huge array step: $(cat "$T/err") $(head -c 300 "$T/step.json")"
+fi
+printf 'submit_s,duration_s,time_limit_s\n0,60,nan-01:00:00\n' >"$T/nan.csv"
+expect_fail "NaN days in a time limit" 1 "time_limit_s: 'nan-01:00:00' is not a duration" -- \
+    sim --cluster mixed-modern --trace "drover:$T/nan.csv" --policy fifo
+
 finish

@@ -535,6 +535,62 @@ static void test_driver_api(void **st)
     dr_cluster_free(&c);
 }
 
+/* A first job that can never fit is rejected at submit and never queued,
+ * so the queue array is still unallocated at the first pass; building the
+ * policy's view once computed NULL + 0 (undefined; the ASan+UBSan build
+ * aborted in dr_sched_pass).  The rejection must be a clean FAILED job under
+ * every policy, alone and with a job that fits after it. */
+static void test_first_job_never_fits(void **st)
+{
+    (void)st;
+    dr_cluster_t c;
+    tu_cluster(&c, "NodeName=n[1-2] Gpus=H100:8 Cpus=64 MemGB=512\n");
+    dr_sched_t *s;
+    dr_sched_opts_t so = {.policy = "fifo", .placement = DR_PLACE_BEST_FIT};
+    dr_err_t err;
+    assert_int_equal(dr_sched_create(&s, &c, &so, &err), DR_OK);
+    dr_job_t big;
+    dr_job_init(&big);
+    big.id = 1;
+    big.work_declared = 60;
+    big.req.nodes = 1;
+    big.req.gpus_per_node = 9;
+    assert_int_equal(dr_sched_submit(s, &big, 0, &err), DR_ENOSPC);
+    tu_assert_contains(err.msg, "job 1 can never run here");
+    assert_int_equal(big.state, DR_JOB_FAILED);
+    dr_pass_result_t pr = {0};
+    assert_int_equal(dr_sched_pass(s, 0, &pr, &err), DR_OK);
+    assert_int_equal(pr.nstarted, 0);
+    assert_int_equal(dr_sched_npending(s), 0);
+    (void)dr_sched_pending(s); /* no queue yet: must not compute NULL + 0 either */
+    dr_pass_result_free(&pr);
+    dr_sched_destroy(s);
+
+    static const char *const pols[] = {"fifo",     "backfill",  "sjf",  "srtf",
+                                       "drover",   "fifo_perf", "cost", "fastest",
+                                       "cheapest", "gavel_fifo"};
+    for (size_t p = 0; p < sizeof pols / sizeof *pols; p++)
+        for (int with_small = 0; with_small < 2; with_small++) {
+            dr_workload_t wl;
+            dr_workload_init(&wl);
+            add(&wl, 1, 0, 1, 9, 60, 0);
+            if (with_small)
+                add(&wl, 2, 5, 1, 1, 60, 0);
+            tu_workload_ready(&wl, &c);
+            dr_sim_result_t res;
+            tu_sim(&c, &wl, pols[p], &res);
+            check_invariants(&res, true);
+            if (tu_job(&res, 1)->state != DR_JOB_FAILED)
+                fail_msg("%s: the 9-GPU job is %s, not failed", pols[p],
+                         dr_job_state_name(tu_job(&res, 1)->state));
+            if (with_small && tu_job(&res, 2)->state != DR_JOB_COMPLETED)
+                fail_msg("%s: the 1-GPU job did not complete", pols[p]);
+            dr_sim_result_free(&res);
+            dr_workload_free(&wl);
+        }
+    dr_cluster_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -548,6 +604,7 @@ int main(void)
         cmocka_unit_test(test_failures_and_determinism),
         cmocka_unit_test(test_failures_until_end_of_time),
         cmocka_unit_test(test_driver_api),
+        cmocka_unit_test(test_first_job_never_fits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -80,23 +80,48 @@ int dr_sim_run(const dr_cluster_t *cluster, const dr_workload_t *wl, const dr_si
 void dr_sim_result_free(dr_sim_result_t *r);
 
 /* Figures over a window of job ids (Gavel measures jobs 4000-5000, or
- * 300-799 in short runs), beside the physical lower bound: every job alone
- * on its fastest GPU type, never queued. */
+ * 300-799 in short runs), beside the physical lower bound.
+ *
+ *  - JCT = completion time - submit time.
+ *  - A job's lower bound = its true work / its best rate over the GPU types
+ *    it can run on: the job alone on its fastest GPU type, never queued.
+ *    Not achievable in general (jobs compete for the fastest type).
+ *  - slowdown = JCT / the job's own lower bound (1 = as fast as possible).
+ *  - Finish-time fairness (FTF; Themis, Mahajan et al. NSDI 2020): JCT over
+ *    the time the job would take with a 1/N share of the cluster, N = jobs
+ *    in the system when it arrived (itself included):
+ *        FTF = JCT / (work / (s * sum_k (G_k / G) * rate_k)),
+ *        s = min(1, G / (N * g)),
+ *    G = the cluster's on-prem GPUs, G_k those of type k (k over the types
+ *    the job can run on), g = the GPUs the job asks for: its share, spread
+ *    over the types in proportion to their counts, never more than its own
+ *    g GPUs.  Below 1 is better than a fair share.
+ *
+ * Every average, percentile and the lower bound are over the same jobs:
+ * the `measured` ones, the window's completed jobs that have a lower bound
+ * (all of them, unless one could run on no GPU type: a CPU-only job on a
+ * cluster without GPUs, say).  FTF skips jobs with no on-prem share (they
+ * can run only on elastic-pool types). */
 typedef struct dr_window_stats {
-    size_t jobs, completed;
+    size_t jobs;       /* in the window */
+    size_t completed;  /* of them, completed */
+    size_t unfinished; /* not ended when the run stopped (jobs - completed - unfinished
+                          ended otherwise: failed, cancelled, timed out) */
+    size_t measured;   /* completed jobs with a lower bound: every figure below is over them */
     double avg_jct_s, p50_jct_s, p99_jct_s;
     double makespan_s;                               /* first window submit to last window end */
-    double lower_bound_avg_jct_s;                    /* mean of work / best rate */
+    double lower_bound_avg_jct_s;                    /* mean of lower bounds (measured jobs) */
     double avg_slowdown, p99_slowdown, max_slowdown; /* JCT / own lower bound */
-    /* Finish-time fairness (Themis, Mahajan et al. NSDI 2020): JCT over the
-     * time the job would take with a 1/N share of the cluster (N = jobs in
-     * the system when it arrived, the share spread over the GPU types in
-     * proportion to their counts).  Below 1 is better than a fair share. */
-    double avg_ftf, max_ftf;
+    double avg_ftf, max_ftf;                         /* finish-time fairness */
 } dr_window_stats_t;
 
-/* Stats for jobs first <= id <= last (0, 0 = all jobs) of a finished run. */
+/* Stats for jobs first <= id <= last (0, 0 = all jobs) of a finished run of
+ * wl (r->jobs[i] is wl->jobs[i] after the run). */
 int dr_window_stats(const dr_sim_result_t *r, const dr_cluster_t *c, const dr_workload_t *wl,
                     uint64_t first, uint64_t last, dr_window_stats_t *out, dr_err_t *err);
+
+/* Every job's lower bound in seconds (above), lb[i] for wl->jobs[i]; NAN for
+ * a job that can run on no GPU type. */
+int dr_lower_bounds(const dr_cluster_t *c, const dr_workload_t *wl, double *lb, dr_err_t *err);
 
 #endif

@@ -2,7 +2,9 @@
  * next to the physical lower bound.  This is how the Gavel benchmark is
  * scored: the lower bound (each job alone on its fastest GPU type, never
  * queued) says how much room any scheduler had left, and the slowdown
- * percentiles say whether speed was bought by starving long jobs. */
+ * percentiles say whether speed was bought by starving long jobs.  The
+ * definitions are in drover/sim.h; every figure is over the same jobs (the
+ * completed ones), the lower bound included. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,16 +46,41 @@ static size_t count_le(const dr_time_t *t, size_t n, dr_time_t x)
     return lo;
 }
 
-/* The work job i really did (the result's jobs are aligned with wl's). */
+/* A job's true amount of work (work units of its perf class): the
+ * simulator's truth, aligned with wl->jobs (and the result's jobs). */
 static double true_work(const dr_workload_t *wl, size_t i)
 {
     return i < wl->njobs ? wl->work[i] : NAN;
+}
+
+/* wl->jobs[i] alone on its fastest GPU type, never queued; NAN if it can
+ * run on no type. */
+static double lower_bound_s(const dr_perf_view_t *pv, const dr_cluster_t *c,
+                            const dr_workload_t *wl, size_t i)
+{
+    const dr_job_t *j = &wl->jobs[i];
+    double best = dr_perf_best_rate(pv, j, dr_perf_runnable(pv, c, j));
+    return best > 0 ? true_work(wl, i) / best : NAN;
+}
+
+int dr_lower_bounds(const dr_cluster_t *c, const dr_workload_t *wl, double *lb, dr_err_t *err)
+{
+    dr_perf_view_t pv = {.table = &wl->perf};
+    int rc = dr_perf_bind(&wl->perf, c, pv.map, err);
+    if (rc != DR_OK)
+        return rc;
+    for (size_t i = 0; i < wl->njobs; i++)
+        lb[i] = lower_bound_s(&pv, c, wl, i);
+    return DR_OK;
 }
 
 int dr_window_stats(const dr_sim_result_t *r, const dr_cluster_t *c, const dr_workload_t *wl,
                     uint64_t first, uint64_t last, dr_window_stats_t *out, dr_err_t *err)
 {
     memset(out, 0, sizeof *out);
+    if (r->njobs != wl->njobs)
+        return dr_err_set(err, DR_EINVAL, "window stats: the run has %zu jobs, the workload %zu",
+                          r->njobs, wl->njobs);
     dr_perf_view_t pv = {.table = &wl->perf};
     int rc = dr_perf_bind(&wl->perf, c, pv.map, err);
     if (rc != DR_OK)
@@ -78,7 +105,7 @@ int dr_window_stats(const dr_sim_result_t *r, const dr_cluster_t *c, const dr_wo
     double G = (double)dr_cluster_total_gpus(c, -1);
     dr_time_t t0 = DR_TIME_NEVER, t1 = 0;
     double sum_jct = 0, sum_lb = 0, sum_slow = 0, sum_ftf = 0;
-    size_t nc = 0;
+    size_t nc = 0, nftf = 0;
     for (size_t i = 0; i < n; i++) {
         const dr_job_t *j = &r->jobs[i];
         if (last && (j->id < first || j->id > last))
@@ -86,24 +113,28 @@ int dr_window_stats(const dr_sim_result_t *r, const dr_cluster_t *c, const dr_wo
         out->jobs++;
         if (j->submit < t0)
             t0 = j->submit;
-        dr_typemask_t run = dr_perf_runnable(&pv, c, j);
-        double best = dr_perf_best_rate(&pv, j, run);
-        if (best <= 0)
-            continue; /* can run nowhere: no lower bound */
-        double lb = true_work(wl, i) / best;
-        sum_lb += lb;
+        if (!dr_job_state_terminal(j->state))
+            out->unfinished++;
         if (j->state != DR_JOB_COMPLETED)
             continue;
+        out->completed++;
+        /* the lower bound over exactly the jobs whose JCT is averaged */
+        double lb = lower_bound_s(&pv, c, wl, i);
+        if (isnan(lb))
+            continue; /* can run on no GPU type: nothing to compare with */
         double t = dr_time_to_s(j->end - j->submit);
         if (j->end > t1)
             t1 = j->end;
         jct[nc] = t;
         slow[nc] = lb > 0 ? t / lb : 1;
         sum_jct += t;
+        sum_lb += lb;
         sum_slow += slow[nc];
+        nc++;
         /* finish-time fairness against a 1/N share of the cluster */
+        dr_typemask_t run = dr_perf_runnable(&pv, c, j);
         double mix = 0;
-        for (size_t k = 0; k < c->ntypes; k++)
+        for (size_t k = 0; k < c->ntypes && G > 0; k++)
             if (run >> k & 1)
                 mix += (double)dr_cluster_total_gpus(c, (int)k) / G *
                        dr_perf_rate(&pv, j, (unsigned)k);
@@ -112,30 +143,37 @@ int dr_window_stats(const dr_sim_result_t *r, const dr_cluster_t *c, const dr_wo
         double share = active ? G / ((double)active * (gpus > 0 ? gpus : 1)) : 1;
         if (share > 1)
             share = 1;
-        double ftf = mix > 0 ? t / (true_work(wl, i) / (share * mix)) : NAN;
+        double work = true_work(wl, i);
+        if (!(mix > 0) || !(work > 0))
+            continue; /* no on-prem share (pool-only types) or no work: no FTF */
+        double ftf = t / (work / (share * mix));
         sum_ftf += ftf;
+        nftf++;
         if (ftf > out->max_ftf)
             out->max_ftf = ftf;
-        nc++;
     }
-    out->completed = nc;
+    out->measured = nc;
     if (nc) {
+        out->makespan_s = dr_time_to_s(t1 - t0);
         qsort(jct, nc, sizeof *jct, cmp_d);
         qsort(slow, nc, sizeof *slow, cmp_d);
         out->avg_jct_s = sum_jct / (double)nc;
         out->p50_jct_s = pct(jct, nc, 50);
         out->p99_jct_s = pct(jct, nc, 99);
+        out->lower_bound_avg_jct_s = sum_lb / (double)nc;
         out->avg_slowdown = sum_slow / (double)nc;
         out->p99_slowdown = pct(slow, nc, 99);
         out->max_slowdown = slow[nc - 1];
-        out->avg_ftf = sum_ftf / (double)nc;
-        out->makespan_s = dr_time_to_s(t1 - t0);
     } else {
         out->avg_jct_s = out->p50_jct_s = out->p99_jct_s = NAN;
+        out->lower_bound_avg_jct_s = NAN;
         out->avg_slowdown = out->p99_slowdown = out->max_slowdown = NAN;
+    }
+    if (nftf) {
+        out->avg_ftf = sum_ftf / (double)nftf;
+    } else {
         out->avg_ftf = out->max_ftf = NAN;
     }
-    out->lower_bound_avg_jct_s = out->jobs ? sum_lb / (double)out->jobs : NAN;
 out:
     free(jct);
     free(slow);

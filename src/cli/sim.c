@@ -105,30 +105,6 @@ static json_t *jnum(double v)
     return isfinite(v) ? json_real(v) : json_null();
 }
 
-static void print_window_table(const dr_report_t *reps, const dr_window_stats_t *w, size_t n,
-                               bool window)
-{
-    printf("\n%-24s", window ? "window (vs lower bound)" : "vs lower bound");
-    for (size_t i = 0; i < n; i++)
-        printf("  %12s", reps[i].policy);
-    printf("\n%-24s", "lower bound avg JCT");
-    for (size_t i = 0; i < n; i++)
-        printf("  %10.2f h", w[i].lower_bound_avg_jct_s / 3600);
-    printf("\n%-24s", "avg JCT / lower bound");
-    for (size_t i = 0; i < n; i++)
-        printf("  %12.3f", w[i].avg_jct_s / w[i].lower_bound_avg_jct_s);
-    printf("\n%-24s", "slowdown p99");
-    for (size_t i = 0; i < n; i++)
-        printf("  %12.2f", w[i].p99_slowdown);
-    printf("\n%-24s", "slowdown max");
-    for (size_t i = 0; i < n; i++)
-        printf("  %12.2f", w[i].max_slowdown);
-    printf("\n%-24s", "finish-time fairness max");
-    for (size_t i = 0; i < n; i++)
-        printf("  %12.2f", w[i].max_ftf);
-    printf("\n");
-}
-
 static char *augment_json(const char *json, const double *wall, size_t n, size_t skipped,
                           const dr_sim_result_t *res, const dr_window_stats_t *win,
                           const char *size_mode, double restart_s)
@@ -143,6 +119,7 @@ static char *augment_json(const char *json, const double *wall, size_t n, size_t
         json_object_set_new(o, "sim_wall_s", json_real(wall[i]));
         json_object_set_new(o, "sched_passes", json_integer((json_int_t)res[i].stats.passes));
         json_object_set_new(o, "node_failures", json_integer((json_int_t)res[i].node_failures));
+        json_object_set_new(o, "spot_losses", json_integer((json_int_t)res[i].spot_losses));
         json_object_set_new(o, "shard_starts", json_integer((json_int_t)res[i].stats.shard_starts));
         json_object_set_new(o, "locality_hits",
                             json_integer((json_int_t)res[i].stats.locality_hits));
@@ -151,6 +128,13 @@ static char *augment_json(const char *json, const double *wall, size_t n, size_t
             json_object_set_new(by_loc, dr_locality_name((dr_locality_t)l),
                                 json_integer((json_int_t)res[i].stats.starts_by_locality[l]));
         json_object_set_new(o, "starts_by_locality", by_loc);
+        /* the lower bound and every figure beside it are over the same jobs:
+         * the window's completed ones with a lower bound ("measured") */
+        json_object_set_new(o, "window_jobs", json_integer((json_int_t)win[i].jobs));
+        json_object_set_new(o, "window_completed", json_integer((json_int_t)win[i].completed));
+        json_object_set_new(o, "window_unfinished", json_integer((json_int_t)win[i].unfinished));
+        json_object_set_new(o, "window_measured", json_integer((json_int_t)win[i].measured));
+        json_object_set_new(o, "window_avg_jct_s", jnum(win[i].avg_jct_s));
         json_object_set_new(o, "lower_bound_avg_jct_s", jnum(win[i].lower_bound_avg_jct_s));
         json_object_set_new(o, "avg_slowdown", jnum(win[i].avg_slowdown));
         json_object_set_new(o, "p99_slowdown", jnum(win[i].p99_slowdown));
@@ -550,6 +534,7 @@ int cli_sim(int argc, char **argv)
             dr_window_stats(&res[i], &cluster, &wl, so.stop_first, so.stop_last, &win[i], &err) !=
                 0)
             goto fail;
+        dr_report_add_sim(&reps[i], &cluster, &res[i], &win[i], have_window);
         nrep = i + 1;
         if (!quiet)
             fprintf(stderr, "drover sim: %s: %.2f s wall, %llu scheduling passes\n", pols[i],
@@ -578,26 +563,6 @@ int cli_sim(int argc, char **argv)
         if (t)
             fputs(t, stdout);
         free(t);
-        print_window_table(reps, win, nrep, have_window);
-        if (cluster.npools) {
-            printf("\n%-24s", "cloud (elastic pools)");
-            for (size_t i = 0; i < nrep; i++)
-                printf("  %12s", reps[i].policy);
-            printf("\n%-24s", "nodes provisioned");
-            for (size_t i = 0; i < nrep; i++)
-                printf("  %12llu", (unsigned long long)res[i].provisions);
-            printf("\n%-24s", "cloud GPU-hours billed");
-            for (size_t i = 0; i < nrep; i++)
-                printf("  %12.1f", res[i].cloud_gpu_hours);
-            printf("\n%-24s", "cloud cost");
-            for (size_t i = 0; i < nrep; i++)
-                printf("  %11.2f$", res[i].cloud_cost_usd);
-            printf("\n%-24s", "total cost");
-            for (size_t i = 0; i < nrep; i++)
-                printf("  %11.2f$",
-                       reps[i].cost_usd - res[i].cloud_busy_list_usd + res[i].cloud_cost_usd);
-            printf("\n");
-        }
         if (wl.skipped)
             printf("\n%zu malformed trace rows were skipped (--lenient).\n", wl.skipped);
     }

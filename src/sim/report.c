@@ -28,16 +28,28 @@
  *  - t0 = the earliest of the first record's time and the submit times of the
  *    jobs that appear in the log; t_end = the last record's time;
  *    makespan = t_end - t0 (0 if the log is empty).
- *  - GPUs of a type = dr_cluster_total_gpus(c, type) (GPUs on UP/DRAIN nodes);
- *    all GPUs = their sum.  gpu_util = busy GPU-s / (GPUs x makespan), overall
- *    and per type (0 when makespan is 0; NAN when a type with no GPUs in the
- *    cluster was used anyway, e.g. by unprovisioned pool nodes).
- *  - gpu_hours = busy GPU-s / 3600.  cost per type = gpu_hours x price_hr;
- *    a used type (gpu_hours > 0) with a NAN price has cost NAN and sets
- *    cost_incomplete; an unused type costs 0.  The total sums the known
- *    types.  Energy per type = tdp_w x busy GPU-hours / 1000 (kWh), with NAN
+ *  - GPUs of a type = the GPUs of that type on on-prem nodes (not in an
+ *    elastic pool) that are UP or DRAIN; gpus = their sum.  gpu_util =
+ *    on-prem busy GPU-s / (gpus x makespan), overall and per type, so it is
+ *    at most 1 (0 when makespan is 0; NAN when a type with no on-prem GPUs
+ *    was used on-prem).  On-prem busy = busy - the GPU-s jobs held on pool
+ *    nodes, which only the simulator knows (dr_report_add_sim): until it is
+ *    added, a cluster with pools has NAN gpu_util and NAN util for the
+ *    pools' types; pools of several types leave those types NAN for good
+ *    (the pool figure is a total).  pool_util = pool busy GPU-hours / pool
+ *    GPU-hours billed.
+ *  - deadlines: jobs with job.deadline > 0.  met = the ->COMPLETED record is
+ *    at or before the deadline; missed = completed later, ended otherwise
+ *    (failed, cancelled, timeout), or not ended when the log ends after the
+ *    deadline.  The rest are open.
+ *  - gpu_hours = busy GPU-s / 3600 (pool nodes included).  cost per type =
+ *    gpu_hours x price_hr; a used type (gpu_hours > 0) with a NAN price has
+ *    cost NAN and sets cost_incomplete; an unused type costs 0.  The total
+ *    sums the known types.  Energy per type = tdp_w x busy GPU-hours / 1000 (kWh), with NAN
  *    and energy_incomplete likewise.
- *  - util_series: fraction of all GPUs busy, a step function changing at
+ *  - util_series: busy GPUs / (gpus + every pool at its MaxNodes), so pool
+ *    nodes count in both and it stays at most 1 (without pools: the
+ *    fraction of the on-prem GPUs busy), a step function changing at
  *    every record time; queue_series: the number of pending jobs, where a job
  *    is pending from its submit record, and after each ->PENDING record,
  *    until its next record that is not ->PENDING (->STARTING or a terminal
@@ -56,6 +68,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "drover/sim.h"
 
 #define DR_REPORT_DEFAULT_POINTS 400
 
@@ -291,25 +305,79 @@ static int dr_report_series(dr_report_t *r, const dr_job_t *jobs, const dr_event
 
 /* --- the report --- */
 
+/* busy GPU-s / (gpus x makespan), with the edge cases of the header */
+static double dr_report_util_of(double busy_s, uint64_t gpus, double makespan_s)
+{
+    if (makespan_s <= 0)
+        return 0;
+    if (isnan(busy_s))
+        return NAN;
+    if (busy_s < 1e-6)
+        busy_s = 0; /* rounding left over from subtracting the pool hours */
+    if (gpus == 0)
+        return busy_s > 0 ? NAN : 0;
+    return busy_s / ((double)gpus * makespan_s);
+}
+
+/* Utilisation of the on-prem GPUs, overall and per type, from the busy
+ * hours per type and r->pool_busy_gpu_hours (NAN = unknown). */
+static void dr_report_util(dr_report_t *r, const dr_cluster_t *c)
+{
+    uint64_t pooled = 0; /* GPU types that elastic pools have */
+    for (size_t p = 0; p < c->npools; p++)
+        if (c->pools[p].type < DR_MAX_GPU_TYPES)
+            pooled |= 1ULL << c->pools[p].type;
+    bool one_type = pooled && !(pooled & (pooled - 1));
+    double pool_s = r->pools ? r->pool_busy_gpu_hours * 3600.0 : 0;
+    double busy_s = 0;
+    for (size_t t = 0; t < r->ntypes; t++) {
+        dr_report_type_t *rt = &r->types[t];
+        double s = rt->gpu_hours * 3600.0;
+        busy_s += s;
+        /* on-prem busy of a pool type: all but the pool hours when the pools
+         * have only this type; unknown with several (unless it was unused) */
+        if ((pooled >> t & 1) && s > 0)
+            s = one_type ? s - pool_s : NAN;
+        rt->util = dr_report_util_of(s, rt->gpus, r->makespan_s);
+    }
+    r->gpu_util = dr_report_util_of(busy_s - pool_s, r->gpus, r->makespan_s);
+    if (!r->pools)
+        r->pool_util = 0;
+    else if (r->pool_billed_gpu_hours > 0)
+        r->pool_util = r->pool_busy_gpu_hours / r->pool_billed_gpu_hours;
+    else /* nothing billed: idle pools, or (NAN) not known yet */
+        r->pool_util = r->pool_busy_gpu_hours == 0 ? 0 : NAN;
+}
+
+/* On-prem GPUs (nodes outside pools, UP or DRAIN) of type t, or of all types if t < 0. */
+static uint64_t dr_report_onprem_gpus(const dr_cluster_t *c, int t)
+{
+    if (!c->npools)
+        return dr_cluster_total_gpus(c, t);
+    uint64_t g = 0;
+    for (size_t i = 0; i < c->nnodes; i++) {
+        const dr_node_t *n = &c->nodes[i];
+        if (n->pool < 0 && n->ngpus && (t < 0 || n->type == (unsigned)t) &&
+            (n->state == DR_NODE_UP || n->state == DR_NODE_DRAIN))
+            g += n->ngpus;
+    }
+    return g;
+}
+
 static void dr_report_types(dr_report_t *r, const dr_cluster_t *c, const double *busy_ms)
 {
-    uint64_t total_gpus = 0;
     double total_s = 0;
     r->ntypes = c->ntypes;
+    r->pools = c->npools > 0;
+    r->pool_busy_gpu_hours = r->pool_billed_gpu_hours = r->pools ? NAN : 0;
     for (size_t t = 0; t < c->ntypes; t++) {
         dr_report_type_t *rt = &r->types[t];
         const dr_gpu_spec_t *g = &c->types[t];
         double gpu_s = busy_ms[t] / 1000.0;
         snprintf(rt->name, sizeof rt->name, "%s", g->name);
-        rt->gpus = dr_cluster_total_gpus(c, (int)t);
-        total_gpus += rt->gpus;
+        rt->gpus = dr_report_onprem_gpus(c, (int)t);
+        r->gpus += rt->gpus;
         total_s += gpu_s;
-        if (r->makespan_s <= 0)
-            rt->util = 0;
-        else if (rt->gpus == 0)
-            rt->util = gpu_s > 0 ? NAN : 0;
-        else
-            rt->util = gpu_s / ((double)rt->gpus * r->makespan_s);
         rt->gpu_hours = gpu_s / 3600.0;
         rt->cost_usd = 0;
         rt->energy_kwh = 0;
@@ -327,12 +395,7 @@ static void dr_report_types(dr_report_t *r, const dr_cluster_t *c, const double 
             r->energy_kwh += rt->energy_kwh;
     }
     r->gpu_hours = total_s / 3600.0;
-    if (r->makespan_s <= 0)
-        r->gpu_util = 0;
-    else if (total_gpus == 0)
-        r->gpu_util = total_s > 0 ? NAN : 0;
-    else
-        r->gpu_util = total_s / ((double)total_gpus * r->makespan_s);
+    dr_report_util(r, c);
 }
 
 int dr_report_compute(dr_report_t *r, const char *policy, const dr_cluster_t *c,
@@ -423,7 +486,15 @@ int dr_report_compute(dr_report_t *r, const char *policy, const dr_cluster_t *c,
         }
         if (j->flags & RP_STARTED)
             qd[nq++] = dr_time_to_s(j->first_start - jobs[k].submit);
-        switch (j->flags & RP_SEEN ? (dr_job_state_t)j->last_to : DR_JOB_PENDING) {
+        dr_job_state_t last = j->flags & RP_SEEN ? (dr_job_state_t)j->last_to : DR_JOB_PENDING;
+        if (jobs[k].deadline > 0) {
+            r->deadlines++;
+            if (last == DR_JOB_COMPLETED && j->seg_t <= jobs[k].deadline)
+                r->deadlines_met++;
+            else if (dr_job_state_terminal(last) || (log->n && t_end > jobs[k].deadline))
+                r->deadlines_missed++;
+        }
+        switch (last) {
         case DR_JOB_COMPLETED:
             r->completed++;
             jct[r->njct++] = dr_time_to_s(j->seg_t - jobs[k].submit);
@@ -455,9 +526,9 @@ int dr_report_compute(dr_report_t *r, const char *policy, const dr_cluster_t *c,
     dr_report_types(r, c, busy_ms);
 
     if (log->n) {
-        uint64_t total_gpus = 0;
-        for (size_t t = 0; t < c->ntypes; t++)
-            total_gpus += dr_cluster_total_gpus(c, (int)t);
+        uint64_t total_gpus = r->gpus; /* the on-prem GPUs and every pool at its largest */
+        for (size_t p = 0; p < c->npools; p++)
+            total_gpus += (uint64_t)c->pools[p].max_nodes * c->pools[p].gpus_per_node;
         size_t npoints_raw = ndistinct + (t0 < log->ev[0].t ? 1 : 0);
         if (dr_report_series(r, jobs, log, &ix, st, njobs, t0, npoints_raw, max_points,
                              total_gpus) != 0) {
@@ -491,4 +562,40 @@ void dr_report_free(dr_report_t *r)
     free(r->jct_sorted);
     r->jct_sorted = NULL;
     r->njct = 0;
+}
+
+void dr_report_add_sim(dr_report_t *r, const dr_cluster_t *c, const dr_sim_result_t *res,
+                       const dr_window_stats_t *w, bool window)
+{
+    dr_report_sim_t *s = &r->sim;
+    memset(s, 0, sizeof *s);
+    s->set = true;
+    s->node_failures = res->node_failures;
+    s->spot_losses = res->spot_losses;
+    s->shard_starts = res->stats.shard_starts;
+    s->locality_hits = res->stats.locality_hits;
+    s->provisions = res->provisions;
+    s->cloud_cost_usd = res->cloud_cost_usd;
+    /* cost_usd prices every job GPU-hour at catalog prices, pool nodes too */
+    s->total_cost_usd = r->cost_usd - res->cloud_busy_list_usd + res->cloud_cost_usd;
+    if (r->pools) {
+        r->pool_busy_gpu_hours = res->cloud_busy_gpu_hours;
+        r->pool_billed_gpu_hours = res->cloud_gpu_hours;
+        dr_report_util(r, c);
+    }
+    if (w) {
+        s->bound = true;
+        s->window = window;
+        s->jobs = w->jobs;
+        s->completed = w->completed;
+        s->unfinished = w->unfinished;
+        s->measured = w->measured;
+        s->avg_jct_s = w->avg_jct_s;
+        s->lower_bound_avg_jct_s = w->lower_bound_avg_jct_s;
+        s->avg_slowdown = w->avg_slowdown;
+        s->p99_slowdown = w->p99_slowdown;
+        s->max_slowdown = w->max_slowdown;
+        s->avg_ftf = w->avg_ftf;
+        s->max_ftf = w->max_ftf;
+    }
 }

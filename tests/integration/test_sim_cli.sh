@@ -51,6 +51,69 @@ fi
 jq 'del(.policies[].sim_wall_s)' "$T/gavel.json" >"$T/b.json"
 cmp -s "$T/a.json" "$T/b.json" && ok "deterministic" || bad "two identical runs differ"
 
+# aligned NAME FILE: every line of the table's sections (up to the legend,
+# which starts at "JCT = ") is as wide as the header, so each value sits
+# under its own policy's name in every block
+aligned() {
+    if awk 'NR == 1 { w = length($0) } /^JCT = / { exit } /^$/ || /^\* / { next }
+            length($0) != w { print "line " NR " is " length($0) " wide, not " w ": " $0; bad = 1 }
+            END { exit bad }' "$2" >"$T/align.err"; then
+        ok "$1: every block lines up"
+    else
+        bad "$1: $(cat "$T/align.err") in $(cat "$2")"
+    fi
+}
+
+# --- the README's first example: the lower-bound block under the right names ---
+if "$DROVER" sim --cluster gavel-36-36-36 --workload gavel --rate 4.5 --seed 0 --window 300:799 \
+    --policy drover,fifo_perf,max_min_fairness_perf --quiet >"$T/readme" 2>"$T/err"; then
+    aligned "README example" "$T/readme"
+    # the values of the block: one per policy, under max_min_fairness_perf too
+    if grep -q "^window (vs lower bound) *drover *fifo_perf *max_min_fairness_perf$" "$T/readme" &&
+        grep -Eq "^measured / jobs +500/500 +500/500 +500/500$" "$T/readme" &&
+        grep -Eq "^avg JCT / lower bound( +[0-9]+\.[0-9]{3}){3}$" "$T/readme"; then
+        ok "README example: lower bound block"
+    else
+        bad "README example: lower bound block: $(cat "$T/readme")"
+    fi
+    for term in "JCT = completion time - submit time" "slowdown = a job's JCT / its own lower bound" \
+        "finish-time fairness (FTF, Themis) = " "lower bound = every job alone on its fastest GPU"; do
+        grep -qF "$term" "$T/readme" || bad "README example: legend lacks '$term'"
+    done
+    # nothing the run does not have
+    if grep -Eq "^(deadlines|node failures|data locality|requeues|cloud)" "$T/readme"; then
+        bad "README example: rows that do not apply: $(cat "$T/readme")"
+    else
+        ok "README example: only the rows that apply"
+    fi
+else
+    bad "README example: $(cat "$T/err")"
+fi
+# the same figures in the JSON, with the counts they are over
+if "$DROVER" sim --cluster gavel-36-36-36 --workload gavel --rate 4.5 --seed 0 --window 300:799 \
+    --policy drover,fifo --quiet --json >"$T/readme.json" 2>"$T/err" &&
+    jq -e 'all(.policies[]; .window_jobs == 500 and .window_completed == 500 and
+        .window_unfinished == 0 and .window_measured == 500 and .jobs == 500 and
+        .window_avg_jct_s == .avg_jct_s and .lower_bound_avg_jct_s < .avg_jct_s and
+        .avg_slowdown >= 1 and .deadlines == 0)' "$T/readme.json" >/dev/null; then
+    ok "window counts in the JSON"
+else
+    bad "window JSON: $(cat "$T/err") $(head -c 1500 "$T/readme.json")"
+fi
+# node failures: the failures and the requeues they cause appear in the table
+if "$DROVER" sim --cluster gavel-36-36-36 --trace "gavel:$GAVEL" --policy fifo,backfill \
+    --node-mtbf 30d --seed 1 --quiet >"$T/fail" 2>"$T/err"; then
+    aligned "node failures" "$T/fail"
+    if grep -Eq "^node failures +[1-9][0-9]* +[1-9][0-9]*$" "$T/fail" &&
+        grep -Eq "^requeues +[0-9]+ +[0-9]+$" "$T/fail" && grep -q "^requeues = " "$T/fail"; then
+        ok "node failures and requeues in the table"
+    else
+        bad "node failures table: $(cat "$T/fail")"
+    fi
+else
+    bad "node failures: $(cat "$T/err")"
+fi
+
 # --- the real traces, every policy ---
 if [ -d "$SHARED/data/traces" ]; then
     for f in "$SHARED"/data/traces/gavel/msr/seed=0/6214e9.trace "$SHARED"/data/traces/gavel/msr/seed=1/11cb48.trace; do
@@ -83,6 +146,13 @@ if "$DROVER" sim --cluster "$T/shards.conf" --trace "drover:$T/shards.csv" --pol
     ok "locality_hits in the JSON"
 else
     bad "locality: $(cat "$T/err") $(head -c 600 "$T/s.json")"
+fi
+if "$DROVER" sim --cluster "$T/shards.conf" --trace "drover:$T/shards.csv" --policy fifo \
+    --span-slowdown default --quiet >"$T/s.txt" 2>"$T/err" &&
+    grep -Eq "^data locality +5/10 \(50%\)$" "$T/s.txt" && grep -q "^data locality = " "$T/s.txt"; then
+    ok "data locality in the table"
+else
+    bad "locality table: $(cat "$T/err" "$T/s.txt")"
 fi
 # starts by locality: a 2-node gang under the one leaf, an 8-GPU job on one node
 printf 'submit_s,duration_s,nodes,gpus_per_node\n0,60,2,8\n0,60,1,8\n' >"$T/gang.csv"

@@ -12,6 +12,7 @@
 #include "drover/eventlog.h"
 #include "drover/job.h"
 #include "drover/report.h"
+#include "drover/sim.h"
 #include "sim/report_priv.h"
 #include "testutil.h"
 
@@ -462,19 +463,39 @@ static void test_report_empty_and_errors(void **state)
 
 /* --- output --- */
 
-static const char *const json_keys[] = {"name",        "jobs",
-                                        "completed",   "unfinished",
-                                        "failed",      "cancelled",
-                                        "timeout",     "rejected",
-                                        "preemptions", "requeues",
-                                        "avg_jct_s",   "p50_jct_s",
-                                        "p95_jct_s",   "p99_jct_s",
-                                        "max_jct_s",   "avg_queue_s",
-                                        "p50_queue_s", "p95_queue_s",
-                                        "p99_queue_s", "makespan_s",
-                                        "gpu_util",    "gpu_hours",
-                                        "cost_usd",    "cost_incomplete",
-                                        "energy_kwh",  "energy_incomplete",
+static const char *const json_keys[] = {"name",
+                                        "jobs",
+                                        "completed",
+                                        "unfinished",
+                                        "failed",
+                                        "cancelled",
+                                        "timeout",
+                                        "rejected",
+                                        "preemptions",
+                                        "requeues",
+                                        "avg_jct_s",
+                                        "p50_jct_s",
+                                        "p95_jct_s",
+                                        "p99_jct_s",
+                                        "max_jct_s",
+                                        "avg_queue_s",
+                                        "p50_queue_s",
+                                        "p95_queue_s",
+                                        "p99_queue_s",
+                                        "makespan_s",
+                                        "gpu_util",
+                                        "gpu_hours",
+                                        "cost_usd",
+                                        "cost_incomplete",
+                                        "energy_kwh",
+                                        "energy_incomplete",
+                                        "deadlines",
+                                        "deadlines_met",
+                                        "deadlines_missed",
+                                        "gpus",
+                                        "pool_busy_gpu_hours",
+                                        "pool_billed_gpu_hours",
+                                        "pool_util",
                                         "per_type"};
 static const char *const json_type_keys[] = {"name",      "gpus",     "util",
                                              "gpu_hours", "cost_usd", "energy_kwh"};
@@ -526,6 +547,9 @@ static void test_report_json(void **state)
     NEAR(json_number_value(json_object_get(p, "avg_queue_s")), 1055);
     NEAR(json_number_value(json_object_get(p, "cost_usd")), 14.2);
     NEAR(json_number_value(json_object_get(p, "gpu_util")), 33690.0 / 54000);
+    assert_int_equal(json_integer_value(json_object_get(p, "gpus")), 6);
+    assert_int_equal(json_integer_value(json_object_get(p, "deadlines")), 0);
+    NEAR(json_number_value(json_object_get(p, "pool_util")), 0); /* no pools */
     assert_true(json_is_true(json_object_get(p, "cost_incomplete")));
     assert_true(json_is_false(json_object_get(p, "energy_incomplete")));
     json_t *tb = json_array_get(json_object_get(p, "per_type"), 1);
@@ -538,6 +562,43 @@ static void test_report_json(void **state)
     dr_report_free(&r[0]);
     dr_report_free(&r[1]);
     fixture_free(f);
+}
+
+/* t has the row: label, then one cell per column (columns of width w[i]),
+ * exactly as the table lays them out. */
+static void has_row(const char *t, const char *label, size_t n, const int *w,
+                    const char *const *cells)
+{
+    char want[512];
+    int len = snprintf(want, sizeof want, "\n%-24s", label);
+    for (size_t i = 0; i < n; i++)
+        len += snprintf(want + len, sizeof want - (size_t)len, "  %*s", w[i], cells[i]);
+    snprintf(want + len, sizeof want - (size_t)len, "\n");
+    tu_assert_contains(t, want);
+}
+#define ROW1(t, label, a) has_row(t, label, 1, (const int[]){12}, (const char *const[]){a})
+#define ROW2(t, label, a, b)                                                                       \
+    has_row(t, label, 2, (const int[]){21, 12}, (const char *const[]){a, b})
+
+/* Every line of every section of a table has the header's width: the
+ * cells of each column line up under its policy name.  Sections are
+ * separated by an empty line; footnotes ("* ...") and the legend (from
+ * "JCT = ...") follow the table. */
+static void check_aligned(const char *t)
+{
+    size_t w = strcspn(t, "\n"), nlines = 0;
+    const char *legend = strstr(t, "\nJCT = ");
+    assert_non_null(legend);
+    for (const char *line = t; line <= legend; line += strcspn(line, "\n") + 1) {
+        size_t len = strcspn(line, "\n");
+        if (len == 0 || line[0] == '*')
+            continue;
+        if (len != w)
+            fail_msg("line %zu is %zu wide, the header %zu:\n%.*s\nin\n%s", nlines, len, w,
+                     (int)len, line, t);
+        nlines++;
+    }
+    assert_true(nlines > 20);
 }
 
 static void test_report_table(void **state)
@@ -566,11 +627,267 @@ static void test_report_table(void **state)
     tu_assert_contains(t, "$14.20*");
     tu_assert_contains(t, "$16.46\n"); /* 14.2 + 2.258 at $1: complete, no star */
     tu_assert_contains(t, "* cost excludes GPU types with no known price");
-    tu_assert_contains(t, "3.5"); /* energy kWh */
-    /* every line lines up: same width for all table rows */
-    size_t w = strcspn(t, "\n");
-    for (const char *line = t; *line && line[0] != '*'; line += strcspn(line, "\n") + 1)
-        assert_int_equal(strcspn(line, "\n"), w);
+    tu_assert_contains(t, "3.5");           /* energy kWh */
+    tu_assert_contains(t, "\nrequeues   "); /* J1 was requeued */
+    check_aligned(t);
+    /* the legend defines what is shown, and only that */
+    tu_assert_contains(t, "\nJCT = completion time - submit time");
+    tu_assert_contains(t, "\nGPU utilisation = GPU-time held on on-prem GPUs / (on-prem GPUs x "
+                          "makespan)");
+    /* a plain run: no rows or blocks for what it does not have */
+    assert_null(strstr(t, "deadlines"));
+    assert_null(strstr(t, "node failures"));
+    assert_null(strstr(t, "data locality"));
+    assert_null(strstr(t, "lower bound"));
+    assert_null(strstr(t, "slowdown"));
+    assert_null(strstr(t, "cloud"));
+    free(t);
+    dr_report_free(&r[0]);
+    dr_report_free(&r[1]);
+    fixture_free(f);
+}
+
+/* --- deadlines --- */
+
+static void test_report_deadlines(void **state)
+{
+    (void)state;
+    fixture_t *f = fixture_new();
+    /* the log ends at 9000 */
+    f->jobs[J1].deadline = dr_time_from_s(5000);   /* completed at 4320: met */
+    f->jobs[J6].deadline = dr_time_from_s(2460);   /* completed at 2460, on the dot: met */
+    f->jobs[J4].deadline = dr_time_from_s(8000);   /* completed at 9000: missed */
+    f->jobs[J2].deadline = dr_time_from_s(50000);  /* failed: missed */
+    f->jobs[J7].deadline = dr_time_from_s(5000);   /* never ran, log ends past it: missed */
+    f->jobs[J5].deadline = dr_time_from_s(100000); /* still running, deadline ahead: open */
+    dr_report_t r;
+    compute(&r, "cost", f, 0);
+    assert_int_equal(r.deadlines, 6);
+    assert_int_equal(r.deadlines_met, 2);
+    assert_int_equal(r.deadlines_missed, 3);
+    char *t = dr_report_table(&r, 1);
+    assert_non_null(t);
+    ROW1(t, "deadlines met", "2/6");
+    ROW1(t, "deadlines missed", "3");
+    tu_assert_contains(t, "\ndeadlines met = completed by the deadline / jobs with one");
+    check_aligned(t);
+    free(t);
+    char *js = dr_report_json(&r, 1);
+    json_t *root = json_loads(js, 0, NULL);
+    json_t *p = json_array_get(json_object_get(root, "policies"), 0);
+    assert_int_equal(json_integer_value(json_object_get(p, "deadlines")), 6);
+    assert_int_equal(json_integer_value(json_object_get(p, "deadlines_met")), 2);
+    assert_int_equal(json_integer_value(json_object_get(p, "deadlines_missed")), 3);
+    json_decref(root);
+    free(js);
+    dr_report_free(&r);
+    fixture_free(f);
+}
+
+/* --- elastic pools: utilisation over on-prem GPUs, the pool apart --- */
+
+/* Two jobs hold 4 H100s each from t = 0 to 100: one on the on-prem node
+ * (4 GPUs), one on a pool node.  The log cannot tell them apart. */
+static void pool_run(const char *conf, dr_report_t *r, dr_sim_result_t *res, dr_cluster_t *c)
+{
+    tu_cluster(c, conf);
+    int h100 = dr_cluster_find_type(c, "H100-SXM-80GB");
+    assert_true(h100 >= 0);
+    dr_job_t jobs[2];
+    dr_slot_t slots[2][4];
+    dr_eventlog_t log;
+    dr_eventlog_init(&log);
+    for (int k = 0; k < 2; k++) {
+        dr_job_init(&jobs[k]);
+        jobs[k].id = (uint64_t)k + 1;
+        assert_int_equal(dr_eventlog_append(&log, 0, &jobs[k], P, P, NULL), 0);
+    }
+    for (int k = 0; k < 2; k++) {
+        for (uint16_t g = 0; g < 4; g++)
+            slots[k][g] = (dr_slot_t){.node = (uint32_t)k, .gpu = g, .milli = 1000};
+        jobs[k].alloc =
+            (dr_alloc_t){.slots = slots[k], .nslots = 4, .nnodes = 1, .type = (uint16_t)h100};
+        assert_int_equal(dr_eventlog_append(&log, 0, &jobs[k], P, S, NULL), 0);
+        assert_int_equal(dr_eventlog_append(&log, 0, &jobs[k], S, R, NULL), 0);
+    }
+    for (int k = 0; k < 2; k++) {
+        jobs[k].alloc = (dr_alloc_t){0};
+        assert_int_equal(dr_eventlog_append(&log, dr_time_from_s(100), &jobs[k], R, CD, NULL), 0);
+    }
+    dr_err_t err = {0};
+    assert_int_equal(dr_report_compute(r, "cost", c, jobs, 2, &log, NULL, &err), 0);
+    dr_eventlog_free(&log);
+    /* what the simulator measured: the pool job's 400 GPU-s, and the node
+     * billed for 500 GPU-s (provisioning included) at $4/GPU-h */
+    memset(res, 0, sizeof *res);
+    res->cloud_busy_gpu_hours = 400.0 / 3600;
+    res->cloud_gpu_hours = 500.0 / 3600;
+    res->cloud_cost_usd = 500.0 / 3600 * 4;
+    res->cloud_busy_list_usd = 400.0 / 3600 * c->types[h100].price_hr;
+    res->provisions = 1;
+}
+
+static void test_report_pools(void **state)
+{
+    (void)state;
+    static const char conf[] = "NodeName=a0 Gpus=H100-SXM-80GB:4 Cpus=64 MemGB=512\n"
+                               "Pool=cloud Gpus=H100-SXM-80GB:4 MaxNodes=2 Cpus=64 MemGB=512 "
+                               "PricePerGpuHour=4\n";
+    dr_cluster_t c;
+    dr_report_t r;
+    dr_sim_result_t res;
+    pool_run(conf, &r, &res, &c);
+    int h100 = dr_cluster_find_type(&c, "H100-SXM-80GB");
+    assert_true(r.pools);
+    assert_int_equal(r.gpus, 4); /* on-prem only: pool nodes are not the denominator */
+    assert_int_equal(r.types[h100].gpus, 4);
+    NEAR(r.gpu_hours, 800.0 / 3600); /* every GPU-hour jobs held */
+    /* from the log alone the split is unknown: not a made-up 200% */
+    assert_true(isnan(r.gpu_util));
+    assert_true(isnan(r.types[h100].util));
+    assert_true(isnan(r.pool_util));
+    /* the series counts pool nodes at their largest: 8 of 4 + 2 x 4 GPUs */
+    NEAR(r.util_series.v[0], 8.0 / 12);
+
+    dr_report_add_sim(&r, &c, &res, NULL, false);
+    NEAR(r.pool_busy_gpu_hours, 400.0 / 3600);
+    NEAR(r.pool_billed_gpu_hours, 500.0 / 3600);
+    NEAR(r.gpu_util, 1.0); /* (800 - 400) GPU-s / (4 GPUs x 100 s); it was 2.0 */
+    NEAR(r.types[h100].util, 1.0);
+    NEAR(r.pool_util, 0.8); /* 400 busy / 500 billed */
+    NEAR(r.sim.cloud_cost_usd, 500.0 / 3600 * 4);
+    NEAR(r.sim.total_cost_usd, 400.0 / 3600 * c.types[h100].price_hr + 500.0 / 3600 * 4);
+    char *t = dr_report_table(&r, 1);
+    assert_non_null(t);
+    ROW1(t, "on-prem GPU util", "100.0 %");
+    ROW1(t, "  util H100-SXM-80GB", "100.0 %");
+    ROW1(t, "cloud (elastic pools)", "cost");
+    ROW1(t, "nodes provisioned", "1");
+    ROW1(t, "cloud GPU-hours billed", "0.1");
+    ROW1(t, "cloud GPU-hours busy", "0.1");
+    ROW1(t, "cloud utilisation", "80.0 %");
+    ROW1(t, "cloud cost", "$0.56");
+    tu_assert_contains(t, "\ncloud utilisation = GPU-hours jobs held on pool nodes / GPU-hours");
+    tu_assert_contains(t, "\non-prem GPU util = GPU-time held on on-prem GPUs");
+    check_aligned(t);
+    free(t);
+    char *js = dr_report_json(&r, 1);
+    json_t *root = json_loads(js, 0, NULL);
+    json_t *p = json_array_get(json_object_get(root, "policies"), 0);
+    NEAR(json_number_value(json_object_get(p, "gpu_util")), 1.0);
+    NEAR(json_number_value(json_object_get(p, "pool_util")), 0.8);
+    assert_int_equal(json_integer_value(json_object_get(p, "gpus")), 4);
+    json_decref(root);
+    free(js);
+    dr_report_free(&r);
+    dr_cluster_free(&c);
+}
+
+/* Pools of two GPU types: the pool hours are a total, so the per-type
+ * split of a pool type that was used is unknown; the overall figure is
+ * exact and an unused pool type is plainly idle. */
+static void test_report_pools_two_types(void **state)
+{
+    (void)state;
+    static const char conf[] = "NodeName=a0 Gpus=H100-SXM-80GB:4 Cpus=64 MemGB=512\n"
+                               "Pool=cloud Gpus=H100-SXM-80GB:4 MaxNodes=2 Cpus=64 MemGB=512\n"
+                               "Pool=cheap Gpus=L40S-48GB:4 MaxNodes=1 Cpus=64 MemGB=512\n";
+    dr_cluster_t c;
+    dr_report_t r;
+    dr_sim_result_t res;
+    pool_run(conf, &r, &res, &c);
+    dr_report_add_sim(&r, &c, &res, NULL, false);
+    int h100 = dr_cluster_find_type(&c, "H100-SXM-80GB");
+    int l40s = dr_cluster_find_type(&c, "L40S-48GB");
+    assert_true(l40s >= 0);
+    assert_int_equal(r.gpus, 4);
+    NEAR(r.gpu_util, 1.0);
+    assert_true(isnan(r.types[h100].util));
+    NEAR(r.types[l40s].util, 0);
+    NEAR(r.util_series.v[0], 8.0 / 16);
+    dr_report_free(&r);
+    dr_cluster_free(&c);
+}
+
+/* --- what the simulator adds: lower bound, failures, locality --- */
+
+/* The end column of `name` in the line of t that starts with `label`. */
+static size_t column_end(const char *t, const char *label, const char *name)
+{
+    const char *line = t;
+    while (line && strncmp(line, label, strlen(label)) != 0) {
+        line = strchr(line, '\n');
+        line = line ? line + 1 : NULL;
+    }
+    if (!line)
+        fail_msg("no line '%s' in\n%s", label, t);
+    size_t len = strcspn(line, "\n");
+    for (size_t k = strlen(label); k + strlen(name) <= len; k++)
+        if (strncmp(line + k, name, strlen(name)) == 0 &&
+            (k + strlen(name) == len || line[k + strlen(name)] == ' '))
+            return k + strlen(name);
+    fail_msg("no '%s' in line '%.*s'", name, (int)len, line);
+    return 0;
+}
+
+static void test_report_table_sim(void **state)
+{
+    (void)state;
+    fixture_t *f = fixture_new();
+    dr_report_t r[2];
+    compute(&r[0], "max_min_fairness_perf", f, 0); /* longer than a default column */
+    compute(&r[1], "drover", f, 0);
+    dr_sim_result_t res = {0};
+    res.node_failures = 2;
+    res.stats.shard_starts = 4;
+    res.stats.locality_hits = 3;
+    dr_window_stats_t w = {.jobs = 7, .completed = 3, .unfinished = 2, .measured = 3};
+    w.avg_jct_s = 5160;
+    w.lower_bound_avg_jct_s = 2580;
+    w.avg_slowdown = 2.25;
+    w.p99_slowdown = 4.5;
+    w.max_slowdown = 4.5;
+    w.avg_ftf = 0.75;
+    w.max_ftf = 1.25;
+    dr_report_add_sim(&r[0], &f->c, &res, &w, true);
+    res.node_failures = 0;
+    w.lower_bound_avg_jct_s = 5160; /* ratio 1 */
+    w.max_ftf = 0.5;
+    dr_report_add_sim(&r[1], &f->c, &res, &w, true);
+    char *t = dr_report_table(r, 2);
+    assert_non_null(t);
+    check_aligned(t);
+    ROW2(t, "node failures", "2", "0");
+    ROW2(t, "data locality", "3/4 (75%)", "3/4 (75%)");
+    ROW2(t, "window (vs lower bound)", "max_min_fairness_perf", "drover");
+    ROW2(t, "measured / jobs", "3/7", "3/7");
+    ROW2(t, "  unfinished", "2", "2");
+    ROW2(t, "avg JCT", "1.4 h", "1.4 h");
+    ROW2(t, "lower bound avg JCT", "43 m", "1.4 h");
+    ROW2(t, "avg JCT / lower bound", "2.000", "1.000");
+    ROW2(t, "slowdown avg", "2.25", "2.25");
+    ROW2(t, "slowdown p99", "4.50", "4.50");
+    ROW2(t, "slowdown max", "4.50", "4.50");
+    ROW2(t, "finish-time fairness avg", "0.75", "0.75");
+    ROW2(t, "finish-time fairness max", "1.25", "0.50");
+    /* each value ends where its policy's name ends, in every block (the
+     * old block printed 12-wide cells under a 21-wide name) */
+    size_t e0 = column_end(t, "policy", "max_min_fairness_perf");
+    size_t e1 = column_end(t, "policy", "drover");
+    assert_int_equal(column_end(t, "window (vs lower bound)", "max_min_fairness_perf"), e0);
+    assert_int_equal(column_end(t, "window (vs lower bound)", "drover"), e1);
+    assert_int_equal(column_end(t, "avg JCT / lower bound", "2.000"), e0);
+    assert_int_equal(column_end(t, "avg JCT / lower bound", "1.000"), e1);
+    assert_int_equal(column_end(t, "finish-time fairness max", "1.25"), e0);
+    assert_int_equal(column_end(t, "finish-time fairness max", "0.50"), e1);
+    /* the legend says what they mean */
+    tu_assert_contains(t, "\nlower bound = every job alone on its fastest GPU type, never queued; "
+                          "not achievable in\n");
+    tu_assert_contains(t, "\nslowdown = a job's JCT / its own lower bound");
+    tu_assert_contains(t, "\nfinish-time fairness (FTF, Themis) = JCT / the job's time with a "
+                          "1/N share");
+    tu_assert_contains(t, "\ndata locality = starts of tasks naming an input shard");
+    tu_assert_contains(t, "\nrequeues = runs restarted");
     free(t);
     dr_report_free(&r[0]);
     dr_report_free(&r[1]);
@@ -709,6 +1026,10 @@ int main(void)
         cmocka_unit_test(test_report_empty_and_errors),
         cmocka_unit_test(test_report_json),
         cmocka_unit_test(test_report_table),
+        cmocka_unit_test(test_report_deadlines),
+        cmocka_unit_test(test_report_pools),
+        cmocka_unit_test(test_report_pools_two_types),
+        cmocka_unit_test(test_report_table_sim),
         cmocka_unit_test(test_report_svg),
         cmocka_unit_test(test_report_buf),
         cmocka_unit_test(test_report_million),

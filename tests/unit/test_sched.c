@@ -87,7 +87,17 @@ static void check_invariants(const dr_sim_result_t *r, bool complete)
     free(seen);
 }
 
-static const char *const policies[] = {"fifo", "backfill", "sjf", "srtf", "backfill:depth=3"};
+static const char *const policies[] = {"fifo",
+                                       "backfill",
+                                       "sjf",
+                                       "srtf",
+                                       "backfill:depth=3",
+                                       "drover",
+                                       "cost",
+                                       "gavel_fifo",
+                                       "fifo_perf",
+                                       "max_min_fairness",
+                                       "max_min_fairness_perf"};
 
 /* Every policy on a random mixed workload (gangs, shares, --gpus=N, two
  * GPU types, restricted jobs), with the ledger audited on every pass. */

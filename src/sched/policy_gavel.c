@@ -13,7 +13,10 @@
  * policies, a shuffled order for agnostic ones.  A job keeps its GPUs when
  * it is picked for the same type again; otherwise it is preempted (free, as
  * in Gavel's simulator).  GPUs freed mid-round stay idle until the round
- * ends, unless nothing runs at all.
+ * ends, unless nothing runs at all.  A job that arrived since the last
+ * allocation has none and does not run until the next one, even on idle
+ * GPUs (see select_jobs); docs/scheduling.md lists what still differs from
+ * Gavel's simulator (the LP's optimum, round rounding, the first reset).
  *
  * Allocation policies (scheduler/policies/):
  *   gavel_fifo             jobs in arrival order keep a GPU type (agnostic).
@@ -64,6 +67,7 @@ typedef struct gjob {
     int next_type; /* type picked for the coming round, -1 */
     uint32_t mark;
     dr_typemask_t host; /* types with nodes able to hold the job at all */
+    bool allocated;     /* in the allocation last computed (Gavel's self._allocation) */
 } gjob_t;
 
 typedef struct gavel {
@@ -471,7 +475,15 @@ static int cmp_entry(const void *a, const void *b)
     return x->gj->id < y->gj->id ? -1 : (x->gj->id > y->gj->id); /* Python's sort is stable */
 }
 
-/* _schedule_jobs_on_workers_helper: greedy in priority order per type. */
+/* _schedule_jobs_on_workers_helper: greedy in priority order per type.
+ * A job that arrived after the allocation was last computed (it waits up to
+ * reset seconds for the next one) has priority 0 on every type; the
+ * non-FIFO policies still pick it when GPUs are left over, which takes the
+ * GPUs from the type's count and marks it scheduled, but Gavel's
+ * _schedule_jobs_on_workers then gives no workers to a job that is not in
+ * self._allocation ("elif job_id not in self._allocation: continue"): the
+ * GPUs stay idle for the round and the job waits.  gavel_pass does the
+ * same (it starts only allocated jobs).  FIFO never picks priority 0. */
 static int select_jobs(gavel_t *g, const dr_sched_view_t *v)
 {
     const dr_cluster_t *c = v->cluster;
@@ -577,6 +589,8 @@ static int gavel_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at,
             alloc_fifo(g, v);
         else if (alloc_mmf(g, v, err) != DR_OK)
             return err ? err->code : DR_EINVAL;
+        for (size_t i = 0; i < g->n; i++)
+            g->jobs[i].allocated = true;
         g->need_alloc = false;
     }
     update_priorities(g, v);
@@ -602,7 +616,9 @@ static int gavel_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at,
     free(running);
     for (size_t i = 0; i < g->n && rc == DR_OK; i++) {
         gjob_t *gj = &g->jobs[i];
-        if (gj->next_type < 0)
+        /* a job picked before any allocation included it holds its GPUs
+         * idle for the round (see select_jobs) */
+        if (gj->next_type < 0 || !gj->allocated)
             continue;
         dr_alloc_t a;
         int prc = dr_place(v->cluster, &gj->job->req, 1ULL << gj->next_type, v->place, &a);

@@ -47,8 +47,9 @@ static double now_s(void)
 }
 
 static dr_cluster_t cluster;
-static dr_declare_opts_t decl; /* what users declare: --size-estimate */
-static double restart_s = 30;  /* --restart-overhead */
+static dr_declare_opts_t decl;   /* what users declare: --size-estimate */
+static double restart_s = 30;    /* --restart-overhead */
+static double ckpt_write_s = 10; /* --ckpt-write: each checkpoint's cost */
 /* targets missed (--check): average JCT per seed (lognormal/exact: below
  * every Gavel policy; none: no worse than LAS_perf), and p99 slowdown no
  * worse than LAS_perf's (counted, reported) */
@@ -83,6 +84,7 @@ static int run(const char *policy, double rate, uint64_t seed, bool multi, res_t
     so.policy = policy;
     so.seed = seed;
     so.restart_overhead_s = restart_s;
+    so.ckpt_write_s = ckpt_write_s;
     so.stop_first = 301; /* Gavel's jobs 300..799 */
     so.stop_last = 800;
     dr_sim_result_t r;
@@ -348,6 +350,7 @@ static void msr(const char *shared)
             dr_sim_opts_default(&so);
             so.policy = POL[p];
             so.restart_overhead_s = restart_s;
+            so.ckpt_write_s = ckpt_write_s;
             dr_sim_result_t r;
             double t0 = now_s();
             if (dr_sim_run(&cluster, &wl, &so, &r, &err) != 0) {
@@ -430,9 +433,12 @@ int main(int argc, char **argv)
             POL[NPOL - 1] = argv[++i]; /* e.g. drover:age=2 */
         else if (!strcmp(argv[i], "--restart-overhead") && i + 1 < argc)
             restart_s = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--ckpt-write") && i + 1 < argc)
+            ckpt_write_s = atof(argv[++i]); /* 0 with --restart-overhead 0: Gavel's mechanics */
         else {
             fprintf(stderr, "usage: gavel [--shared DIR] [--quick] [--size-estimate MODE] "
-                            "[--restart-overhead SECONDS] [--drover SPEC] [--check]\n");
+                            "[--restart-overhead SECONDS] [--ckpt-write SECONDS] [--drover SPEC] "
+                            "[--check]\n");
             return 2;
         }
     }
@@ -447,10 +453,11 @@ int main(int argc, char **argv)
     printf("# Gavel's benchmark: 36 V100 + 36 P100 + 36 K80, Gavel's generator (its exact jobs), "
            "jobs 300-799\n");
     char sm[32];
-    printf("\nsize estimates: %s%s; restart overhead %g s (every policy)\n",
+    printf("\nsize estimates: %s%s; restart overhead %g s, checkpoint write %g s every 30 min "
+           "(every policy)\n",
            dr_size_mode_format(&decl, sm, sizeof sm),
-           decl.mode == DR_SIZE_EXACT ? " (REFERENCE ONLY: drover told true sizes)" : "",
-           restart_s);
+           decl.mode == DR_SIZE_EXACT ? " (REFERENCE ONLY: drover told true sizes)" : "", restart_s,
+           ckpt_write_s);
     static const uint64_t seeds[] = {0, 1, 2}, held[] = {3, 4, 5};
     variant(false, seeds, 3, "Single-GPU jobs, seeds 0-2");
     if (!quick) {

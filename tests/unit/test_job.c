@@ -301,14 +301,10 @@ static void test_duration_strict(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_transitions_table),
-        cmocka_unit_test(test_names),
-        cmocka_unit_test(test_validate),
-        cmocka_unit_test(test_progress),
-        cmocka_unit_test(test_ckpt_progress),
-        cmocka_unit_test(test_array),
-        cmocka_unit_test(test_array_overflow),
-        cmocka_unit_test(test_duration_strict),
+        cmocka_unit_test(test_transitions_table), cmocka_unit_test(test_names),
+        cmocka_unit_test(test_validate),          cmocka_unit_test(test_progress),
+        cmocka_unit_test(test_ckpt_progress),     cmocka_unit_test(test_array),
+        cmocka_unit_test(test_array_overflow),    cmocka_unit_test(test_duration_strict),
         cmocka_unit_test(test_duration),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

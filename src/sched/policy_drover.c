@@ -1,26 +1,28 @@
 /* policy_drover.c - drover's default policy: heterogeneity-aware shortest
- * remaining work first, placing each job where it will *finish* earliest.
+ * remaining work first, aged, each job on the GPU type it uses best.
  *
- * On every change (a job arrives or ends) the policy re-plans all active
- * jobs, running ones included:
+ * On every change (a job arrives or ends, or the aging timer fires) the
+ * policy re-plans the running jobs and the best few pending ones:
  *
- *  1. Order.  Jobs go in ascending remaining GPU-time on their best type,
- *     remaining_time(best) * gpus - shortest remaining work first (SRPT),
- *     which minimises mean completion time on one machine type; dividing by
- *     a boost that grows with the job's slowdown so far keeps long jobs from
- *     starving; running jobs get a small bonus so the plan does not churn.
- *  2. Place.  Each GPU type is a set of slots with the time each becomes
- *     free in the plan (now, or the planned end of the job put there).  A
- *     job needing s GPUs can start on type j when s slots are free; it goes
- *     to the type where start + remaining_time(j) is smallest (earliest
- *     finish time, as in list scheduling for unrelated machines).  So a job
- *     that gains 10x from a V100 waits a little for one rather than crawl on
- *     a K80, while a job that runs as fast on a K80 takes the K80 at once.
- *  3. Act.  Jobs planned to start now start (running ones on the same type
- *     just continue); running jobs planned elsewhere or later are preempted.
- *     This runs even when nothing waits, if a running job would run faster
- *     on a type with free GPUs: it migrates there rather than stay on the
- *     slow type a burst left it on.
+ *  1. Priority.  1 / (max(60 s, T_best - alpha * waited) * GPUs), T_best the
+ *     job's estimated remaining time on its fastest type: shortest remaining
+ *     GPU-time first (SRPT), which minimises mean completion time on one
+ *     machine type, with the time waited counted against the remaining
+ *     time; once the job's slowdown so far passes `age`, times the 4th power
+ *     of the excess, so that long jobs and wide gangs do not starve
+ *     (priority_of).
+ *  2. Place.  Every (job, type) pair is worth priority * T_best / T_type,
+ *     the priority scaled by how efficiently the job runs there; pairs are
+ *     taken greedily, heaviest first, while the type has room (lp=1: as a
+ *     transportation LP).  A job that gains 10x from a V100 outbids, for the
+ *     V100, one that gains 2x; that one takes a K80, where it loses little.
+ *     A running job's pair on its own type counts 1 + margin times: it keeps
+ *     its GPUs unless clearly outbid, so the plan does not churn.
+ *  3. Act.  Jobs planned onto a type start there (running ones on their own
+ *     type just continue); running jobs planned elsewhere or nowhere are
+ *     preempted.  This runs even when nothing waits, if a running job would
+ *     run faster on a type with free GPUs: it migrates there rather than
+ *     stay on the slow type a burst left it on.
  *
  * Remaining work is an estimate (size_estimate.h): from the size the user
  * declared, corrected by how far declarations proved off on completed jobs,
@@ -29,9 +31,45 @@
  * walltime limit.  The policy cannot read the work a job will really do:
  * that is not in dr_job_t, and the view's truth is NULL for it.
  *
- * Options: margin=X (0.25: a running job's priority bonus), age=X (4:
- * slowdown from which the boost grows linearly; 0 = no aging),
- * preempt=0|1 (1). */
+ * What a pass costs.  Only the best 2 x GPUs + 16 pending jobs, and of
+ * gangs of g GPUs at most 2 x GPUs / g + 16 (as many as fill the cluster
+ * twice), are planned for: the candidates.  Finding them must not cost a
+ * scan of the queue: a burst makes the queue long while every job end
+ * forces a re-plan, and scoring every pending job on every pass made a
+ * burst of n jobs cost O(n^2) estimates (4,000 queued 8-GPU jobs: 1.6 s of
+ * CPU; 50,000: 224 s).  So:
+ *  - after mere arrivals, with nothing freed since the last pass, only the
+ *    new jobs can outbid the running ones, and only they are scored;
+ *  - a queue of no more than 2 x GPUs + 16 jobs is scored whole, afresh,
+ *    as it always was;
+ *  - a longer one is searched in an index of the pending jobs
+ *    (pending_index.h).  Each job enters it once, with its estimate
+ *    cached: for a waiting job that changes only when the size estimator
+ *    does, and its priority then depends on time through its wait alone,
+ *    in a way the index bounds over subtrees.  A pass takes the best jobs
+ *    of each gang size by their cached estimates (exactly, ties in queue
+ *    order) in about O(candidates x log n) - last pass's best give a
+ *    threshold, priorities of waiting jobs only grow - and scores only the
+ *    candidates afresh for the plan.  Every cached estimate is recomputed
+ *    when the estimator's parameters have moved by more than `rekey`
+ *    (0.01, in ln-size units) since the last time, but no sooner than the
+ *    passes since then have scored as many jobs as the queue holds, so
+ *    re-keying at most doubles the work.  With rekey=0 estimates are
+ *    recomputed at every move, and the policy decides exactly as a scan of
+ *    the whole queue (index=0) does, record for record
+ *    (tests/unit/test_drover_index.c).
+ * A pass thus costs O((running + candidates) x types + candidates x log n),
+ * bounded by the cluster, not the queue; a burst of n jobs that per pass
+ * plus O(n log n) for the index.  (The per-size cap is new with the index:
+ * before, 2 x GPUs + 16 candidates of any size, which for 8-GPU jobs is
+ * 16 times what can run.  It changes nothing on Gavel's benchmark.)
+ *
+ * Options: margin=X (0.25: a running job's bonus), age=X (1.5: slowdown
+ * from which the boost grows; 0 = no aging), alpha=X (5), beta=X (1:
+ * exponent on the efficiency factor), wake=S (1800: aging timer), lp=0|1
+ * (0), preempt=0|1 (1), index=0|1 (1; 0 scores every pending job on every
+ * pass: the reference the index is tested against), rekey=X (0.01). */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +78,7 @@
 #include "drover/sched.h"
 #include "drover/util.h"
 #include "sched/lp.h"
+#include "sched/pending_index.h"
 #include "sched/policy_util.h"
 #include "sched/size_estimate.h"
 
@@ -51,9 +90,38 @@ typedef struct pair {
     uint16_t t;
 } pair_t;
 
+/* A pending job that may get GPUs this pass, with what it was scored on. */
+typedef struct cand {
+    double prio;
+    dr_job_t *j;
+    uint32_t rec; /* its index record, DR_PIDX_NONE if it was scored afresh */
+    double best, remw, left, ideal;
+    dr_typemask_t runm;
+} cand_t;
+
+/* The size estimator's parameters the cached estimates were computed with. */
+typedef struct est_snap {
+    double decl_mu, decl_sigma, free_mu, free_sigma, n;
+} est_snap_t;
+
+/* A record a pass found among the best, as it was then: its priority then
+ * is a lower bound on its priority now while its estimate is the same
+ * (gen: the same record, ver: the same estimate), since waiting only ever
+ * raises a priority. */
+typedef struct kept {
+    uint32_t rec, gen, ver;
+    double v;
+} kept_t;
+
+/* For a gang size, how far below last pass's best a descent starts. */
+typedef struct rho {
+    double g, v;
+} rho_t;
+
 typedef struct dpol {
     double margin, age, alpha, beta, wake_s;
-    bool lp;
+    double rekey; /* drift of the estimator that re-keys the index (0: any) */
+    bool lp, use_index;
     double *prio, *best;
     double *remw, *left; /* estimated remaining work, walltime left (s), per active job */
     size_t remw_cap, left_cap;
@@ -63,8 +131,6 @@ typedef struct dpol {
     size_t prio_cap, best_cap;
     dr_typemask_t *runm; /* types each active job can run on, this pass */
     size_t runm_cap;
-    uint32_t *rank;
-    size_t rank_cap;
     bool preempt;
     dr_job_t **act;
     size_t act_cap;
@@ -72,8 +138,30 @@ typedef struct dpol {
     size_t pick_cap;
     pair_t *pairs, *pairs_tmp;
     size_t pairs_cap, pairs_tmp_cap;
-    unsigned char *sel; /* pending jobs among the candidates of this pass */
-    size_t sel_cap;
+    /* the pending index and what a pass keeps of it */
+    dr_pidx_t idx;
+    est_snap_t snap; /* estimator when the index was last re-keyed */
+    cand_t *cand;
+    size_t ncand, cand_cap;
+    dr_pidx_hit_t *hits;
+    size_t nhits, hits_cap;
+    cand_t *cand2; /* (sorting) */
+    size_t cand2_cap;
+    struct qkey *qk;
+    size_t qk_cap;
+    unsigned char *mark;
+    size_t mark_cap;
+    dr_pidx_hit_t *sel; /* the best of each size, this pass */
+    size_t nsel, sel_cap;
+    kept_t *keep, *keep2; /* best records of the last pass; of this one */
+    size_t nkeep, keep_cap, nkeep2, keep2_cap;
+    unsigned char *usable, *usable_c; /* per index tree, this pass; of one size */
+    size_t usable_cap, usable_c_cap;
+    rho_t *rho; /* per gang size */
+    size_t nrho, rho_cap;
+    struct gcount *gc;
+    size_t gc_cap;
+    size_t since_rekey; /* jobs scored since the last re-key */
 } dpol_t;
 
 static int dpol_opt(void *ud, const char *k, const char *val, dr_err_t *err)
@@ -96,9 +184,22 @@ static int dpol_opt(void *ud, const char *k, const char *val, dr_err_t *err)
         d->lp = x != 0;
     else if (dr_streq_ci(k, "preempt"))
         d->preempt = x != 0;
+    else if (dr_streq_ci(k, "index"))
+        d->use_index = x != 0;
+    else if (dr_streq_ci(k, "rekey"))
+        d->rekey = x;
     else
-        return dr_err_set(err, DR_EINVAL, "unknown option '%s' (known: margin, age, preempt)", k);
+        return dr_err_set(err, DR_EINVAL,
+                          "unknown option '%s' (known: margin, age, alpha, beta, wake, lp, "
+                          "preempt, index, rekey)",
+                          k);
     return DR_OK;
+}
+
+static est_snap_t snap_of(const dr_size_est_t *e)
+{
+    return (est_snap_t){e->decl_mu, e->decl_sigma, e->free_mu, e->free_sigma,
+                        e->decl_n + e->free_n};
 }
 
 static int dpol_create(void **state, const char *opts, const dr_policy_env_t *env, dr_err_t *err)
@@ -114,12 +215,16 @@ static int dpol_create(void **state, const char *opts, const dr_policy_env_t *en
     d->wake_s = 1800;
     d->lp = false;
     d->preempt = true;
+    d->use_index = true;
+    d->rekey = 0.01;
     dr_size_est_init(&d->est);
     int rc = dr_policy_opts_each(opts, dpol_opt, d, err);
     if (rc != DR_OK) {
         free(d);
         return rc;
     }
+    dr_pidx_init(&d->idx, d->alpha, d->age);
+    d->snap = snap_of(&d->est);
     *state = d;
     return DR_OK;
 }
@@ -132,13 +237,24 @@ static void dpol_destroy(void *state)
         free(d->pick);
         free(d->pairs);
         free(d->pairs_tmp);
-        free(d->sel);
         free(d->prio);
         free(d->best);
         free(d->remw);
         free(d->left);
         free(d->runm);
-        free(d->rank);
+        free(d->cand);
+        free(d->hits);
+        free(d->keep);
+        free(d->keep2);
+        free(d->sel);
+        free(d->cand2);
+        free(d->qk);
+        free(d->mark);
+        free(d->usable);
+        free(d->usable_c);
+        free(d->rho);
+        free(d->gc);
+        dr_pidx_free(&d->idx);
         free(d);
     }
 }
@@ -149,37 +265,74 @@ static double gpus_of(const dr_job_t *j)
     return s > 0 ? s : 1;
 }
 
-/* Estimated remaining run time of active job m on type t, seconds: its
- * expected remaining work at t's rate, no longer than its walltime limit
- * allows, and at least a minute. */
-static double remaining_time(const dpol_t *d, const dr_sched_view_t *v, size_t m, unsigned t)
+/* Estimated remaining run time of job j on type t, seconds: its expected
+ * remaining work at t's rate, no longer than its walltime limit allows,
+ * and at least a minute. */
+static double run_time(const dr_sched_view_t *v, const dr_job_t *j, double remw, double left,
+                       unsigned t)
 {
-    double r = dr_perf_rate(v->perf, d->act[m], t);
+    double r = dr_perf_rate(v->perf, j, t);
     if (r <= 0)
         return INFINITY;
-    double s = d->remw[m] / r;
-    if (s > d->left[m])
-        s = d->left[m];
+    double s = remw / r;
+    if (s > left)
+        s = left;
     return s > 60 ? s : 60;
+}
+
+static double remaining_time(const dpol_t *d, const dr_sched_view_t *v, size_t m, unsigned t)
+{
+    return run_time(v, d->act[m], d->remw[m], d->left[m], t);
+}
+
+/* What does not change for a job: the types it can run on and its rate on
+ * the fastest of them. */
+static void job_static(const dr_sched_view_t *v, const dr_job_t *j, dr_typemask_t *runm,
+                       double *rate)
+{
+    *runm = dr_perf_runnable(v->perf, v->cluster, j);
+    *rate = dr_perf_best_rate(v->perf, j, *runm);
+}
+
+/* What the policy estimates about j now, given job_static's answers:
+ * remaining work, walltime left, remaining time on its best type and its
+ * ideal run time (the estimated whole size, done and to do, on that type). */
+static void estimate(const dpol_t *d, const dr_sched_view_t *v, const dr_job_t *j,
+                     dr_typemask_t run, double rate, double *remw, double *left, double *best,
+                     double *ideal)
+{
+    *remw = dr_size_est_remaining_work(&d->est, v, j, rate);
+    *left = dr_size_est_limit_left_s(v, j);
+    /* the least run_time over the runnable types is the one at the best
+     * rate (run_time only grows with remw / rate) */
+    double b = INFINITY;
+    if (run && rate > 0) {
+        b = *remw / rate;
+        if (b > *left)
+            b = *left;
+        if (b < 60)
+            b = 60;
+    }
+    *best = b;
+    double id = b, done = dr_job_work_done(j, v->now);
+    if (done > 0 && *remw > 0 && isfinite(*remw))
+        id = b * (done + *remw) / *remw;
+    *ideal = id;
 }
 
 /* Shortest remaining GPU-time first, aged two ways: the time already
  * waited counts against the remaining time (alpha), so a job that has
  * waited long ranks like a short one; and once its slowdown passes
  * `age`, its priority grows with the 4th power of the excess, so even a
- * wide gang eventually outbids a stream of small jobs. */
-static double job_priority(const dpol_t *d, const dr_sched_view_t *v, size_t m, double best)
+ * wide gang eventually outbids a stream of small jobs.  (pending_index.h
+ * bounds this expression over sets of jobs: keep the two in step.) */
+static double priority_of(const dpol_t *d, dr_time_t now, dr_time_t submit, double gpus,
+                          double best, double ideal)
 {
-    const dr_job_t *j = d->act[m];
-    double wait = dr_time_to_s(v->now - j->submit);
+    double wait = dr_time_to_s(now - submit);
     double eff = best - d->alpha * wait;
-    double prio = 1.0 / ((eff > 60 ? eff : 60) * gpus_of(j));
+    double prio = 1.0 / ((eff > 60 ? eff : 60) * gpus);
     if (d->age > 0) {
-        /* ideal run time: the estimated whole size, done and to do */
-        double ideal = best;
-        double done = dr_job_work_done(j, v->now);
-        if (done > 0 && d->remw[m] > 0 && isfinite(d->remw[m]))
-            ideal = best * (done + d->remw[m]) / d->remw[m];
         double slowdown = (wait + best) / (ideal > 1 ? ideal : 1);
         if (slowdown > d->age) {
             double x = slowdown / d->age;
@@ -189,42 +342,10 @@ static double job_priority(const dpol_t *d, const dr_sched_view_t *v, size_t m, 
     return prio;
 }
 
-static int cmp_rank(const void *a, const void *b, void *ud)
+static double job_priority(const dpol_t *d, dr_time_t now, const dr_job_t *j, double best,
+                           double ideal)
 {
-    const double *prio = ud;
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    if (prio[x] != prio[y])
-        return prio[x] > prio[y] ? -1 : 1;
-    return x < y ? -1 : (x > y);
-}
-
-/* Move the k highest-priority entries of r[0..n) to the front
- * (quickselect; their order among themselves is left to the caller). */
-static void select_top(uint32_t *r, size_t n, size_t k, const double *prio)
-{
-    /* Lomuto quickselect: each round fixes one pivot, so it always ends */
-    size_t lo = 0, hi = n;
-    while (hi - lo > 1) {
-        size_t p = lo + (hi - lo) / 2, store = lo;
-        uint32_t t = r[p];
-        r[p] = r[hi - 1];
-        r[hi - 1] = t;
-        for (size_t i = lo; i + 1 < hi; i++)
-            if (cmp_rank(&r[i], &r[hi - 1], (void *)prio) < 0) {
-                t = r[i];
-                r[i] = r[store];
-                r[store++] = t;
-            }
-        t = r[store];
-        r[store] = r[hi - 1];
-        r[hi - 1] = t;
-        if (store == k)
-            break;
-        if (k < store)
-            hi = store;
-        else
-            lo = store + 1;
-    }
+    return priority_of(d, now, j->submit, gpus_of(j), best, ideal);
 }
 
 /* Sort the pairs by weight, heaviest first, ties in (job index, type)
@@ -289,91 +410,510 @@ static bool can_upgrade(const dr_sched_view_t *v, dr_job_t *const *run, size_t n
     return false;
 }
 
+/* --- the pending index (pending_index.h) --- */
+
+typedef struct vctx {
+    const dpol_t *d;
+    const dr_sched_view_t *v;
+    double total_gpus;
+} vctx_t;
+
+/* A pending job's priority now from its cached estimate (0: it cannot be
+ * placed on this cluster). */
+static double rec_value(void *ud, const dr_pidx_rec_t *r)
+{
+    const vctx_t *c = ud;
+    if (!(r->best < INFINITY) || r->g > c->total_gpus)
+        return 0;
+    return priority_of(c->d, c->v->now, r->submit, r->g, r->best, r->ideal);
+}
+
+static void rec_estimate(void *ud, dr_pidx_rec_t *r)
+{
+    const vctx_t *c = ud;
+    estimate(c->d, c->v, r->j, r->runm, r->rate, &r->remw, &r->left, &r->best, &r->ideal);
+}
+
+static double moved(double a, double b, bool scale)
+{
+    if (scale && a > 0 && b > 0)
+        return fabs(log(a / b));
+    return fabs(a - b);
+}
+
+/* How far the estimator moved between two snapshots, in ln-size units. */
+static double est_drift(const est_snap_t *a, const est_snap_t *b)
+{
+    double x[4] = {moved(a->decl_mu, b->decl_mu, false), moved(a->free_mu, b->free_mu, false),
+                   moved(a->decl_sigma, b->decl_sigma, true),
+                   moved(a->free_sigma, b->free_sigma, true)};
+    double m = 0;
+    for (size_t i = 0; i < 4; i++)
+        if (x[i] > m)
+            m = x[i];
+    return m;
+}
+
+/* Bring the index up to date with what happened since the last pass: jobs
+ * that ended leave it (those the policy started left it then), fresh ones
+ * enter it, and if the estimator has moved by more than `rekey` every
+ * cached estimate is recomputed.  That costs O(queue), so it also waits
+ * until the passes since the last re-key have scored as many jobs as the
+ * queue holds: re-keying at most doubles what the passes cost. */
+static int index_sync(dpol_t *d, const dr_sched_view_t *v, vctx_t *cx, size_t *scored)
+{
+    dr_pidx_t *x = &d->idx;
+    for (size_t i = 0; i < v->nended; i++) {
+        uint32_t r = dr_pidx_find(x, v->ended[i]);
+        if (r != DR_PIDX_NONE)
+            dr_pidx_remove(x, r);
+    }
+    est_snap_t now = snap_of(&d->est);
+    double drift = est_drift(&now, &d->snap);
+    if (drift > 0 && (d->rekey == 0 || (drift > d->rekey && d->since_rekey >= x->nrec))) {
+        dr_pidx_rekey(x, rec_estimate, cx);
+        *scored += x->nrec;
+        d->snap = now;
+        d->since_rekey = 0;
+    }
+    for (size_t i = 0; i < v->nfresh; i++) {
+        dr_job_t *j = v->fresh[i];
+        if (j->state != DR_JOB_PENDING)
+            continue;
+        uint32_t r = dr_pidx_find(x, j);
+        if (r == DR_PIDX_NONE) {
+            if (dr_pidx_add(x, j, &r) != DR_OK)
+                return DR_ENOMEM;
+            job_static(v, j, &x->rec[r].runm, &x->rec[r].rate);
+        }
+        rec_estimate(cx, &x->rec[r]);
+        dr_pidx_update(x, r);
+        ++*scored;
+    }
+    if (x->nrec == v->npending)
+        return DR_OK;
+    /* The index lost track (it should not): rebuild it from the queue. */
+    for (size_t r = 0; r < x->nslots; r++)
+        if (x->rec[r].j && x->rec[r].j->state != DR_JOB_PENDING)
+            dr_pidx_remove(x, (uint32_t)r);
+    for (size_t i = 0; i < v->npending; i++) {
+        dr_job_t *j = v->pending[i];
+        uint32_t r = dr_pidx_find(x, j);
+        if (r != DR_PIDX_NONE)
+            continue;
+        if (dr_pidx_add(x, j, &r) != DR_OK)
+            return DR_ENOMEM;
+        job_static(v, j, &x->rec[r].runm, &x->rec[r].rate);
+        rec_estimate(cx, &x->rec[r]);
+        dr_pidx_update(x, r);
+        ++*scored;
+    }
+    return DR_OK;
+}
+
+/* --- candidates: the pending jobs a pass plans for --- */
+
+/* A candidate's place in the queue (and priority), copied out of the job
+ * so that sorting does not chase pointers. */
+typedef struct qkey {
+    double v;
+    dr_time_t submit;
+    uint64_t id;
+    int32_t prio;
+    uint32_t i;
+} qkey_t;
+
+static qkey_t qkey_of(const dr_job_t *j, double v, size_t i)
+{
+    return (qkey_t){v, j->submit, j->id, j->priority, (uint32_t)i};
+}
+
+/* Queue order: priority desc, submit asc, id asc (dr_pidx_queue_before). */
+static int qkey_cmp_queue(const void *pa, const void *pb)
+{
+    const qkey_t *a = pa, *b = pb;
+    if (a->prio != b->prio)
+        return a->prio > b->prio ? -1 : 1;
+    if (a->submit != b->submit)
+        return a->submit < b->submit ? -1 : 1;
+    return (a->id > b->id) - (a->id < b->id);
+}
+
+static int qkey_cmp_prio(const void *pa, const void *pb)
+{
+    const qkey_t *a = pa, *b = pb;
+    if (a->v != b->v)
+        return a->v > b->v ? -1 : 1;
+    return qkey_cmp_queue(pa, pb);
+}
+
+/* How many pending jobs a pass plans for: the best 2 x GPUs + 16, and of
+ * jobs of g GPUs at most 2 x GPUs / g + 16 (as many as would fill the
+ * cluster twice, and a few): more of them could not all get GPUs, while
+ * smaller jobs further down may fill what they leave. */
+static size_t cand_total(double total_gpus)
+{
+    return (size_t)(2 * total_gpus) + 16;
+}
+
+static size_t cand_cap(double total_gpus, double g)
+{
+    size_t cap = (size_t)(2 * total_gpus / (g > 1 ? g : 1)) + 16;
+    size_t all = cand_total(total_gpus);
+    return cap < all ? cap : all;
+}
+
+/* Per gang size, a count (a few sizes: a linear list). */
+typedef struct gcount {
+    double g;
+    size_t n;
+} gcount_t;
+
+static size_t *gcount_of(gcount_t *gc, size_t *ngc, double g)
+{
+    for (size_t i = 0; i < *ngc; i++)
+        if (gc[i].g == g)
+            return &gc[i].n;
+    gc[*ngc] = (gcount_t){g, 0};
+    return &gc[(*ngc)++].n;
+}
+
+/* Keep the candidates of highest priority (ties: queue order) within
+ * cand_total and cand_cap; then restore queue order (the order pairs are
+ * built in). */
+static int cand_limit(dpol_t *d, double total_gpus)
+{
+    if (dr_grow((void **)&d->gc, &d->gc_cap, d->ncand + 1, sizeof *d->gc) != 0 ||
+        dr_grow((void **)&d->qk, &d->qk_cap, d->ncand + 1, sizeof *d->qk) != 0 ||
+        dr_grow((void **)&d->mark, &d->mark_cap, d->ncand + 1, sizeof *d->mark) != 0)
+        return DR_ENOMEM;
+    size_t ngc = 0;
+    bool over = d->ncand > cand_total(total_gpus);
+    for (size_t i = 0; i < d->ncand; i++) {
+        double g = gpus_of(d->cand[i].j);
+        over = over || ++*gcount_of(d->gc, &ngc, g) > cand_cap(total_gpus, g);
+    }
+    if (!over)
+        return DR_OK;
+    for (size_t i = 0; i < d->ncand; i++) {
+        d->qk[i] = qkey_of(d->cand[i].j, d->cand[i].prio, i);
+        d->mark[i] = 0;
+    }
+    qsort(d->qk, d->ncand, sizeof *d->qk, qkey_cmp_prio);
+    ngc = 0;
+    size_t k = 0, all = cand_total(total_gpus);
+    for (size_t i = 0; i < d->ncand && k < all; i++) {
+        uint32_t c = d->qk[i].i;
+        double g = gpus_of(d->cand[c].j);
+        size_t *n = gcount_of(d->gc, &ngc, g);
+        if (*n < cand_cap(total_gpus, g)) {
+            ++*n;
+            d->mark[c] = 1;
+            k++;
+        }
+    }
+    k = 0; /* the chosen, still in queue order */
+    for (size_t i = 0; i < d->ncand; i++)
+        if (d->mark[i])
+            d->cand[k++] = d->cand[i];
+    d->ncand = k;
+    return DR_OK;
+}
+
+/* Put the candidates in queue order. */
+static int cand_sort_queue(dpol_t *d)
+{
+    if (dr_grow((void **)&d->qk, &d->qk_cap, d->ncand + 1, sizeof *d->qk) != 0 ||
+        dr_grow((void **)&d->cand2, &d->cand2_cap, d->ncand + 1, sizeof *d->cand2) != 0)
+        return DR_ENOMEM;
+    for (size_t i = 0; i < d->ncand; i++)
+        d->qk[i] = qkey_of(d->cand[i].j, 0, i);
+    qsort(d->qk, d->ncand, sizeof *d->qk, qkey_cmp_queue);
+    for (size_t i = 0; i < d->ncand; i++)
+        d->cand2[i] = d->cand[d->qk[i].i];
+    cand_t *t = d->cand;
+    d->cand = d->cand2, d->cand2 = t;
+    size_t c = d->cand_cap;
+    d->cand_cap = d->cand2_cap, d->cand2_cap = c;
+    return DR_OK;
+}
+
+/* Add j as a candidate, scored afresh (fresh, or without an index
+ * record) or from the estimate its record got this pass. */
+static int cand_add(dpol_t *d, const vctx_t *cx, dr_job_t *j, uint32_t rec, bool fresh)
+{
+    cand_t c = {.j = j, .rec = rec};
+    const dr_pidx_rec_t *r = rec != DR_PIDX_NONE ? &d->idx.rec[rec] : NULL;
+    if (r && !fresh) {
+        c.runm = r->runm, c.remw = r->remw, c.left = r->left, c.best = r->best;
+        c.ideal = r->ideal;
+    } else {
+        double rate;
+        if (r)
+            c.runm = r->runm, rate = r->rate;
+        else
+            job_static(cx->v, j, &c.runm, &rate);
+        estimate(d, cx->v, j, c.runm, rate, &c.remw, &c.left, &c.best, &c.ideal);
+    }
+    if (!(c.best < INFINITY) || gpus_of(j) > cx->total_gpus)
+        return DR_OK; /* no candidate: it cannot be placed */
+    c.prio = job_priority(d, cx->v->now, j, c.best, c.ideal);
+    return DR_PUSH(d->cand, d->ncand, d->cand_cap, c) == 0 ? DR_OK : DR_ENOMEM;
+}
+
+/* Every job in list (not throttled), each scored afresh or from the index
+ * record it got this pass. */
+static int cand_list(dpol_t *d, const vctx_t *cx, dr_job_t *const *list, size_t n, bool cached,
+                     bool *any, size_t *scored)
+{
+    const dr_sched_view_t *v = cx->v;
+    for (size_t i = 0; i < n; i++) {
+        dr_job_t *j = list[i];
+        if (j->array_throttle && dr_sched_throttled(v->sched, j))
+            continue;
+        *any = true;
+        uint32_t rec = d->use_index ? dr_pidx_find(&d->idx, j) : DR_PIDX_NONE;
+        bool fresh = !cached || rec == DR_PIDX_NONE;
+        *scored += fresh;
+        if (cand_add(d, cx, j, rec, fresh) != DR_OK)
+            return DR_ENOMEM;
+    }
+    return DR_OK;
+}
+
+/* A long queue: the candidates come out of the index, by their cached
+ * estimates, one gang size at a time (then merged within cand_total).
+ * Last pass's best records of that size (`keep`: cand_cap of them and a
+ * cluster's worth more) that still wait give a threshold, the priority of
+ * the cand_cap-th of them.  Priorities of waiting jobs only grow, so the
+ * best jobs now are all at or above it, and one descent collects every job
+ * there is above it: about as many as last time, at O(log n) each.  When
+ * fewer than keep are left (starts took some) the descent starts a little
+ * lower, by a factor that adapts so that it finds about keep.  When fewer
+ * than cand_cap are left (the first pass, a wave of starts) or far too
+ * many jobs have risen above the threshold, a branch-and-bound search
+ * takes the best jobs in order instead.  Either way the result is the best
+ * by cached estimate, exactly; the candidates are then scored afresh. */
+static int class_search(dpol_t *d, vctx_t *cx, const dr_pidx_query_t *q, double g, double *rho,
+                        size_t *scored)
+{
+    dr_pidx_t *x = &d->idx;
+    size_t cap = cand_cap(cx->total_gpus, g);
+    size_t keep = cap + (size_t)(cx->total_gpus / g);
+    d->nhits = 0;
+    for (size_t k = 0; k < d->nkeep; k++) {
+        const kept_t *kp = &d->keep[k];
+        const dr_pidx_rec_t *r = &x->rec[kp->rec];
+        if (!r->j || r->gen != kp->gen || r->g != g || !q->usable[r->tree])
+            continue;
+        double val = kp->v;
+        if (r->ver != kp->ver) { /* re-keyed since: value it again */
+            val = rec_value(cx, r);
+            ++*scored;
+        }
+        if (val > 0 && DR_PUSH(d->hits, d->nhits, d->hits_cap,
+                               ((dr_pidx_hit_t){val, r->g, r->j, kp->rec})) != 0)
+            return DR_ENOMEM;
+    }
+    int rc = DR_ELIMIT;
+    size_t nvalued = 0, have = d->nhits, nclass = 0;
+    for (size_t ti = 0; ti < x->ntree; ti++)
+        nclass += q->usable[ti] ? x->tree[ti].nrec : 0;
+    if (nclass <= keep) { /* few of this size: take them all */
+        d->nhits = 0;
+        rc = dr_pidx_collect(x, q, DBL_MIN, INFINITY, &d->hits, &d->nhits, &d->hits_cap, &nvalued);
+    } else if (have >= cap) {
+        size_t k = dr_pidx_hit_select(d->hits, d->nhits, (double)(have < keep ? have : keep) * g);
+        double tau = INFINITY;
+        for (size_t i = 0; i < k; i++)
+            tau = d->hits[i].v < tau ? d->hits[i].v : tau;
+        bool full = have >= keep;
+        tau *= full ? 1 : *rho;
+        d->nhits = 0;
+        rc = dr_pidx_collect(x, q, tau, 4.0 * (double)keep * g, &d->hits, &d->nhits, &d->hits_cap,
+                             &nvalued);
+        double r = *rho;
+        if (!full && rc == DR_OK && d->nhits < keep && r > 1e-12)
+            *rho = r * r;
+        else if (!full && (rc == DR_ELIMIT || d->nhits > 2 * keep))
+            *rho = sqrt(*rho);
+    }
+    if (rc == DR_ELIMIT) {
+        d->nhits = 0;
+        rc = dr_pidx_top(x, q, (double)keep * g, &d->hits, &d->nhits, &d->hits_cap, &nvalued);
+    }
+    *scored += nvalued;
+    if (rc != DR_OK)
+        return rc;
+    /* the best `keep` for the next pass, the best `cap` for this one */
+    size_t nk = dr_pidx_hit_select(d->hits, d->nhits, (double)keep * g);
+    if (dr_grow((void **)&d->keep2, &d->keep2_cap, d->nkeep2 + nk + 1, sizeof *d->keep2) != 0)
+        return DR_ENOMEM;
+    for (size_t i = 0; i < nk; i++) {
+        const dr_pidx_rec_t *r = &x->rec[d->hits[i].rec];
+        d->keep2[d->nkeep2++] = (kept_t){d->hits[i].rec, r->gen, r->ver, d->hits[i].v};
+    }
+    size_t nc = dr_pidx_hit_select(d->hits, nk, (double)cap * g);
+    for (size_t i = 0; i < nc; i++)
+        if (DR_PUSH(d->sel, d->nsel, d->sel_cap, d->hits[i]) != 0)
+            return DR_ENOMEM;
+    return DR_OK;
+}
+
+static int cand_index(dpol_t *d, vctx_t *cx, bool *any, size_t *scored)
+{
+    const dr_sched_view_t *v = cx->v;
+    dr_pidx_t *x = &d->idx;
+    if (dr_grow((void **)&d->usable, &d->usable_cap, x->ntree + 1, sizeof *d->usable) != 0 ||
+        dr_grow((void **)&d->usable_c, &d->usable_c_cap, x->ntree + 1, sizeof *d->usable_c) != 0)
+        return DR_ENOMEM;
+    for (size_t ti = 0; ti < x->ntree; ti++) {
+        const dr_pidx_tree_t *t = &x->tree[ti];
+        bool u = t->inuse && t->nrec;
+        if (u && t->parent) {
+            uint32_t r = dr_pidx_any(x, ti);
+            u = r == DR_PIDX_NONE || !dr_sched_throttled(v->sched, x->rec[r].j);
+        }
+        *any = *any || u;
+        d->usable[ti] = u && t->g <= cx->total_gpus;
+    }
+    dr_pidx_query_t q = {
+        .t = dr_time_to_s(v->now - x->origin), .usable = d->usable_c, .value = rec_value, .ud = cx};
+    d->nsel = 0;
+    d->nkeep2 = 0;
+    size_t nsizes = 0; /* the gang sizes there are (d->gc: a few) */
+    if (dr_grow((void **)&d->gc, &d->gc_cap, x->ntree + 1, sizeof *d->gc) != 0)
+        return DR_ENOMEM;
+    for (size_t ti = 0; ti < x->ntree; ti++)
+        if (d->usable[ti])
+            (void)gcount_of(d->gc, &nsizes, x->tree[ti].g);
+    for (size_t k = 0; k < nsizes; k++) {
+        double g = d->gc[k].g;
+        for (size_t tj = 0; tj < x->ntree; tj++)
+            d->usable_c[tj] = d->usable[tj] && x->tree[tj].g == g;
+        double *rho = NULL;
+        for (size_t i = 0; i < d->nrho && !rho; i++)
+            if (d->rho[i].g == g)
+                rho = &d->rho[i].v;
+        if (!rho) {
+            if (DR_PUSH(d->rho, d->nrho, d->rho_cap, ((rho_t){g, 0.5})) != 0)
+                return DR_ENOMEM;
+            rho = &d->rho[d->nrho - 1].v;
+        }
+        int rc = class_search(d, cx, &q, g, rho, scored);
+        if (rc != DR_OK)
+            return rc;
+    }
+    /* the next pass's survivors */
+    kept_t *t = d->keep;
+    d->keep = d->keep2, d->keep2 = t;
+    size_t c = d->keep_cap;
+    d->keep_cap = d->keep2_cap, d->keep2_cap = c;
+    d->nkeep = d->nkeep2;
+    /* the best cand_total of the sizes' best, scored afresh */
+    for (size_t i = 0; i < d->nsel; i++)
+        d->sel[i].g = 1; /* select by count */
+    size_t n = dr_pidx_hit_select(d->sel, d->nsel, (double)cand_total(cx->total_gpus));
+    for (size_t i = 0; i < n; i++) {
+        if (cand_add(d, cx, d->sel[i].j, d->sel[i].rec, true) != DR_OK)
+            return DR_ENOMEM;
+        ++*scored;
+    }
+    return cand_sort_queue(d);
+}
+
+static void count_scored(dpol_t *d, const dr_sched_view_t *v, size_t scored)
+{
+    d->since_rekey += scored;
+    dr_sched_count_considered(v->sched, scored);
+}
+
 static int dpol_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, dr_err_t *err)
 {
     dpol_t *d = state;
     const dr_cluster_t *c = v->cluster;
-    size_t na = 0, cap = v->npending + v->nrunning + 1;
     *wake_at = DR_TIME_NEVER;
-    if (dr_grow((void **)&d->act, &d->act_cap, cap, sizeof *d->act) != 0 ||
-        dr_grow((void **)&d->pick, &d->pick_cap, cap, sizeof *d->pick) != 0 ||
-        dr_grow((void **)&d->pairs, &d->pairs_cap, cap * (c->ntypes ? c->ntypes : 1),
-                sizeof *d->pairs) != 0)
-        return dr_err_set(err, DR_ENOMEM, "out of memory");
-    for (size_t i = 0; i < v->nrunning; i++)
-        d->act[na++] = v->running[i];
-    size_t nrun = na;
+    double total_gpus = 0;
+    for (size_t t = 0; t < c->ntypes; t++)
+        total_gpus += (double)dr_cluster_total_gpus(c, (int)t);
+    vctx_t cx = {d, v, total_gpus};
+    size_t scored = 0;
+    dr_size_est_learn(&d->est, v);
     /* If nothing was freed since the last pass and jobs only arrived, jobs
      * that were not picked then still are not (capacity only shrank and
      * their priority relative to each other is unchanged): only the new
      * arrivals can outbid running jobs.  Timed wake-ups (aging) and
      * releases re-plan everything. */
-    bool incremental = d->planned && v->nfresh > 0 && v->cluster->freed_gen == d->last_gen;
-    dr_job_t *const *cand = incremental ? v->fresh : v->pending;
-    size_t ncand = incremental ? v->nfresh : v->npending;
-    for (size_t i = 0; i < ncand; i++) {
-        dr_job_t *j = cand[i];
-        if (!j->array_throttle || !dr_sched_throttled(v->sched, j))
-            d->act[na++] = j;
-    }
+    bool incremental = d->planned && v->nfresh > 0 && c->freed_gen == d->last_gen;
     d->planned = true;
-    dr_size_est_learn(&d->est, v);
+    int rc = d->use_index ? index_sync(d, v, &cx, &scored) : DR_OK;
+    /* The pending jobs planned for (candidates): only the best few can get
+     * GPUs now (cand_total, cand_cap).  After mere arrivals, the fresh
+     * jobs; when the whole queue is that few, all of it, scored afresh; else
+     * the best of the index (cand_index). */
+    bool any = false; /* a pending job that is not throttled */
+    d->ncand = 0;
+    if (rc == DR_OK && incremental) {
+        rc = cand_list(d, &cx, v->fresh, v->nfresh, d->use_index, &any, &scored);
+        if (rc == DR_OK)
+            rc = cand_limit(d, total_gpus);
+    } else if (rc == DR_OK && (!d->use_index || d->idx.nrec <= cand_total(total_gpus))) {
+        rc = cand_list(d, &cx, v->pending, v->npending, false, &any, &scored);
+        if (rc == DR_OK)
+            rc = cand_limit(d, total_gpus);
+    } else if (rc == DR_OK) {
+        rc = cand_index(d, &cx, &any, &scored);
+    }
+    if (rc != DR_OK) {
+        count_scored(d, v, scored);
+        return dr_err_set(err, rc, "drover: out of memory");
+    }
+    size_t nrun = v->nrunning, na = nrun + d->ncand;
     /* Nothing waits: the only decision left is to move a running job to a
      * faster type that has room now (a long job that got a K80 in a burst
      * would otherwise crawl there long after the V100s went idle). */
-    if (na == nrun && (!d->preempt || !can_upgrade(v, d->act, nrun)))
+    if (!any && (!d->preempt || !can_upgrade(v, v->running, nrun))) {
+        count_scored(d, v, scored);
         return DR_OK;
-    /* priority of every active job; only the best few (a couple of times
-     * the GPUs there are, plus everything running) can get GPUs now, so
-     * only they are scored per type - a long queue costs O(n log n), not
-     * an LP over every pending job */
-    if (dr_grow((void **)&d->prio, &d->prio_cap, na, sizeof *d->prio) != 0 ||
-        dr_grow((void **)&d->best, &d->best_cap, na, sizeof *d->best) != 0 ||
-        dr_grow((void **)&d->remw, &d->remw_cap, na, sizeof *d->remw) != 0 ||
-        dr_grow((void **)&d->left, &d->left_cap, na, sizeof *d->left) != 0 ||
-        dr_grow((void **)&d->runm, &d->runm_cap, na, sizeof *d->runm) != 0 ||
-        dr_grow((void **)&d->rank, &d->rank_cap, na, sizeof *d->rank) != 0)
+    }
+    if (dr_grow((void **)&d->act, &d->act_cap, na + 1, sizeof *d->act) != 0 ||
+        dr_grow((void **)&d->pick, &d->pick_cap, na + 1, sizeof *d->pick) != 0 ||
+        dr_grow((void **)&d->pairs, &d->pairs_cap, (na + 1) * (c->ntypes ? c->ntypes : 1),
+                sizeof *d->pairs) != 0 ||
+        dr_grow((void **)&d->prio, &d->prio_cap, na + 1, sizeof *d->prio) != 0 ||
+        dr_grow((void **)&d->best, &d->best_cap, na + 1, sizeof *d->best) != 0 ||
+        dr_grow((void **)&d->remw, &d->remw_cap, na + 1, sizeof *d->remw) != 0 ||
+        dr_grow((void **)&d->left, &d->left_cap, na + 1, sizeof *d->left) != 0 ||
+        dr_grow((void **)&d->runm, &d->runm_cap, na + 1, sizeof *d->runm) != 0) {
+        count_scored(d, v, scored);
         return dr_err_set(err, DR_ENOMEM, "out of memory");
-    double total_gpus = 0;
-    for (size_t t = 0; t < c->ntypes; t++)
-        total_gpus += (double)dr_cluster_total_gpus(c, (int)t);
-    size_t nrank = 0;
-    for (size_t m = 0; m < na; m++) {
-        dr_job_t *j = d->act[m];
+    }
+    /* running jobs first, re-estimated (their progress moved), then the
+     * candidates in queue order */
+    for (size_t m = 0; m < nrun; m++) {
+        dr_job_t *j = d->act[m] = v->running[m];
+        double ideal, rate;
+        job_static(v, j, &d->runm[m], &rate);
+        estimate(d, v, j, d->runm[m], rate, &d->remw[m], &d->left[m], &d->best[m], &ideal);
+        d->prio[m] = d->best[m] < INFINITY && gpus_of(j) <= total_gpus
+                         ? job_priority(d, v->now, j, d->best[m], ideal)
+                         : 0;
         d->pick[m] = -1;
-        d->prio[m] = 0;
-        dr_typemask_t run = d->runm[m] = dr_perf_runnable(v->perf, c, j);
-        d->remw[m] = dr_size_est_remaining_work(&d->est, v, j, dr_perf_best_rate(v->perf, j, run));
-        d->left[m] = dr_size_est_limit_left_s(v, j);
-        double best = INFINITY;
-        for (size_t t = 0; t < c->ntypes; t++)
-            if (run >> t & 1) {
-                double rt = remaining_time(d, v, m, (unsigned)t);
-                if (rt < best)
-                    best = rt;
-            }
-        d->best[m] = best;
-        if (!(best < INFINITY) || gpus_of(j) > total_gpus)
-            continue;
-        d->prio[m] = job_priority(d, v, m, best);
-        if (m >= nrun)
-            d->rank[nrank++] = (uint32_t)m;
     }
-    size_t limit = (size_t)(2 * total_gpus) + 16;
-    if (nrank > limit) {
-        select_top(d->rank, nrank, limit, d->prio); /* O(n), not a full sort */
-        nrank = limit;
+    scored += nrun;
+    for (size_t k = 0; k < d->ncand; k++) {
+        const cand_t *cd = &d->cand[k];
+        size_t m = nrun + k;
+        d->act[m] = cd->j;
+        d->runm[m] = cd->runm;
+        d->remw[m] = cd->remw;
+        d->left[m] = cd->left;
+        d->best[m] = cd->best;
+        d->prio[m] = cd->prio;
+        d->pick[m] = -1;
     }
-    /* the candidates in index order: pairs come out in (job, type) order */
-    if (dr_grow((void **)&d->sel, &d->sel_cap, na + 1, sizeof *d->sel) != 0)
-        return dr_err_set(err, DR_ENOMEM, "out of memory");
-    memset(d->sel, 0, na);
-    for (size_t k = 0; k < nrank; k++)
-        d->sel[d->rank[k]] = 1;
     size_t np = 0;
     for (size_t m = 0; m < na; m++) {
-        if (m >= nrun && !d->sel[m])
-            continue;
         dr_job_t *j = d->act[m];
         double best = d->best[m];
         if (d->prio[m] <= 0)
@@ -451,7 +991,6 @@ static int dpol_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, 
         left[p->t] -= sz;
         d->pick[p->m] = p->t;
     }
-    int rc = DR_OK;
     for (size_t m = 0; m < nrun && rc == DR_OK; m++)
         if (d->pick[m] != (int)d->act[m]->alloc.type)
             rc = dr_sched_decide_preempt(v->sched, d->act[m], "outbid by a shorter job");
@@ -465,8 +1004,15 @@ static int dpol_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, 
             rc = dr_sched_decide_start(v->sched, j, &a);
         else if (prc != DR_ENOSPC)
             rc = prc;
+        if (prc == DR_OK && rc == DR_OK && d->use_index) {
+            uint32_t r = m >= nrun ? d->cand[m - nrun].rec : DR_PIDX_NONE;
+            if (r == DR_PIDX_NONE)
+                r = dr_pidx_find(&d->idx, j);
+            if (r != DR_PIDX_NONE)
+                dr_pidx_remove(&d->idx, r); /* it no longer waits */
+        }
     }
-    dr_sched_count_considered(v->sched, na);
+    count_scored(d, v, scored);
     d->last_gen = v->cluster->freed_gen;
     if (d->alpha > 0 && v->npending)
         *wake_at = dr_time_add(v->now, dr_time_from_s(d->wake_s));

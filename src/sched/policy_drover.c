@@ -19,7 +19,8 @@
  *     A running job's pair on its own type counts 1 + margin times: it keeps
  *     its GPUs unless clearly outbid, so the plan does not churn.
  *  3. Act.  Jobs planned onto a type start there (running ones on their own
- *     type just continue); running jobs planned elsewhere or nowhere are
+ *     type just continue; a task whose array's throttle this pass's starts
+ *     used up waits); running jobs planned elsewhere or nowhere are
  *     preempted.  This runs even when nothing waits, if a running job would
  *     run faster on a type with free GPUs: it migrates there rather than
  *     stay on the slow type a burst left it on.
@@ -997,6 +998,10 @@ static int dpol_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, 
     for (size_t m = 0; m < na && rc == DR_OK; m++) {
         dr_job_t *j = d->act[m];
         if (d->pick[m] < 0 || j->state != DR_JOB_PENDING)
+            continue;
+        /* throttles were checked before the plan, which may hold several
+         * tasks of one array: the ones its starts have used up wait */
+        if (j->array_throttle && dr_sched_throttled(v->sched, j))
             continue;
         dr_alloc_t a;
         int prc = dr_place(v->cluster, &j->req, 1ULL << d->pick[m], v->place, &a);

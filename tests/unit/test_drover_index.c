@@ -304,6 +304,25 @@ static void test_index_decides_like_a_full_scan(void **st)
         if (j->state != DR_JOB_COMPLETED && j->state != DR_JOB_TIMEOUT)
             fail_msg("job %llu ended %s", (unsigned long long)j->id, dr_job_state_name(j->state));
     }
+    /* the array never runs more than its throttle (2) at once, even when a
+     * pass plans several of its tasks */
+    const dr_sim_result_t *runs[] = {&full, &idx, &def};
+    for (size_t k = 0; k < 3; k++) {
+        int running = 0, most = 0;
+        for (size_t i = 0; i < runs[k]->log.n; i++) {
+            const dr_event_t *e = &runs[k]->log.ev[i];
+            if (e->job < 100000)
+                continue;
+            if (e->to == DR_JOB_STARTING)
+                running++;
+            else if ((e->from == DR_JOB_STARTING || e->from == DR_JOB_RUNNING) &&
+                     e->to != DR_JOB_RUNNING)
+                running--;
+            most = running > most ? running : most;
+        }
+        if (most != 2)
+            fail_msg("run %zu: the array ran %d tasks at once (throttle 2)", k, most);
+    }
     dr_sim_result_free(&full);
     dr_sim_result_free(&idx);
     dr_sim_result_free(&def);

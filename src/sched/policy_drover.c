@@ -315,10 +315,12 @@ static void estimate(const dpol_t *d, const dr_sched_view_t *v, const dr_job_t *
             b = 60;
     }
     *best = b;
-    double id = b, done = dr_job_work_done(j, v->now);
-    if (done > 0 && *remw > 0 && isfinite(*remw))
-        id = b * (done + *remw) / *remw;
-    *ideal = id;
+    /* aging measures the slowdown a job would end with if it ran now, on
+     * what is left of it: (waited + left) / left.  Measured on its whole
+     * size instead, a job that has run looked less delayed than one that
+     * has not, so under a long queue (every job's wait equal: a burst)
+     * aging handed the GPUs round-robin to whoever had run least */
+    *ideal = b;
 }
 
 /* Shortest remaining GPU-time first, aged two ways: the time already

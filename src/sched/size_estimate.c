@@ -20,7 +20,8 @@ static void refresh(dr_size_est_t *e)
 
 void dr_size_est_init(dr_size_est_t *e)
 {
-    *e = (dr_size_est_t){.prior_n = 4, .decl_sigma0 = 1, .free_mu0 = log(3600), .free_sigma0 = 2};
+    *e = (dr_size_est_t){
+        .prior_n = 4, .decl_sigma0 = 1, .free_mu0 = log(3600), .free_sigma0 = 2, .level_f = 2};
     refresh(e);
 }
 
@@ -137,14 +138,42 @@ static void job_dist(const dr_size_est_t *e, const dr_job_t *j, double best_rate
     *so = s;
 }
 
-double dr_size_est_remaining_work(const dr_size_est_t *e, const dr_sched_view_t *v,
-                                  const dr_job_t *j, double best_rate)
+double dr_size_est_median_work(const dr_size_est_t *e, const dr_job_t *j, double best_rate)
 {
     if (!(best_rate > 0))
         return INFINITY;
     double m, s;
     job_dist(e, j, best_rate, &m, &s);
-    return dr_lognormal_excess(m, s, dr_job_work_done(j, v->now));
+    return exp(m);
+}
+
+/* The progress a job's estimate is conditioned on: its attained work
+ * rounded down to a level (median x f^k; nothing below median / f), as
+ * Tiresias discretises attained service.  Within a level the estimate only
+ * shrinks as the job runs, so jobs alike do not preempt one another in turn
+ * (continuous conditioning made drover time-slice a burst of bounded-size
+ * jobs); a job is re-ranked when it crosses into the next level. */
+static double level_of(const dr_size_est_t *e, double m, double a)
+{
+    if (!(e->level_f > 1) || !(a > 0))
+        return a > 0 ? a : 0;
+    double k = floor(log(a / exp(m)) / log(e->level_f));
+    if (k < -1)
+        return 0;
+    double l = exp(m) * pow(e->level_f, k);
+    return l < a ? l : a;
+}
+
+double dr_size_est_remaining_work(const dr_size_est_t *e, const dr_sched_view_t *v,
+                                  const dr_job_t *j, double best_rate)
+{
+    if (!(best_rate > 0))
+        return INFINITY;
+    double m, s, a = dr_job_work_done(j, v->now);
+    job_dist(e, j, best_rate, &m, &s);
+    double l = level_of(e, m, a);
+    double x = dr_lognormal_excess(m, s, l) + l - (a > 0 ? a : 0);
+    return x > 0 ? x : 0;
 }
 
 double dr_size_est_remaining_work_q(const dr_size_est_t *e, const dr_sched_view_t *v,
@@ -152,9 +181,11 @@ double dr_size_est_remaining_work_q(const dr_size_est_t *e, const dr_sched_view_
 {
     if (!(best_rate > 0))
         return INFINITY;
-    double m, s;
+    double m, s, a = dr_job_work_done(j, v->now);
     job_dist(e, j, best_rate, &m, &s);
-    return dr_lognormal_excess_q(m, s, dr_job_work_done(j, v->now), q);
+    double l = level_of(e, m, a);
+    double x = dr_lognormal_excess_q(m, s, l, q) + l - (a > 0 ? a : 0);
+    return x > 0 ? x : 0;
 }
 
 double dr_size_est_limit_left_s(const dr_sched_view_t *v, const dr_job_t *j)

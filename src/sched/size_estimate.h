@@ -33,6 +33,9 @@ typedef struct dr_size_est {
     double decl_sigma0; /* prior spread of declarations (1) */
     double free_mu0;    /* prior median of undeclared sizes: ln(3600 s) */
     double free_sigma0; /* and its spread (2) */
+    /* attained service is conditioned on in levels median x level_f^k
+     * (2; <= 1: continuously) */
+    double level_f;
     /* derived, refreshed by learn */
     double decl_mu, decl_sigma, free_mu, free_sigma;
 } dr_size_est_t;
@@ -48,6 +51,8 @@ double dr_size_est_remaining_work(const dr_size_est_t *e, const dr_sched_view_t 
  * planned with, so that it holds with probability about q. */
 double dr_size_est_remaining_work_q(const dr_size_est_t *e, const dr_sched_view_t *v,
                                     const dr_job_t *j, double best_rate, double q);
+/* The median of j's size as estimated before it ran (work units). */
+double dr_size_est_median_work(const dr_size_est_t *e, const dr_job_t *j, double best_rate);
 /* Seconds j may still run before its walltime limit (INFINITY if none). */
 double dr_size_est_limit_left_s(const dr_sched_view_t *v, const dr_job_t *j);
 /* E[X - A | X > A] for X lognormal(m, s^2), A >= 0 (exposed for tests). */

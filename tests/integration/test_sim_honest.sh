@@ -73,4 +73,18 @@ else
     bad "checkpoints made no difference: $(jq -c '.policies[0].makespan_s' "$T/n.json")"
 fi
 
+# a burst of one shape with bounded sizes (uniform 10 min - 10 h): with
+# noisy declarations drover used to time-slice it (46,000 preemptions for
+# 4,000 jobs, mean JCT 25% worse than FIFO's); it must run jobs through
+awk 'BEGIN { srand(1); print "submit_s,duration_s,gpus_per_node";
+    for (i = 0; i < 1500; i++) printf "0,%d,8\n", 600 + int(rand() * 35400) }' >"$T/burst.csv"
+if "$DROVER" sim --cluster mixed-modern --trace "drover:$T/burst.csv" --policy drover,fifo \
+    --json --quiet >"$T/b.json" 2>"$T/err" &&
+    jq -e '.policies[0].completed == 1500 and .policies[0].preemptions < 150 and
+        .policies[0].avg_jct_s < .policies[1].avg_jct_s' "$T/b.json" >/dev/null; then
+    ok "burst: drover runs jobs through and beats FIFO"
+else
+    bad "burst: $(jq -c '[.policies[] | {preemptions, avg_jct_s}]' "$T/b.json") $(cat "$T/err")"
+fi
+
 finish

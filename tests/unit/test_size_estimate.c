@@ -73,10 +73,29 @@ static void test_learns_from_completed(void **st)
     v.now = 0;
     double r = dr_size_est_remaining_work(&e, &v, &j, 1.0);
     assert_true(r > 3600 && r < 3600 * exp(0.7) * 2);
-    /* it has run 10 h: now it is expected to run on for a while yet */
+    /* it has run 10 h: what is left is re-estimated (never negative) */
     j.work_done = 36000;
     double r2 = dr_size_est_remaining_work(&e, &v, &j, 1.0);
-    assert_true(r2 > 0 && r2 < 36000);
+    assert_true(r2 >= 0 && r2 < 36000);
+    /* attained service counts in levels (median x 2^k): within a level the
+     * estimate falls second for second; entering the next it is raised */
+    dr_size_est_init(&e); /* untaught: the declaration trusted to sigma = 1 */
+    double med = dr_size_est_median_work(&e, &j, 1.0);
+    double rs[3], at[3] = {1.1, 1.6, 2.3};
+    for (int k = 0; k < 3; k++) {
+        j.work_done = at[k] * med;
+        rs[k] = dr_size_est_remaining_work(&e, &v, &j, 1.0);
+    }
+    /* 1.1 and 1.6 x the median: one level, 0.5 x the median less */
+    near(rs[0] - rs[1], 0.5 * med, 1e-6 * med);
+    assert_true(rs[1] < rs[0]);
+    assert_true(rs[2] > rs[1]); /* past 2 x the median: re-estimated upward */
+    /* continuous conditioning (level_f <= 1) grows with attained service */
+    e.level_f = 0;
+    j.work_done = 10 * med;
+    double c10 = dr_size_est_remaining_work(&e, &v, &j, 1.0);
+    j.work_done = 20 * med;
+    assert_true(dr_size_est_remaining_work(&e, &v, &j, 1.0) > c10);
     dr_cluster_free(&c);
 }
 

@@ -8,9 +8,9 @@
  *     job's estimated remaining time on its fastest type: shortest remaining
  *     GPU-time first (SRPT), which minimises mean completion time on one
  *     machine type, with the time waited counted against the remaining
- *     time; once the job's slowdown so far passes `age`, times the 4th power
- *     of the excess, so that long jobs and wide gangs do not starve
- *     (priority_of).
+ *     time; once the slowdown it would end with if it ran now ((waited +
+ *     T_best) / T_best) passes `age`, times the 4th power of the excess, so
+ *     that long jobs and wide gangs do not starve (priority_of).
  *  2. Place.  Every (job, type) pair is worth priority * T_best / T_type,
  *     the priority scaled by how efficiently the job runs there; pairs are
  *     taken greedily, heaviest first, while the type has room (lp=1: as a

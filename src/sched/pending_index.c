@@ -15,7 +15,7 @@ typedef struct dr_pidx_item {
     uint32_t t, node, rec;
 } item_t;
 
-static const dr_pidx_agg_t EMPTY = {INFINITY, INFINITY, 0, 0, 0};
+static const dr_pidx_agg_t EMPTY = {INFINITY, INFINITY, 0, 0};
 
 /* Bounds are computed with other roundings than the exact priority; this
  * slack keeps them above it. */
@@ -284,16 +284,14 @@ static void tmap_del(dr_pidx_t *x, uint64_t h, uint32_t v)
 static dr_pidx_agg_t leaf_agg(const dr_pidx_t *x, const dr_pidx_rec_t *r)
 {
     if (!(r->best < INFINITY))
-        return (dr_pidx_agg_t){INFINITY, INFINITY, 0, 0, 1};
-    double ideal = r->ideal > 1 ? r->ideal : 1;
-    return (dr_pidx_agg_t){r->best + x->alpha * r->s, r->s, 1 / ideal, r->best / ideal, 1};
+        return (dr_pidx_agg_t){INFINITY, INFINITY, 0, 1};
+    return (dr_pidx_agg_t){r->best + x->alpha * r->s, r->s, 1 / (r->best > 1 ? r->best : 1), 1};
 }
 
 static dr_pidx_agg_t combine(const dr_pidx_agg_t *a, const dr_pidx_agg_t *b)
 {
     return (dr_pidx_agg_t){a->k < b->k ? a->k : b->k, a->s < b->s ? a->s : b->s,
-                           a->ii > b->ii ? a->ii : b->ii, a->r > b->r ? a->r : b->r,
-                           a->cnt + b->cnt};
+                           a->ii > b->ii ? a->ii : b->ii, a->cnt + b->cnt};
 }
 
 static void tree_rebuild(dr_pidx_tree_t *t)
@@ -531,7 +529,7 @@ static double bound(const dr_pidx_t *x, const dr_pidx_agg_t *a, double g, double
     double p = 1.0 / ((eff > 60 ? eff : 60) * g);
     if (x->age > 0) {
         double w = t - a->s;
-        double sd = (w > 0 ? w : 0) * a->ii + a->r;
+        double sd = (w > 0 ? w : 0) * a->ii + 1;
         if (sd > x->age) {
             double y = sd / x->age;
             p *= y * y * y * y;

@@ -4,22 +4,22 @@
  *
  * Each pending job has a record holding what the policy knows of it for
  * good (runnable types, rate on the fastest) and its estimate, cached: run
- * time on its best type, remaining work, walltime left, ideal run time.
+ * time on its best type, remaining work, walltime left.
  * For a waiting job the estimate changes only when the size estimator's
  * parameters do (the policy then re-keys), and its priority at time t,
  * drover's shape (policy_drover.c, priority_of),
  *
  *   p(t) = 1 / (g * max(60, best - alpha * (t - s)))
- *          * max(1, ((t - s) / ideal + best / ideal) / age)^4
+ *          * max(1, ((t - s) / best + 1) / age)^4
  *
- * (g its GPUs, s its submit time, ideal at least 1) depends on t only
+ * (g its GPUs, s its submit time, best at least 1) depends on t only
  * through its wait t - s.  It falls as best + alpha * s and s grow and as
- * 1/ideal and best/ideal fall, so over a set of jobs of g GPUs it is at
- * most the same expression over the minimum of best + alpha*s and of s and
- * the maximum of 1/ideal and of best/ideal.  Records live in one tree per
+ * 1/best falls, so over a set of jobs of g GPUs it is at most the same
+ * expression over the minimum of best + alpha*s and of s and the maximum
+ * of 1/best.  Records live in one tree per
  * group (the jobs of g GPUs; the tasks of a throttled array, apart, so that
  * the array is skipped whole while throttled), leaves in arrival order,
- * every node holding those four extremes over its leaves, and a count.  A
+ * every node holding those three extremes over its leaves, and a count.  A
  * search descends only into subtrees whose bound reaches what it looks
  * for.  Where the extremes of a subtree come from the same few jobs (jobs
  * that arrived together, or a burst) the bound is tight and a search costs
@@ -57,13 +57,13 @@ typedef struct dr_pidx_rec {
      * schedulable) */
     dr_typemask_t runm;
     double rate;
-    double best, remw, left, ideal;
+    double best, remw, left;
 } dr_pidx_rec_t;
 
-/* Extremes over a subtree: min(best + alpha*s), min(s), max(1/ideal),
- * max(best/ideal), and the number of records (schedulable or not). */
+/* Extremes over a subtree: min(best + alpha*s), min(s), max(1/best), and
+ * the number of records (schedulable or not). */
 typedef struct dr_pidx_agg {
-    double k, s, ii, r;
+    double k, s, ii;
     uint32_t cnt;
 } dr_pidx_agg_t;
 

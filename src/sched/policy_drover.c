@@ -96,7 +96,7 @@ typedef struct cand {
     double prio;
     dr_job_t *j;
     uint32_t rec; /* its index record, DR_PIDX_NONE if it was scored afresh */
-    double best, remw, left, ideal;
+    double best, remw, left;
     dr_typemask_t runm;
 } cand_t;
 
@@ -296,11 +296,9 @@ static void job_static(const dr_sched_view_t *v, const dr_job_t *j, dr_typemask_
 }
 
 /* What the policy estimates about j now, given job_static's answers:
- * remaining work, walltime left, remaining time on its best type and its
- * ideal run time (the estimated whole size, done and to do, on that type). */
+ * remaining work, walltime left and remaining time on its best type. */
 static void estimate(const dpol_t *d, const dr_sched_view_t *v, const dr_job_t *j,
-                     dr_typemask_t run, double rate, double *remw, double *left, double *best,
-                     double *ideal)
+                     dr_typemask_t run, double rate, double *remw, double *left, double *best)
 {
     *remw = dr_size_est_remaining_work(&d->est, v, j, rate);
     *left = dr_size_est_limit_left_s(v, j);
@@ -315,12 +313,6 @@ static void estimate(const dpol_t *d, const dr_sched_view_t *v, const dr_job_t *
             b = 60;
     }
     *best = b;
-    /* aging measures the slowdown a job would end with if it ran now, on
-     * what is left of it: (waited + left) / left.  Measured on its whole
-     * size instead, a job that has run looked less delayed than one that
-     * has not, so under a long queue (every job's wait equal: a burst)
-     * aging handed the GPUs round-robin to whoever had run least */
-    *ideal = b;
 }
 
 /* Shortest remaining GPU-time first, aged two ways: the time already
@@ -330,13 +322,18 @@ static void estimate(const dpol_t *d, const dr_sched_view_t *v, const dr_job_t *
  * wide gang eventually outbids a stream of small jobs.  (pending_index.h
  * bounds this expression over sets of jobs: keep the two in step.) */
 static double priority_of(const dpol_t *d, dr_time_t now, dr_time_t submit, double gpus,
-                          double best, double ideal)
+                          double best)
 {
     double wait = dr_time_to_s(now - submit);
     double eff = best - d->alpha * wait;
     double prio = 1.0 / ((eff > 60 ? eff : 60) * gpus);
     if (d->age > 0) {
-        double slowdown = (wait + best) / (ideal > 1 ? ideal : 1);
+        /* the slowdown it would end with if it ran now, on what is left of
+         * it.  Measured on its whole size instead, a job that has run
+         * looked less delayed than one that has not, so under a long queue
+         * (every job's wait equal: a burst) aging handed the GPUs
+         * round-robin to whoever had run least */
+        double slowdown = (wait + best) / (best > 1 ? best : 1);
         if (slowdown > d->age) {
             double x = slowdown / d->age;
             prio *= x * x * x * x;
@@ -345,10 +342,9 @@ static double priority_of(const dpol_t *d, dr_time_t now, dr_time_t submit, doub
     return prio;
 }
 
-static double job_priority(const dpol_t *d, dr_time_t now, const dr_job_t *j, double best,
-                           double ideal)
+static double job_priority(const dpol_t *d, dr_time_t now, const dr_job_t *j, double best)
 {
-    return priority_of(d, now, j->submit, gpus_of(j), best, ideal);
+    return priority_of(d, now, j->submit, gpus_of(j), best);
 }
 
 /* Sort the pairs by weight, heaviest first, ties in (job index, type)
@@ -428,13 +424,13 @@ static double rec_value(void *ud, const dr_pidx_rec_t *r)
     const vctx_t *c = ud;
     if (!(r->best < INFINITY) || r->g > c->total_gpus)
         return 0;
-    return priority_of(c->d, c->v->now, r->submit, r->g, r->best, r->ideal);
+    return priority_of(c->d, c->v->now, r->submit, r->g, r->best);
 }
 
 static void rec_estimate(void *ud, dr_pidx_rec_t *r)
 {
     const vctx_t *c = ud;
-    estimate(c->d, c->v, r->j, r->runm, r->rate, &r->remw, &r->left, &r->best, &r->ideal);
+    estimate(c->d, c->v, r->j, r->runm, r->rate, &r->remw, &r->left, &r->best);
 }
 
 static double moved(double a, double b, bool scale)
@@ -649,18 +645,17 @@ static int cand_add(dpol_t *d, const vctx_t *cx, dr_job_t *j, uint32_t rec, bool
     const dr_pidx_rec_t *r = rec != DR_PIDX_NONE ? &d->idx.rec[rec] : NULL;
     if (r && !fresh) {
         c.runm = r->runm, c.remw = r->remw, c.left = r->left, c.best = r->best;
-        c.ideal = r->ideal;
     } else {
         double rate;
         if (r)
             c.runm = r->runm, rate = r->rate;
         else
             job_static(cx->v, j, &c.runm, &rate);
-        estimate(d, cx->v, j, c.runm, rate, &c.remw, &c.left, &c.best, &c.ideal);
+        estimate(d, cx->v, j, c.runm, rate, &c.remw, &c.left, &c.best);
     }
     if (!(c.best < INFINITY) || gpus_of(j) > cx->total_gpus)
         return DR_OK; /* no candidate: it cannot be placed */
-    c.prio = job_priority(d, cx->v->now, j, c.best, c.ideal);
+    c.prio = job_priority(d, cx->v->now, j, c.best);
     return DR_PUSH(d->cand, d->ncand, d->cand_cap, c) == 0 ? DR_OK : DR_ENOMEM;
 }
 
@@ -895,11 +890,11 @@ static int dpol_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, 
      * candidates in queue order */
     for (size_t m = 0; m < nrun; m++) {
         dr_job_t *j = d->act[m] = v->running[m];
-        double ideal, rate;
+        double rate;
         job_static(v, j, &d->runm[m], &rate);
-        estimate(d, v, j, d->runm[m], rate, &d->remw[m], &d->left[m], &d->best[m], &ideal);
+        estimate(d, v, j, d->runm[m], rate, &d->remw[m], &d->left[m], &d->best[m]);
         d->prio[m] = d->best[m] < INFINITY && gpus_of(j) <= total_gpus
-                         ? job_priority(d, v->now, j, d->best[m], ideal)
+                         ? job_priority(d, v->now, j, d->best[m])
                          : 0;
         d->pick[m] = -1;
     }

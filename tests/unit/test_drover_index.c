@@ -51,8 +51,7 @@ static double value(void *ud, const dr_pidx_rec_t *r)
     double w = c->t - r->s;
     double eff = r->best - ALPHA * w;
     double p = 1.0 / ((eff > 60 ? eff : 60) * r->g);
-    double ideal = r->ideal > 1 ? r->ideal : 1;
-    double sd = (w + r->best) / ideal;
+    double sd = (w + r->best) / (r->best > 1 ? r->best : 1);
     if (sd > AGE) {
         double y = sd / AGE;
         p *= y * y * y * y;
@@ -65,12 +64,10 @@ static void set_estimate(dr_pidx_rec_t *r)
     double u = unif();
     if (u < 0.05) {
         r->best = INFINITY; /* cannot be placed */
-        r->ideal = INFINITY;
         return;
     }
     /* a few exact ties, the rest spread over 1 min .. 3 days */
     r->best = u < 0.15 ? 3600 : 60 * exp(unif() * 8.4);
-    r->ideal = r->best * (unif() < 0.3 ? 1 + 3 * unif() : 1);
 }
 
 /* Every usable record, by (value desc, queue order). */

@@ -453,6 +453,21 @@ static double est_drift(const est_snap_t *a, const est_snap_t *b)
     return m;
 }
 
+/* Put pending job j in the index (if `again`, it may be there already: a
+ * requeued job) and estimate it afresh. */
+static int index_put(dr_pidx_t *x, const dr_sched_view_t *v, vctx_t *cx, dr_job_t *j, bool again)
+{
+    uint32_t r = again ? dr_pidx_find(x, j) : DR_PIDX_NONE;
+    if (r == DR_PIDX_NONE) {
+        if (dr_pidx_add(x, j, &r) != DR_OK)
+            return DR_ENOMEM;
+        job_static(v, j, &x->rec[r].runm, &x->rec[r].rate);
+    }
+    rec_estimate(cx, &x->rec[r]);
+    dr_pidx_update(x, r);
+    return DR_OK;
+}
+
 /* Bring the index up to date with what happened since the last pass: jobs
  * that ended leave it (those the policy started left it then), fresh ones
  * enter it, and if the estimator has moved by more than `rekey` every
@@ -476,17 +491,10 @@ static int index_sync(dpol_t *d, const dr_sched_view_t *v, vctx_t *cx, size_t *s
         d->since_rekey = 0;
     }
     for (size_t i = 0; i < v->nfresh; i++) {
-        dr_job_t *j = v->fresh[i];
-        if (j->state != DR_JOB_PENDING)
+        if (v->fresh[i]->state != DR_JOB_PENDING)
             continue;
-        uint32_t r = dr_pidx_find(x, j);
-        if (r == DR_PIDX_NONE) {
-            if (dr_pidx_add(x, j, &r) != DR_OK)
-                return DR_ENOMEM;
-            job_static(v, j, &x->rec[r].runm, &x->rec[r].rate);
-        }
-        rec_estimate(cx, &x->rec[r]);
-        dr_pidx_update(x, r);
+        if (index_put(x, v, cx, v->fresh[i], true) != DR_OK)
+            return DR_ENOMEM;
         ++*scored;
     }
     if (x->nrec == v->npending)
@@ -495,18 +503,12 @@ static int index_sync(dpol_t *d, const dr_sched_view_t *v, vctx_t *cx, size_t *s
     for (size_t r = 0; r < x->nslots; r++)
         if (x->rec[r].j && x->rec[r].j->state != DR_JOB_PENDING)
             dr_pidx_remove(x, (uint32_t)r);
-    for (size_t i = 0; i < v->npending; i++) {
-        dr_job_t *j = v->pending[i];
-        uint32_t r = dr_pidx_find(x, j);
-        if (r != DR_PIDX_NONE)
-            continue;
-        if (dr_pidx_add(x, j, &r) != DR_OK)
-            return DR_ENOMEM;
-        job_static(v, j, &x->rec[r].runm, &x->rec[r].rate);
-        rec_estimate(cx, &x->rec[r]);
-        dr_pidx_update(x, r);
-        ++*scored;
-    }
+    for (size_t i = 0; i < v->npending; i++)
+        if (dr_pidx_find(x, v->pending[i]) == DR_PIDX_NONE) {
+            if (index_put(x, v, cx, v->pending[i], false) != DR_OK)
+                return DR_ENOMEM;
+            ++*scored;
+        }
     return DR_OK;
 }
 

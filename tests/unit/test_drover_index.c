@@ -205,20 +205,6 @@ static void test_index_matches_brute_force(void **st)
 
 /* --- the policy --- */
 
-static void add_job(dr_workload_t *wl, uint64_t id, double submit, uint32_t nodes, uint32_t gpn,
-                    double run, double declared, double limit, const char *types)
-{
-    dr_job_t j;
-    dr_job_init(&j);
-    j.id = id;
-    j.submit = dr_time_from_s(submit);
-    j.req.nodes = nodes;
-    j.req.gpus_per_node = gpn;
-    j.work_declared = declared;
-    j.time_limit = limit > 0 ? dr_time_from_s(limit) : 0;
-    assert_int_equal(dr_workload_add(wl, &j, run, types), DR_OK);
-}
-
 static void sim(const dr_cluster_t *c, const dr_workload_t *wl, const char *policy, bool audit,
                 dr_sim_result_t *r)
 {
@@ -252,10 +238,10 @@ static void build_long_queue(dr_workload_t *wl, const dr_cluster_t *c, size_t n)
         double limit = rnd() % 3 == 0 ? run * (1.5 + unif()) : 0;
         uint32_t nodes = rnd() % 20 == 0 ? 2 : 1;
         const char *types = rnd() % 7 == 0 ? "H100-SXM-80GB" : NULL;
-        add_job(wl, i + 1, submit, nodes, gpn[rnd() % 5], run, declared, limit, types);
+        tu_add_job(wl, i + 1, submit, nodes, gpn[rnd() % 5], run, declared, limit, types);
     }
     for (size_t i = 0; i < 40; i++) { /* 40 short tasks, 2 at a time */
-        add_job(wl, 100000 + i, 100, 1, 1, 300, 300, 0, NULL);
+        tu_add_job(wl, 100000 + i, 100, 1, 1, 300, 300, 0, NULL);
         dr_job_t *j = &wl->jobs[wl->njobs - 1];
         j->array_parent = 99999;
         j->array_index = (uint32_t)i;
@@ -349,7 +335,7 @@ static void test_burst_scores_linearly(void **st)
     static const uint32_t gpn[] = {8, 8, 4, 2};
     for (size_t i = 0; i < N; i++) {
         double run = 600 + (double)(rnd() % 35400);
-        add_job(&wl, i + 1, 0, 1, gpn[i % 4], run, run * exp((unif() - 0.5) * 2), 0, NULL);
+        tu_add_job(&wl, i + 1, 0, 1, gpn[i % 4], run, run * exp((unif() - 0.5) * 2), 0, NULL);
     }
     tu_workload_ready(&wl, &c);
     dr_sim_result_t r;

@@ -18,20 +18,12 @@
 #include "drover/workload.h"
 #include "testutil.h"
 
-/* Append a job: nodes x gpn GPUs, run time and limit in seconds. */
+/* Append a job: nodes x gpn GPUs, run time (declared exactly) and limit in
+ * seconds. */
 static dr_job_t *add(dr_workload_t *wl, uint64_t id, double submit, uint32_t nodes, uint32_t gpn,
                      double run, double limit)
 {
-    dr_job_t j;
-    dr_job_init(&j);
-    j.id = id;
-    j.submit = dr_time_from_s(submit);
-    j.req.nodes = nodes;
-    j.req.gpus_per_node = gpn;
-    j.work_declared = run;
-    j.time_limit = limit > 0 ? dr_time_from_s(limit) : 0;
-    assert_int_equal(dr_workload_add(wl, &j, j.work_declared, NULL), DR_OK);
-    return &wl->jobs[wl->njobs - 1];
+    return tu_add_job(wl, id, submit, nodes, gpn, run, run, limit, NULL);
 }
 
 /* The universal invariants, from the log alone. */

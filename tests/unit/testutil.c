@@ -82,6 +82,21 @@ void tu_sim(const dr_cluster_t *c, const dr_workload_t *wl, const char *policy,
         fail_msg("%s: %s", policy, err.msg);
 }
 
+dr_job_t *tu_add_job(dr_workload_t *wl, uint64_t id, double submit, uint32_t nodes, uint32_t gpn,
+                     double run, double declared, double limit, const char *types)
+{
+    dr_job_t j;
+    dr_job_init(&j);
+    j.id = id;
+    j.submit = dr_time_from_s(submit);
+    j.req.nodes = nodes;
+    j.req.gpus_per_node = gpn;
+    j.work_declared = declared;
+    j.time_limit = limit > 0 ? dr_time_from_s(limit) : 0;
+    assert_int_equal(dr_workload_add(wl, &j, run, types), DR_OK);
+    return &wl->jobs[wl->njobs - 1];
+}
+
 const dr_job_t *tu_job(const dr_sim_result_t *r, uint64_t id)
 {
     for (size_t i = 0; i < r->njobs; i++)

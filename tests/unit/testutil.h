@@ -30,6 +30,11 @@ void tu_assert_contains_(const char *hay, const char *needle, const char *file, 
 void tu_cluster(dr_cluster_t *c, const char *conf);
 /* Finish a workload built job by job and bind it to the cluster. */
 void tu_workload_ready(dr_workload_t *wl, const dr_cluster_t *c);
+/* Append a job of nodes x gpn GPUs (nodes 0: --gpus=gpn) that really runs
+ * `run` seconds (class 0), declares `declared` and has a walltime limit of
+ * `limit` seconds (0 = none), on the GPU types `types` (NULL = any). */
+dr_job_t *tu_add_job(dr_workload_t *wl, uint64_t id, double submit, uint32_t nodes, uint32_t gpn,
+                     double run, double declared, double limit, const char *types);
 /* Simulate wl on c with one policy, the ledger audited after every pass. */
 void tu_sim(const dr_cluster_t *c, const dr_workload_t *wl, const char *policy,
             dr_sim_result_t *res);

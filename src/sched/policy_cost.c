@@ -180,26 +180,37 @@ static uint32_t job_gpus(const dr_job_t *j)
     return g == 0 ? 0 : g > UINT32_MAX ? UINT32_MAX : (uint32_t)g;
 }
 
-/* Estimated remaining run time of j on type t in seconds (size_estimate.h:
- * from its declared size or, without one, from the sizes of completed jobs,
- * conditioned on its progress; capped by its walltime limit).  A job whose
- * progress outgrows its estimate is re-estimated, and so re-planned, on
- * every pass. */
-static double remaining_s(const cpol_t *d, const dr_sched_view_t *v, const dr_job_t *j, unsigned t)
+/* Estimated remaining work of j (size_estimate.h: from its declared size
+ * or, without one, from the sizes of completed jobs, conditioned on its
+ * progress).  A job whose progress outgrows its estimate is re-estimated,
+ * and so re-planned, on every pass. */
+static double remaining_work(const cpol_t *d, const dr_sched_view_t *v, const dr_job_t *j)
+{
+    double best = dr_perf_best_rate(v->perf, j, dr_perf_runnable(v->perf, v->cluster, j));
+    /* a deadline is planned on a pessimistic estimate (the q-quantile), so
+     * that it holds about that often whatever the declarations are worth */
+    return j->deadline > 0 && d->q > 0 ? dr_size_est_remaining_work_q(&d->est, v, j, best, d->q)
+                                       : dr_size_est_remaining_work(&d->est, v, j, best);
+}
+
+/* Seconds the remaining work w of j takes on type t, capped by its
+ * walltime limit. */
+static double time_on(const dr_sched_view_t *v, const dr_job_t *j, double w, unsigned t)
 {
     double r = dr_perf_rate(v->perf, j, t);
     if (!(r > 0))
         return INFINITY;
-    double best = dr_perf_best_rate(v->perf, j, dr_perf_runnable(v->perf, v->cluster, j));
-    /* a deadline is planned on a pessimistic estimate (the q-quantile), so
-     * that it holds about that often whatever the declarations are worth */
-    double w = j->deadline > 0 && d->q > 0 ? dr_size_est_remaining_work_q(&d->est, v, j, best, d->q)
-                                           : dr_size_est_remaining_work(&d->est, v, j, best);
     double sec = w / r;
     double left = dr_size_est_limit_left_s(v, j);
     if (sec > left)
         sec = left;
     return sec > 60 ? sec : 60;
+}
+
+/* Estimated remaining run time of j on type t in seconds. */
+static double remaining_s(const cpol_t *d, const dr_sched_view_t *v, const dr_job_t *j, unsigned t)
+{
+    return time_on(v, j, remaining_work(d, v, j), t);
 }
 
 static double type_price(const dr_cluster_t *c, unsigned t)
@@ -606,11 +617,12 @@ static copt_t choose(cpol_t *d, const dr_sched_view_t *v, const dr_job_t *j, boo
     size_t no = 0;
     bool onprem_possible = false;
     double fastest = INFINITY;
+    double w = remaining_work(d, v, j); /* the same on every type: estimated once */
     for (size_t k = 0; k < d->nres; k++) {
         cres_t *r = &d->res[k];
         if (!(run >> r->type & 1) || !shape_ok(r, j))
             continue;
-        double dur = remaining_s(d, v, j, (unsigned)r->type);
+        double dur = time_on(v, j, w, (unsigned)r->type);
         if (!isfinite(dur))
             continue;
         if (dur < fastest)

@@ -1,0 +1,275 @@
+/* proto.h - the wire protocol between droverd and its agents.
+ *
+ * Pure: no sockets, clocks or printing.  Callers hand in bytes read from a
+ * stream and get frames out; they hand in messages and get bytes to write.
+ *
+ * A frame, all integers big-endian:
+ *
+ *   offset size  field
+ *   0      4     magic "DRV1"
+ *   4      1     version (DR_PROTO_VERSION)
+ *   5      1     type (dr_msg_type_t)
+ *   6      2     flags (0; reserved)
+ *   8      4     body length (<= DR_PROTO_MAX_BODY)
+ *   12     8     sequence number (per direction, strictly increasing from 1;
+ *                0 only on HELLO)
+ *   20     16    session nonce: the nonce the *receiver* chose (zero on HELLO)
+ *   36     len   body: one JSON object (UTF-8)
+ *   36+len 32    HMAC-SHA256 over bytes [0, 36+len) with the cluster key
+ *
+ * Session set-up: the agent connects and sends HELLO (seq 0, zero nonce)
+ * carrying its own fresh nonce Na in the body.  The controller answers with
+ * WELCOME carrying nonce Na in the header and its fresh nonce Nc in the
+ * body; from then on every frame to the agent carries Na and every frame to
+ * the controller carries Nc.  A frame recorded in another session has the
+ * wrong nonce; one replayed within a session has an old sequence number; a
+ * forged or corrupted one fails the HMAC.  All three are dropped and counted
+ * (dr_proto_stats_t), never acted on.  A replayed HELLO gets the attacker a
+ * WELCOME it cannot use without the key. */
+#ifndef DROVER_PROTO_H
+#define DROVER_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "drover/error.h"
+
+#define DR_PROTO_VERSION  1
+#define DR_PROTO_HDR      36
+#define DR_PROTO_MAC      32
+#define DR_PROTO_NONCE    16
+#define DR_PROTO_KEY      32
+#define DR_PROTO_MAX_BODY (1u << 20)
+
+typedef enum dr_msg_type {
+    DR_MSG_HELLO = 1,     /* agent -> ctld: name, nonce, version */
+    DR_MSG_WELCOME = 2,   /* ctld -> agent: nonce, epoch, heartbeat period, declared node */
+    DR_MSG_REGISTER = 3,  /* agent -> ctld: GPUs, topology, jobs it holds */
+    DR_MSG_HEARTBEAT = 4, /* agent -> ctld */
+    DR_MSG_LAUNCH = 5,    /* ctld -> agent: start one rank/task of a job */
+    DR_MSG_KILL = 6,      /* ctld -> agent: stop a job's processes */
+    DR_MSG_JOB_STATE = 7, /* agent -> ctld: a job's processes started / ended */
+    DR_MSG_ACK = 8,       /* ctld -> agent: a JOB_STATE end report is committed */
+    DR_MSG_REJECT = 9,    /* ctld -> agent: registration refused (reason), then close */
+    DR_MSG_NTYPES
+} dr_msg_type_t;
+
+const char *dr_msg_type_name(int type); /* "hello", ...; "unknown" */
+
+/* ---- frames and sessions ---- */
+
+typedef struct dr_proto_stats {
+    uint64_t frames_in, frames_out;
+    uint64_t bad_header;  /* wrong magic/version/type/length: stream is unusable */
+    uint64_t bad_mac;     /* forged or corrupted: HMAC mismatch */
+    uint64_t replayed;    /* wrong session nonce or sequence number not increasing */
+    uint64_t bad_body;    /* authentic but not a valid message of its type */
+} dr_proto_stats_t;
+
+/* One end of one connection. */
+typedef struct dr_proto_session {
+    uint8_t key[DR_PROTO_KEY];
+    uint8_t my_nonce[DR_PROTO_NONCE];   /* expected on incoming frames */
+    uint8_t peer_nonce[DR_PROTO_NONCE]; /* written on outgoing frames */
+    bool have_peer_nonce;               /* false until HELLO/WELCOME told it */
+    uint64_t tx_seq;                    /* last sequence number sent */
+    uint64_t rx_seq;                    /* last sequence number accepted */
+    dr_proto_stats_t stats;
+} dr_proto_session_t;
+
+/* key: DR_PROTO_KEY bytes; my_nonce: DR_PROTO_NONCE fresh random bytes
+ * (the caller draws them: this module has no randomness source). */
+void dr_proto_session_init(dr_proto_session_t *s, const uint8_t *key, const uint8_t *my_nonce);
+void dr_proto_session_set_peer_nonce(dr_proto_session_t *s, const uint8_t *nonce);
+
+/* Parse a cluster key file's contents: 64 hex digits (optionally followed
+ * by whitespace).  Errors say what is wrong without echoing the key. */
+int dr_proto_key_parse(const char *text, size_t len, uint8_t key[DR_PROTO_KEY], dr_err_t *err);
+/* Format a key as 64 hex digits and a newline into out (66 bytes incl. NUL). */
+void dr_proto_key_format(const uint8_t key[DR_PROTO_KEY], char out[66]);
+
+/* Encode one frame: header, body (len bytes of JSON), HMAC.  HELLO is sent
+ * with seq 0 and a zero nonce; every other type takes ++tx_seq and the
+ * peer's nonce (DR_ESTATE if it is not known yet).  *out is malloc'd. */
+int dr_proto_encode(dr_proto_session_t *s, int type, const char *body, size_t len, uint8_t **out,
+                    size_t *outlen, dr_err_t *err);
+
+/* A decoded, authenticated frame.  body points into the caller's buffer
+ * and is NOT NUL-terminated. */
+typedef struct dr_frame {
+    int type;
+    uint64_t seq;
+    const char *body;
+    size_t len;
+} dr_frame_t;
+
+typedef enum dr_proto_rc {
+    DR_PROTO_FRAME = 1,    /* a frame was taken: *used bytes consumed, f filled */
+    DR_PROTO_NEED = 0,     /* need more bytes (nothing consumed) */
+    DR_PROTO_DROPPED = 2,  /* a whole frame was consumed and dropped (bad MAC,
+                              replay): counted; the stream goes on */
+    DR_PROTO_FATAL = -1    /* bad header: counted; close the connection */
+} dr_proto_rc_t;
+
+/* Try to take one frame from buf[0, len).  Checks, in order: header sanity
+ * (fatal), completeness (need), HMAC (dropped, bad_mac), nonce and
+ * sequence (dropped, replayed).  HELLO is accepted only with seq 0 and a
+ * zero nonce and only while have_peer_nonce is false; any other type while
+ * have_peer_nonce is false is dropped as replayed.  A frame that passes
+ * advances rx_seq. */
+dr_proto_rc_t dr_proto_decode(dr_proto_session_t *s, const uint8_t *buf, size_t len, size_t *used,
+                              dr_frame_t *f);
+
+/* ---- messages (bodies) ----
+ *
+ * Each message has a C struct, an encoder to a JSON string (malloc'd,
+ * NUL-terminated) and a parser from a frame body that validates every field
+ * (types, ranges, lengths, required keys; unknown keys are ignored for
+ * forward compatibility) and names the bad field in err.  Parsed structs
+ * own their strings; free them with the matching _free. */
+
+#define DR_MSG_MAX_GPUS  1024
+#define DR_MSG_MAX_ARGS  4096
+#define DR_MSG_MAX_JOBS  100000
+#define DR_MSG_MAX_STR   4096
+
+typedef struct dr_msg_hello {
+    uint32_t version; /* DR_PROTO_VERSION of the agent */
+    char *name;       /* node name */
+    uint8_t nonce[DR_PROTO_NONCE];
+} dr_msg_hello_t;
+
+typedef struct dr_msg_welcome {
+    uint8_t nonce[DR_PROTO_NONCE];
+    uint64_t epoch;        /* controller incarnation, bumped on each start */
+    uint32_t heartbeat_ms; /* how often the agent must heartbeat */
+    /* what the config declares for this node (the agent's fallback) */
+    char *gpu_type; /* "" for a CPU-only node */
+    uint32_t ngpus;
+    uint32_t cpus;
+    uint64_t mem_mb;
+} dr_msg_welcome_t;
+
+typedef struct dr_msg_gpu {
+    uint32_t index;
+    char *name;   /* as the driver reports it, e.g. "NVIDIA H100 80GB HBM3" */
+    char *uuid;   /* "" if unknown */
+    char *pci;    /* bus id "0000:17:00.0", "" if unknown */
+    uint64_t mem_mb;
+    int32_t numa; /* -1 if unknown */
+} dr_msg_gpu_t;
+
+/* A job (rank) an agent holds, reported at registration so a restarted
+ * controller can reconcile. */
+typedef struct dr_msg_held {
+    uint64_t job;
+    uint32_t gen;
+    uint32_t rank;
+    bool running;      /* still running; else it ended while unreported */
+    int32_t exit_code; /* if ended: exit status, or -1 if signalled */
+    int32_t signal;    /* if ended by a signal: its number, else 0 */
+    uint8_t why;       /* if ended: dr_end_why_t */
+    int64_t end_ns;    /* if ended: when (Unix ns) */
+} dr_msg_held_t;
+
+typedef struct dr_msg_register {
+    char *source; /* "nvml", "rocm" or "declared" */
+    dr_msg_gpu_t *gpus;
+    uint32_t ngpus;
+    uint32_t cpus;
+    uint64_t mem_mb;
+    uint32_t numa_nodes;
+    char *hostname;
+    dr_msg_held_t *held;
+    uint32_t nheld;
+} dr_msg_register_t;
+
+typedef struct dr_msg_heartbeat {
+    int64_t now_ns;   /* agent's clock, for skew display */
+    uint32_t running; /* processes it supervises */
+} dr_msg_heartbeat_t;
+
+typedef struct dr_msg_launch {
+    uint64_t job;
+    uint32_t gen;   /* job generation: bumped on each requeue (fencing) */
+    uint64_t epoch; /* controller epoch */
+    uint32_t rank;  /* node rank within the job (0 for single-node) */
+    uint32_t nranks;
+    char **argv; /* argc >= 1 */
+    uint32_t argc;
+    char **env; /* "KEY=VALUE", set on top of a clean base environment */
+    uint32_t nenv;
+    char *cwd;
+    char *out_path; /* stdout file, absolute */
+    char *err_path; /* stderr file, absolute ("" = same as stdout) */
+    uint32_t uid, gid;
+    uint32_t *gpus; /* GPU indices on this node */
+    uint32_t ngpus;
+    int64_t time_limit_ns; /* 0 = none; the agent signals, waits grace, kills */
+    int64_t grace_ns;
+    uint32_t cpu_milli; /* cgroup limits, 0 = none */
+    uint64_t mem_mb;
+} dr_msg_launch_t;
+
+typedef struct dr_msg_kill {
+    uint64_t job;
+    uint32_t gen;
+    int32_t signal;   /* first signal (SIGTERM); SIGKILL follows after grace */
+    int64_t grace_ns;
+    char *reason;
+} dr_msg_kill_t;
+
+/* Why a rank ended, as the agent saw it. */
+typedef enum dr_end_why {
+    DR_END_EXIT = 0,      /* exited by itself (exit_code / signal say how) */
+    DR_END_TIMEOUT = 1,   /* killed by the agent at its time limit */
+    DR_END_KILLED = 2,    /* killed on a KILL message */
+    DR_END_LAUNCH = 3,    /* could not be started (detail says why) */
+    DR_END_NWHY
+} dr_end_why_t;
+
+typedef struct dr_msg_job_state {
+    uint64_t job;
+    uint32_t gen;
+    uint32_t rank;
+    bool started;      /* true: processes started (pid); false: ended */
+    int32_t pid;
+    int32_t exit_code; /* ended: exit status, or -1 when signalled */
+    int32_t signal;    /* ended by signal: its number */
+    uint8_t why;       /* dr_end_why_t */
+    int64_t t_ns;      /* when (agent clock, Unix ns) */
+    char *detail;      /* "" or a reason (launch failure text) */
+} dr_msg_job_state_t;
+
+typedef struct dr_msg_ack {
+    uint64_t job;
+    uint32_t gen;
+    uint32_t rank;
+} dr_msg_ack_t;
+
+typedef struct dr_msg_reject {
+    char *reason;
+} dr_msg_reject_t;
+
+#define DR_MSG_DECLARE(name)                                                                       \
+    int dr_msg_##name##_encode(const dr_msg_##name##_t *m, char **json, size_t *len,               \
+                               dr_err_t *err);                                                     \
+    int dr_msg_##name##_parse(dr_msg_##name##_t *m, const char *body, size_t len, dr_err_t *err);  \
+    void dr_msg_##name##_free(dr_msg_##name##_t *m);
+DR_MSG_DECLARE(hello)
+DR_MSG_DECLARE(welcome)
+DR_MSG_DECLARE(register)
+DR_MSG_DECLARE(heartbeat)
+DR_MSG_DECLARE(launch)
+DR_MSG_DECLARE(kill)
+DR_MSG_DECLARE(job_state)
+DR_MSG_DECLARE(ack)
+DR_MSG_DECLARE(reject)
+#undef DR_MSG_DECLARE
+
+/* Encode message m of `type` and frame it in one step (*out malloc'd). */
+int dr_proto_send_msg(dr_proto_session_t *s, int type, const void *m, uint8_t **out,
+                      size_t *outlen, dr_err_t *err);
+
+#endif

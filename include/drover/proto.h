@@ -198,6 +198,10 @@ typedef struct dr_msg_launch {
     uint32_t nranks;
     char **argv; /* argc >= 1 */
     uint32_t argc;
+    /* A batch script's text, or NULL: the agent writes it to a private
+     * file and runs that file with argv[1..] as its arguments (argv[0] is
+     * the script's name, for messages). */
+    char *script;
     char **env; /* "KEY=VALUE", set on top of a clean base environment */
     uint32_t nenv;
     char *cwd;

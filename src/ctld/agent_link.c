@@ -1,0 +1,202 @@
+/* agent_link.c - the controller's end of the agent connections.
+ *
+ * Agents connect in (so a node behind NAT needs no open port).  Every byte
+ * from an agent is hostile until dr_proto_decode has authenticated it:
+ * forged, corrupted and replayed frames are dropped and counted; a stream
+ * whose framing is broken is closed.  Authentic frames go to
+ * agent_msgs.c. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/listener.h>
+#include <event2/util.h>
+
+#include "ctld/ctld.h"
+
+#define AGENT_MAX_BUF (DR_PROTO_HDR + DR_PROTO_MAX_BODY + DR_PROTO_MAC)
+
+int ctld_agent_send(ctld_agent_t *a, int type, const char *json)
+{
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    dr_err_t err = {0};
+    int rc = dr_proto_encode(&a->sess, type, json, strlen(json), &buf, &len, &err);
+    if (rc != DR_OK) {
+        ctld_log("agent %s: cannot frame %s: %s", a->addr, dr_msg_type_name(type), err.msg);
+        return rc;
+    }
+    rc = bufferevent_write(a->bev, buf, len) == 0 ? DR_OK : DR_EIO;
+    free(buf);
+    return rc;
+}
+
+void ctld_agent_close(ctld_agent_t *a, const char *why)
+{
+    dr_ctld_t *c = a->c;
+    for (ctld_agent_t **p = &c->agents; *p; p = &(*p)->next)
+        if (*p == a) {
+            *p = a->next;
+            break;
+        }
+    if (a->node >= 0 && c->nodes[a->node].agent == a) {
+        ctld_node_t *n = &c->nodes[a->node];
+        n->agent = NULL;
+        n->lost_at = ctld_now(c);
+        snprintf(n->reason, sizeof n->reason, "agent disconnected: %s", why);
+        ctld_log("node %s: agent %s disconnected (%s)", c->cl.nodes[a->node].name, a->addr, why);
+    }
+    c->st.frames_dropped += a->sess.stats.bad_mac + a->sess.stats.replayed +
+                            a->sess.stats.bad_header + a->sess.stats.bad_body;
+    bufferevent_free(a->bev);
+    free(a);
+}
+
+static void on_read(struct bufferevent *bev, void *arg)
+{
+    ctld_agent_t *a = arg;
+    struct evbuffer *in = bufferevent_get_input(bev);
+    for (;;) {
+        size_t avail = evbuffer_get_length(in);
+        if (avail < DR_PROTO_HDR)
+            return;
+        const uint8_t *p = evbuffer_pullup(in, -1);
+        size_t used = 0;
+        dr_frame_t f;
+        dr_proto_rc_t rc = dr_proto_decode(&a->sess, p, avail, &used, &f);
+        if (rc == DR_PROTO_NEED) {
+            if (avail >= AGENT_MAX_BUF)
+                ctld_agent_close(a, "frame too large");
+            return;
+        }
+        if (rc == DR_PROTO_FATAL) {
+            ctld_log("agent %s: malformed frame header; closing (bad headers so far: %llu)",
+                     a->addr, (unsigned long long)a->sess.stats.bad_header);
+            a->c->st.frames_dropped++;
+            ctld_agent_close(a, "malformed frame");
+            return;
+        }
+        if (rc == DR_PROTO_DROPPED) {
+            a->c->st.frames_dropped++;
+            ctld_log("agent %s: dropped a frame (bad MAC %llu, replayed %llu)", a->addr,
+                     (unsigned long long)a->sess.stats.bad_mac,
+                     (unsigned long long)a->sess.stats.replayed);
+            evbuffer_drain(in, used);
+            continue;
+        }
+        /* the body points into the buffer: handle it before draining; the
+         * handler may close the agent (REJECT, protocol error) */
+        dr_ctld_t *c = a->c;
+        ctld_agent_msg(a, &f);
+        bool still = false;
+        for (ctld_agent_t *x = c->agents; x; x = x->next)
+            still |= x == a;
+        if (!still)
+            return;
+        evbuffer_drain(in, used);
+    }
+}
+
+static void on_event(struct bufferevent *bev, short what, void *arg)
+{
+    (void)bev;
+    ctld_agent_t *a = arg;
+    if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
+        ctld_agent_close(a, what & BEV_EVENT_EOF ? "connection closed" : strerror(errno));
+}
+
+static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int slen,
+                      void *arg)
+{
+    (void)l;
+    (void)slen;
+    dr_ctld_t *c = arg;
+    ctld_agent_t *a = calloc(1, sizeof *a);
+    if (!a) {
+        evutil_closesocket(fd);
+        return;
+    }
+    a->c = c;
+    a->node = -1;
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+        char ip[64];
+        evutil_inet_ntop(AF_INET, &in->sin_addr, ip, sizeof ip);
+        snprintf(a->addr, sizeof a->addr, "%s:%u", ip, ntohs(in->sin_port));
+    } else {
+        snprintf(a->addr, sizeof a->addr, "?");
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    uint8_t nonce[DR_PROTO_NONCE];
+    if (getrandom(nonce, sizeof nonce, 0) != (ssize_t)sizeof nonce) {
+        free(a);
+        evutil_closesocket(fd);
+        return;
+    }
+    dr_proto_session_init(&a->sess, c->key, nonce);
+    a->bev = bufferevent_socket_new(c->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    if (!a->bev) {
+        free(a);
+        evutil_closesocket(fd);
+        return;
+    }
+    bufferevent_setcb(a->bev, on_read, NULL, on_event, a);
+    bufferevent_setwatermark(a->bev, EV_READ, 0, AGENT_MAX_BUF);
+    bufferevent_enable(a->bev, EV_READ | EV_WRITE);
+    a->next = c->agents;
+    c->agents = a;
+}
+
+static int parse_hostport(const char *s, struct sockaddr_storage *ss, int *slen, dr_err_t *err,
+                          const char *opt)
+{
+    char host[256];
+    const char *colon = strrchr(s, ':');
+    if (!colon || colon == s || (size_t)(colon - s) >= sizeof host)
+        return dr_err_set(err, DR_EINVAL, "%s: '%s' is not HOST:PORT", opt, s);
+    memcpy(host, s, (size_t)(colon - s));
+    host[colon - s] = '\0';
+    char *end;
+    long port = strtol(colon + 1, &end, 10);
+    if (*end || port < 0 || port > 65535)
+        return dr_err_set(err, DR_EINVAL, "%s: '%s': bad port", opt, s);
+    struct sockaddr_in *in = (struct sockaddr_in *)ss;
+    memset(ss, 0, sizeof *ss);
+    in->sin_family = AF_INET;
+    in->sin_port = htons((uint16_t)port);
+    if (evutil_inet_pton(AF_INET, strcmp(host, "*") == 0 ? "0.0.0.0" : host, &in->sin_addr) != 1)
+        return dr_err_set(err, DR_EINVAL, "%s: '%s': not an IPv4 address", opt, host);
+    *slen = sizeof *in;
+    return DR_OK;
+}
+
+int ctld_parse_hostport(const char *s, struct sockaddr_storage *ss, int *slen, dr_err_t *err,
+                        const char *opt)
+{
+    return parse_hostport(s, ss, slen, err, opt);
+}
+
+int ctld_agents_start(dr_ctld_t *c, dr_err_t *err)
+{
+    struct sockaddr_storage ss;
+    int slen = 0;
+    int rc = parse_hostport(c->o.agent_listen, &ss, &slen, err, "--agent-listen");
+    if (rc != DR_OK)
+        return rc;
+    c->agent_lst = evconnlistener_new_bind(c->base, on_accept, c,
+                                           LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 128,
+                                           (struct sockaddr *)&ss, slen);
+    if (!c->agent_lst)
+        return dr_err_set(err, DR_EIO, "--agent-listen %s: %s", c->o.agent_listen,
+                          strerror(errno));
+    ctld_log("agents: listening on %s", c->o.agent_listen);
+    return DR_OK;
+}

@@ -1,0 +1,244 @@
+/* agent_msgs.c - what the controller does with an agent's messages.
+ *
+ * HELLO names the node and starts the session (WELCOME); REGISTER says what
+ * the agent found and what it holds, which is reconciled with what the
+ * store says should run there: a rank of an old generation is killed, an
+ * end that happened while the controller was away is taken in, a launch
+ * that never arrived is sent again.  JOB_STATE reports are applied to the
+ * job and acknowledged after the turn's commit, so an agent keeps an end
+ * report until it is durable here. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctld/ctld.h"
+
+static void reject(ctld_agent_t *a, const char *fmt, const char *arg)
+{
+    char reason[256];
+    snprintf(reason, sizeof reason, fmt, arg);
+    ctld_log("agent %s: rejected: %s", a->addr, reason);
+    dr_msg_reject_t m = {.reason = reason};
+    char *json = NULL;
+    size_t len;
+    if (a->sess.have_peer_nonce && dr_msg_reject_encode(&m, &json, &len, NULL) == DR_OK) {
+        ctld_agent_send(a, DR_MSG_REJECT, json);
+        free(json);
+    }
+    ctld_agent_close(a, "rejected");
+}
+
+static void on_hello(ctld_agent_t *a, const dr_frame_t *f)
+{
+    dr_ctld_t *c = a->c;
+    dr_msg_hello_t h = {0};
+    dr_err_t err = {0};
+    if (dr_msg_hello_parse(&h, f->body, f->len, &err) != DR_OK) {
+        a->sess.stats.bad_body++;
+        ctld_agent_close(a, err.msg);
+        return;
+    }
+    dr_proto_session_set_peer_nonce(&a->sess, h.nonce);
+    if (h.version != DR_PROTO_VERSION) {
+        char v[32];
+        snprintf(v, sizeof v, "%u", h.version);
+        dr_msg_hello_free(&h);
+        reject(a, "protocol version %s is not supported (this controller speaks 1)", v);
+        return;
+    }
+    int node = dr_cluster_find_node(&c->cl, h.name);
+    if (node < 0) {
+        char name[128];
+        snprintf(name, sizeof name, "%s", h.name);
+        dr_msg_hello_free(&h);
+        reject(a, "no NodeName=%s in the controller's configuration", name);
+        return;
+    }
+    dr_msg_hello_free(&h);
+    ctld_node_t *n = &c->nodes[node];
+    if (n->agent && n->agent != a)
+        ctld_agent_close(n->agent, "replaced by a new connection");
+    a->node = node;
+    n->agent = a;
+    snprintf(n->addr, sizeof n->addr, "%s", a->addr);
+    const dr_node_t *cn = &c->cl.nodes[node];
+    dr_msg_welcome_t w = {0};
+    memcpy(w.nonce, a->sess.my_nonce, sizeof w.nonce);
+    w.epoch = c->epoch;
+    w.heartbeat_ms = c->o.heartbeat_ms;
+    w.gpu_type = cn->ngpus ? c->cl.types[cn->type].name : "";
+    w.ngpus = cn->ngpus;
+    w.cpus = cn->cpu_milli / 1000;
+    w.mem_mb = cn->mem_mb;
+    char *json = NULL;
+    size_t len;
+    if (dr_msg_welcome_encode(&w, &json, &len, &err) != DR_OK ||
+        ctld_agent_send(a, DR_MSG_WELCOME, json) != DR_OK) {
+        free(json);
+        ctld_agent_close(a, "cannot send WELCOME");
+        return;
+    }
+    free(json);
+    a->welcomed = true;
+}
+
+static void ack(dr_ctld_t *c, int node, uint64_t job, uint32_t gen, uint32_t rank)
+{
+    dr_msg_ack_t m = {.job = job, .gen = gen, .rank = rank};
+    char *json = NULL;
+    size_t len;
+    if (dr_msg_ack_encode(&m, &json, &len, NULL) == DR_OK)
+        ctld_out_frame(c, node, DR_MSG_ACK, json);
+}
+
+static void kill_stale(dr_ctld_t *c, int node, uint64_t job, uint32_t gen, const char *why)
+{
+    dr_msg_kill_t m = {.job = job, .gen = gen, .signal = 9, .grace_ns = 0, .reason = (char *)why};
+    char *json = NULL;
+    size_t len;
+    if (dr_msg_kill_encode(&m, &json, &len, NULL) == DR_OK)
+        ctld_out_frame(c, node, DR_MSG_KILL, json);
+}
+
+/* The job's current generation runs rank `rank` on `node`? */
+static ctld_job_t *current(dr_ctld_t *c, int node, uint64_t job, uint32_t gen, uint32_t rank)
+{
+    ctld_job_t *cj = ctld_job_find(c, job);
+    if (!cj || cj->array || ctld_job_terminal(cj) || cj->j.state == DR_JOB_PENDING ||
+        cj->gen != gen || rank >= cj->nranks || cj->ranks[rank].node != (uint32_t)node)
+        return NULL;
+    return cj;
+}
+
+static void on_register(ctld_agent_t *a, const dr_frame_t *f)
+{
+    dr_ctld_t *c = a->c;
+    dr_msg_register_t m = {0};
+    dr_err_t err = {0};
+    if (dr_msg_register_parse(&m, f->body, f->len, &err) != DR_OK) {
+        a->sess.stats.bad_body++;
+        ctld_log("agent %s: bad REGISTER: %s", a->addr, err.msg);
+        ctld_agent_close(a, "bad REGISTER");
+        return;
+    }
+    ctld_node_t *n = &c->nodes[a->node];
+    const dr_node_t *cn = &c->cl.nodes[a->node];
+    snprintf(n->source, sizeof n->source, "%s", m.source);
+    n->disc_gpus = m.ngpus;
+    n->last_heartbeat = ctld_now(c);
+    if (m.ngpus < cn->ngpus)
+        ctld_log("node %s: agent found %u GPUs (%s), the config declares %u; using %u", cn->name,
+                 m.ngpus, m.source, cn->ngpus, cn->ngpus);
+    a->registered = true;
+    /* reconcile what it holds with what should run there */
+    for (uint32_t i = 0; i < m.nheld; i++) {
+        const dr_msg_held_t *h = &m.held[i];
+        ctld_job_t *cj = current(c, a->node, h->job, h->gen, h->rank);
+        if (!cj) {
+            if (h->running)
+                kill_stale(c, a->node, h->job, h->gen, "stale generation");
+            else
+                ack(c, a->node, h->job, h->gen, h->rank);
+            continue;
+        }
+        if (h->running) {
+            ctld_rank_started(c, cj, h->rank);
+        } else {
+            dr_msg_job_state_t js = {.job = h->job,
+                                     .gen = h->gen,
+                                     .rank = h->rank,
+                                     .exit_code = h->exit_code,
+                                     .signal = h->signal,
+                                     .why = h->why,
+                                     .t_ns = h->end_ns,
+                                     .detail = (char *)"ended while the controller was away"};
+            ctld_rank_started(c, cj, h->rank);
+            ctld_rank_ended(c, cj, h->rank, &js);
+            ack(c, a->node, h->job, h->gen, h->rank);
+        }
+    }
+    /* ranks that should be there but are not held */
+    for (size_t i = 0; i < c->tab_cap; i++) {
+        ctld_job_t *cj = c->tab[i];
+        if (!cj || cj->array || ctld_job_terminal(cj) || cj->j.state == DR_JOB_PENDING)
+            continue;
+        for (uint32_t r = 0; r < cj->nranks; r++) {
+            if (cj->ranks[r].node != (uint32_t)a->node || cj->ranks[r].ended)
+                continue;
+            bool held = false;
+            for (uint32_t k = 0; k < m.nheld && !held; k++)
+                held = m.held[k].job == cj->j.id && m.held[k].gen == cj->gen &&
+                       m.held[k].rank == r;
+            if (held)
+                continue;
+            if (!cj->ranks[r].started) {
+                ctld_launch_rank(c, cj, r); /* the launch never arrived */
+            } else {
+                dr_msg_job_state_t js = {.exit_code = -1,
+                                         .signal = 0,
+                                         .why = DR_END_EXIT,
+                                         .detail = (char *)"lost: the agent no longer holds it"};
+                snprintf(cj->reason, sizeof cj->reason, "lost on %s: its agent no longer holds it",
+                         cn->name);
+                cj->has_exit = true;
+                cj->exit_code = -1;
+                ctld_rank_ended(c, cj, r, &js);
+            }
+            break;
+        }
+    }
+    dr_msg_register_free(&m);
+    ctld_log("node %s: agent %s registered (%u GPUs, %s)", cn->name, a->addr, n->disc_gpus,
+             n->source);
+    ctld_node_connected(c, (uint32_t)a->node);
+}
+
+static void on_job_state(ctld_agent_t *a, const dr_frame_t *f)
+{
+    dr_ctld_t *c = a->c;
+    dr_msg_job_state_t m = {0};
+    dr_err_t err = {0};
+    if (dr_msg_job_state_parse(&m, f->body, f->len, &err) != DR_OK) {
+        a->sess.stats.bad_body++;
+        ctld_log("agent %s: bad JOB_STATE: %s", a->addr, err.msg);
+        return;
+    }
+    ctld_job_t *cj = current(c, a->node, m.job, m.gen, m.rank);
+    if (!cj) {
+        if (m.started)
+            kill_stale(c, a->node, m.job, m.gen, "stale generation");
+        else
+            ack(c, a->node, m.job, m.gen, m.rank);
+    } else if (m.started) {
+        ctld_rank_started(c, cj, m.rank);
+    } else {
+        ctld_rank_ended(c, cj, m.rank, &m);
+        ack(c, a->node, m.job, m.gen, m.rank);
+    }
+    dr_msg_job_state_free(&m);
+}
+
+void ctld_agent_msg(ctld_agent_t *a, const dr_frame_t *f)
+{
+    dr_ctld_t *c = a->c;
+    if (f->type == DR_MSG_HELLO) {
+        on_hello(a, f);
+        return;
+    }
+    if (!a->welcomed || a->node < 0) {
+        ctld_agent_close(a, "message before HELLO");
+        return;
+    }
+    c->nodes[a->node].last_heartbeat = ctld_now(c);
+    switch (f->type) {
+    case DR_MSG_REGISTER: on_register(a, f); break;
+    case DR_MSG_HEARTBEAT: break;
+    case DR_MSG_JOB_STATE:
+        if (a->registered)
+            on_job_state(a, f);
+        break;
+    default:
+        ctld_log("agent %s: unexpected %s message; ignored", a->addr, dr_msg_type_name(f->type));
+        break;
+    }
+}

@@ -1,0 +1,427 @@
+/* api_jobs.c - the /v1/jobs endpoints (docs/api.md).
+ *
+ * A submit is parsed with the shared job-field vocabulary (jobspec.h),
+ * checked against the cluster, and acknowledged (201) only after the turn
+ * that holds it has committed.  Errors name the field.  Everyone may list
+ * and show jobs, as with Slurm's squeue; only the owner or an operator may
+ * cancel a job or read its output. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <jansson.h>
+
+#include "ctld/ctld.h"
+#include "drover/util.h"
+
+#define OUTPUT_CHUNK (1u << 20)
+
+/* "field: reason" -> field (up to the first ':'), for the error object. */
+static void field_of(const char *msg, char *out, size_t n)
+{
+    size_t k = strcspn(msg, ": ");
+    if (k >= n || msg[k] != ':')
+        k = 0;
+    memcpy(out, msg, k);
+    out[k] = '\0';
+}
+
+static void submit(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who)
+{
+    struct evbuffer *in = evhttp_request_get_input_buffer(req);
+    size_t len = evbuffer_get_length(in);
+    if (!len) {
+        ctld_reply_error(req, 400, NULL, "body: a job (JSON object) is required");
+        return;
+    }
+    const char *body = (const char *)evbuffer_pullup(in, -1);
+    ctld_job_t *cj = calloc(1, sizeof *cj);
+    if (!cj) {
+        ctld_reply_error(req, 503, NULL, "out of memory");
+        return;
+    }
+    dr_jobspec_init(&cj->spec);
+    dr_job_init(&cj->j);
+    cj->got_type = -1;
+    dr_err_t err = {0};
+    dr_time_t now = ctld_now(c);
+    int rc = dr_jobspec_from_json(&cj->spec, body, len, &err);
+    if (rc == DR_OK)
+        rc = dr_jobspec_validate(&cj->spec, &err);
+    if (rc == DR_OK)
+        rc = dr_jobspec_to_job(&cj->spec, &c->cl, now, &cj->j, &err);
+    if (rc == DR_OK && cj->spec.array)
+        rc = ctld_array_setup(c, cj, &err);
+    if (rc != DR_OK) {
+        char field[64];
+        field_of(err.msg, field, sizeof field);
+        ctld_reply_error(req, rc == DR_ENOMEM ? 503 : 400, field, "%s", err.msg);
+        ctld_job_free(cj);
+        return;
+    }
+    cj->user = dr_strdup(who->user);
+    cj->uid = who->uid;
+    cj->gid = who->gid;
+    cj->j.id = c->next_id++;
+    cj->j.submit = now;
+    if (cj->array)
+        cj->j.kind = DR_KIND_ARRAY;
+    snprintf(cj->reason, sizeof cj->reason, "queued");
+    if (ctld_job_insert(c, cj) != DR_OK) {
+        ctld_reply_error(req, 503, NULL, "out of memory");
+        ctld_job_free(cj);
+        return;
+    }
+    rc = ctld_submit(c, cj, &err);
+    if (rc != DR_OK) {
+        ctld_job_remove(c, cj);
+        ctld_job_free(cj);
+        ctld_reply_error(req, 400, NULL, "%s", err.msg);
+        return;
+    }
+    json_t *o = json_pack("{s:I,s:s}", "id", (json_int_t)cj->j.id, "state", "pending");
+    if (cj->array)
+        json_object_set_new(o, "array_tasks", json_integer(cj->array->nidx));
+    char *s = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    ctld_out_http(c, req, 201, s, cj->j.id);
+}
+
+/* ---- listing ---- */
+
+typedef struct list_ctx {
+    struct evbuffer *b;
+    size_t n;
+} list_ctx_t;
+
+static void list_add(void *ud, const char *json)
+{
+    list_ctx_t *l = ud;
+    if (l->n++)
+        evbuffer_add(l->b, ",", 1);
+    evbuffer_add(l->b, json, strlen(json));
+}
+
+static bool state_in(const char *states, const char *name)
+{
+    if (!states)
+        return true;
+    size_t n = strlen(name);
+    for (const char *p = states; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncmp(p, name, n) == 0)
+            return true;
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    return false;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+    uint64_t x = (*(ctld_job_t *const *)a)->j.id, y = (*(ctld_job_t *const *)b)->j.id;
+    return x < y ? -1 : x > y;
+}
+
+static void list(dr_ctld_t *c, struct evhttp_request *req)
+{
+    struct evkeyvalq q;
+    TAILQ_INIT(&q);
+    const char *qs = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req));
+    if (qs && evhttp_parse_query_str(qs, &q) != 0) {
+        ctld_reply_error(req, 400, NULL, "query: cannot parse '%s'", qs);
+        return;
+    }
+    const char *states = evhttp_find_header(&q, "state");
+    const char *user = evhttp_find_header(&q, "user");
+    const char *arr = evhttp_find_header(&q, "array");
+    const char *all = evhttp_find_header(&q, "all");
+    const char *lim = evhttp_find_header(&q, "limit");
+    uint64_t array = 0, limit = 10000;
+    if ((arr && dr_parse_u64(arr, &array) != 0) || (lim && dr_parse_u64(lim, &limit) != 0)) {
+        ctld_reply_error(req, 400, arr ? "array" : "limit", "%s: not a number",
+                         arr ? "array" : "limit");
+        evhttp_clear_headers(&q);
+        return;
+    }
+    bool terminal_wanted = (all && strcmp(all, "0") != 0);
+    for (int s = 0; s < DR_JOB_NSTATES; s++)
+        if (states && dr_job_state_terminal((dr_job_state_t)s) &&
+            state_in(states, dr_job_state_name((dr_job_state_t)s)))
+            terminal_wanted = true;
+    size_t n = 0, cap = 0;
+    ctld_job_t **hit = NULL;
+    for (size_t i = 0; i < c->tab_cap; i++) {
+        ctld_job_t *cj = c->tab[i];
+        if (!cj || ctld_job_terminal(cj))
+            continue;
+        if (array ? cj->j.array_parent != array
+                  : (cj->parent && cj->j.state == DR_JOB_PENDING))
+            continue; /* a pending task is counted in its parent */
+        if (user && strcmp(user, cj->user) != 0)
+            continue;
+        if (!state_in(states, ctld_job_state_name(cj)))
+            continue;
+        if (dr_grow((void **)&hit, &cap, n + 1, sizeof *hit) == 0)
+            hit[n++] = cj;
+    }
+    if (n)
+        qsort(hit, n, sizeof *hit, cmp_id);
+    list_ctx_t l = {evbuffer_new(), 0};
+    evbuffer_add_printf(l.b, "{\"jobs\":[");
+    for (size_t i = 0; i < n && l.n < limit; i++) {
+        char *s = ctld_job_json(c, hit[i]);
+        if (s)
+            list_add(&l, s);
+        free(s);
+    }
+    free(hit);
+    if (terminal_wanted && l.n < limit) {
+        /* the store's final JOB objects; filter their states here */
+        list_ctx_t t = {evbuffer_new(), 0};
+        ctld_store_list_terminal(c, user, array, (size_t)(limit - l.n), list_add, &t);
+        if (t.n) {
+            size_t len = evbuffer_get_length(t.b);
+            char *txt = malloc(len + 3);
+            if (txt) {
+                txt[0] = '[';
+                evbuffer_remove(t.b, txt + 1, len);
+                txt[len + 1] = ']';
+                txt[len + 2] = '\0';
+                json_t *a = json_loads(txt, 0, NULL);
+                size_t i;
+                json_t *v;
+                json_array_foreach(a, i, v)
+                {
+                    const char *st = json_string_value(json_object_get(v, "state"));
+                    if (!st || !state_in(states, st))
+                        continue;
+                    char *s = json_dumps(v, JSON_COMPACT);
+                    if (s)
+                        list_add(&l, s);
+                    free(s);
+                }
+                json_decref(a);
+                free(txt);
+            }
+        }
+        evbuffer_free(t.b);
+    }
+    evbuffer_add_printf(l.b, "]}");
+    size_t len = evbuffer_get_length(l.b);
+    char *out = malloc(len + 1);
+    if (out) {
+        evbuffer_remove(l.b, out, len);
+        out[len] = '\0';
+        ctld_reply_json(req, 200, out);
+        free(out);
+    } else {
+        ctld_reply_error(req, 503, NULL, "out of memory");
+    }
+    evbuffer_free(l.b);
+    evhttp_clear_headers(&q);
+}
+
+/* ---- one job ---- */
+
+static char *job_json_any(dr_ctld_t *c, uint64_t id, char **owner)
+{
+    ctld_job_t *cj = ctld_job_find(c, id);
+    if (cj) {
+        if (owner)
+            *owner = dr_strdup(cj->user);
+        return ctld_job_json(c, cj);
+    }
+    return ctld_store_job_json(c, id, owner);
+}
+
+static bool may_touch(const ctld_who_t *who, const char *owner)
+{
+    return who->operator_ || (owner && strcmp(owner, who->user) == 0);
+}
+
+static void output(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who, uint64_t id)
+{
+    char *owner = NULL;
+    char *js = job_json_any(c, id, &owner);
+    if (!js) {
+        ctld_reply_error(req, 404, NULL, "job %llu: no such job", (unsigned long long)id);
+        return;
+    }
+    if (!may_touch(who, owner)) {
+        ctld_reply_error(req, 403, NULL, "job %llu belongs to %s; you are %s",
+                         (unsigned long long)id, owner, who->user);
+        free(js);
+        free(owner);
+        return;
+    }
+    free(owner);
+    struct evkeyvalq q;
+    TAILQ_INIT(&q);
+    const char *qs = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req));
+    if (qs)
+        evhttp_parse_query_str(qs, &q);
+    const char *stream = evhttp_find_header(&q, "stream");
+    const char *off_s = evhttp_find_header(&q, "offset");
+    uint64_t off = 0;
+    if (off_s && dr_parse_u64(off_s, &off) != 0) {
+        ctld_reply_error(req, 400, "offset", "offset: not a number");
+        evhttp_clear_headers(&q);
+        free(js);
+        return;
+    }
+    bool err_stream = stream && strcmp(stream, "stderr") == 0;
+    json_t *o = json_loads(js, 0, NULL);
+    free(js);
+    const char *path = json_string_value(json_object_get(o, err_stream ? "err_path" : "out_path"));
+    const char *state = json_string_value(json_object_get(o, "state"));
+    char st[32];
+    snprintf(st, sizeof st, "%s", state ? state : "");
+    int fd = path && *path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    if (fd < 0) {
+        ctld_reply_error(req, 404, NULL,
+                         "job %llu: no output yet%s%s (the controller reads it where the job "
+                         "wrote it: a shared or local file system)",
+                         (unsigned long long)id, path && *path ? " at " : "",
+                         path ? path : "");
+        json_decref(o);
+        evhttp_clear_headers(&q);
+        return;
+    }
+    json_decref(o);
+    char *buf = malloc(OUTPUT_CHUNK);
+    ssize_t n = buf ? pread(fd, buf, OUTPUT_CHUNK, (off_t)off) : -1;
+    close(fd);
+    if (n < 0)
+        n = 0;
+    struct evbuffer *b = evbuffer_new();
+    evbuffer_add(b, buf, (size_t)n);
+    free(buf);
+    struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+    char next[32];
+    snprintf(next, sizeof next, "%llu", (unsigned long long)(off + (uint64_t)n));
+    evhttp_add_header(h, "Content-Type", "text/plain; charset=utf-8");
+    evhttp_add_header(h, "X-Drover-Offset-Next", next);
+    evhttp_add_header(h, "X-Drover-Job-State", st);
+    evhttp_send_reply(req, 200, "OK", b);
+    evbuffer_free(b);
+    evhttp_clear_headers(&q);
+}
+
+typedef struct ev_ctx {
+    json_t *a;
+} ev_ctx_t;
+
+static void ev_add(void *ud, double t, const char *what, const char *from, const char *to,
+                   const char *detail)
+{
+    ev_ctx_t *e = ud;
+    json_array_append_new(e->a, json_pack("{s:f,s:s,s:s,s:s,s:s}", "t", t, "what", what, "from",
+                                          from, "state", to, "detail", detail ? detail : ""));
+}
+
+static void events(dr_ctld_t *c, struct evhttp_request *req, uint64_t id)
+{
+    char *js = job_json_any(c, id, NULL);
+    if (!js) {
+        ctld_reply_error(req, 404, NULL, "job %llu: no such job", (unsigned long long)id);
+        return;
+    }
+    free(js);
+    ev_ctx_t e = {json_array()};
+    ctld_store_events(c, id, ev_add, &e);
+    json_t *o = json_pack("{s:I,s:o}", "id", (json_int_t)id, "events", e.a);
+    char *s = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    ctld_reply_json(req, 200, s);
+    free(s);
+}
+
+static void cancel(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who, uint64_t id)
+{
+    ctld_job_t *cj = ctld_job_find(c, id);
+    if (!cj) {
+        char *owner = NULL;
+        char *js = ctld_store_job_json(c, id, &owner);
+        if (!js) {
+            ctld_reply_error(req, 404, NULL, "job %llu: no such job", (unsigned long long)id);
+        } else if (!may_touch(who, owner)) {
+            ctld_reply_error(req, 403, NULL, "job %llu belongs to %s; you are %s",
+                             (unsigned long long)id, owner, who->user);
+        } else {
+            ctld_reply_error(req, 409, NULL, "job %llu has already ended",
+                             (unsigned long long)id);
+        }
+        free(js);
+        free(owner);
+        return;
+    }
+    ctld_job_t *target = cj; /* a task alone, or a whole array through its parent */
+    if (!may_touch(who, target->user)) {
+        ctld_reply_error(req, 403, NULL, "job %llu belongs to %s; you are %s",
+                         (unsigned long long)id, target->user, who->user);
+        return;
+    }
+    char why[128];
+    snprintf(why, sizeof why, "cancelled by %s", who->user);
+    dr_err_t err = {0};
+    if (ctld_cancel(c, target, why, &err) != DR_OK) {
+        ctld_reply_error(req, err.code == DR_ESTATE ? 409 : 400, NULL, "%s", err.msg);
+        return;
+    }
+    json_t *o = json_pack("{s:I,s:s}", "id", (json_int_t)id, "state",
+                          ctld_job_terminal(target) ? ctld_job_state_name(target) : "cancelling");
+    char *s = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    ctld_out_http(c, req, 200, s, 0);
+}
+
+void ctld_api_jobs(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who,
+                   const char *path)
+{
+    enum evhttp_cmd_type m = evhttp_request_get_command(req);
+    if (*path == '\0' || strcmp(path, "/") == 0) {
+        if (m == EVHTTP_REQ_POST)
+            submit(c, req, who);
+        else if (m == EVHTTP_REQ_GET)
+            list(c, req);
+        else
+            ctld_reply_error(req, 405, NULL, "/v1/jobs: use GET or POST");
+        return;
+    }
+    /* "/ID[/verb]" */
+    char *end = NULL;
+    errno = 0;
+    unsigned long long id = strtoull(path + 1, &end, 10);
+    if (end == path + 1 || errno || (*end && *end != '/')) {
+        ctld_reply_error(req, 404, NULL, "/v1/jobs%s: not a job id", path);
+        return;
+    }
+    const char *verb = *end ? end + 1 : "";
+    if (*verb == '\0' && m == EVHTTP_REQ_GET) {
+        char *js = job_json_any(c, id, NULL);
+        if (js)
+            ctld_reply_json(req, 200, js);
+        else
+            ctld_reply_error(req, 404, NULL, "job %llu: no such job", id);
+        free(js);
+    } else if ((*verb == '\0' && m == EVHTTP_REQ_DELETE) ||
+               (strcmp(verb, "cancel") == 0 && m == EVHTTP_REQ_POST)) {
+        cancel(c, req, who, id);
+    } else if (strcmp(verb, "output") == 0 && m == EVHTTP_REQ_GET) {
+        output(c, req, who, id);
+    } else if (strcmp(verb, "events") == 0 && m == EVHTTP_REQ_GET) {
+        events(c, req, id);
+    } else {
+        ctld_reply_error(req, 404, NULL, "/v1/jobs%s: no such endpoint for this method", path);
+    }
+}

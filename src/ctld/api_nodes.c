@@ -1,0 +1,131 @@
+/* api_nodes.c - the /v1/nodes endpoints: nodes as the controller sees them
+ * (config, ledger, agent), and an operator's drain and resume. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <jansson.h>
+
+#include "ctld/ctld.h"
+
+static const char *node_state(const dr_ctld_t *c, uint32_t i)
+{
+    const ctld_node_t *n = &c->nodes[i];
+    const dr_node_t *cn = &c->cl.nodes[i];
+    if (cn->state == DR_NODE_DRAIN && !n->admin_drain && !n->agent)
+        return n->registered ? "unreachable" : "unknown"; /* drained only for want of an agent */
+    return dr_node_state_name((dr_node_state_t)cn->state);
+}
+
+char *ctld_node_json(dr_ctld_t *c, uint32_t i)
+{
+    const ctld_node_t *n = &c->nodes[i];
+    const dr_node_t *cn = &c->cl.nodes[i];
+    uint32_t idle_milli = 0;
+    for (uint32_t g = 0; g < cn->ngpus; g++)
+        idle_milli += c->cl.gpu_free[cn->gpu_base + g];
+    uint32_t alloc = cn->ngpus - (idle_milli + 999) / 1000;
+    json_t *jobs = json_array();
+    for (size_t k = 0; k < c->tab_cap; k++) {
+        const ctld_job_t *cj = c->tab[k];
+        if (!cj || cj->array || ctld_job_terminal(cj) || cj->j.state == DR_JOB_PENDING)
+            continue;
+        for (uint32_t r = 0; r < cj->nranks; r++)
+            if (cj->ranks[r].node == i) {
+                json_array_append_new(jobs, json_integer((json_int_t)cj->j.id));
+                break;
+            }
+    }
+    json_t *agent = json_pack(
+        "{s:b,s:o,s:s,s:i,s:s}", "connected", n->agent && n->agent->registered, "last_heartbeat",
+        n->last_heartbeat ? json_real(dr_time_to_s(n->last_heartbeat)) : json_null(), "source",
+        n->source, "gpus_found", (json_int_t)n->disc_gpus, "addr", n->addr);
+    json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:i,s:i,s:i,s:I,s:o,s:o}", "name", cn->name, "state",
+                          node_state(c, i), "reason", n->reason, "gpu_type",
+                          cn->ngpus ? c->cl.types[cn->type].name : "", "gpus",
+                          (json_int_t)cn->ngpus, "gpus_alloc", (json_int_t)alloc, "cpus",
+                          (json_int_t)(cn->cpu_milli / 1000), "mem_mb", (json_int_t)cn->mem_mb,
+                          "agent", agent, "jobs", jobs);
+    char *s = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    return s;
+}
+
+static void drain(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who, uint32_t i,
+                  bool on)
+{
+    if (!who->operator_) {
+        ctld_reply_error(req, 403, NULL, "only an operator may drain or resume nodes");
+        return;
+    }
+    ctld_node_t *n = &c->nodes[i];
+    struct evbuffer *in = evhttp_request_get_input_buffer(req);
+    size_t len = evbuffer_get_length(in);
+    json_t *o = len ? json_loadb((const char *)evbuffer_pullup(in, -1), len, 0, NULL) : NULL;
+    const char *reason = json_string_value(json_object_get(o, "reason"));
+    n->admin_drain = on;
+    if (on)
+        snprintf(n->reason, sizeof n->reason, "drained by %s: %s", who->user,
+                 reason ? reason : "no reason given");
+    else
+        n->reason[0] = '\0';
+    json_decref(o);
+    dr_node_state_t want = on ? DR_NODE_DRAIN : n->agent ? DR_NODE_UP : DR_NODE_DRAIN;
+    dr_err_t err = {0};
+    if (c->cl.nodes[i].state != want &&
+        dr_sched_node_set_state(c->sched, i, want, ctld_now(c), &err) != DR_OK) {
+        ctld_reply_error(req, 409, NULL, "%s", err.msg);
+        return;
+    }
+    ctld_want_pass(c);
+    char *s = ctld_node_json(c, i);
+    ctld_reply_json(req, 200, s);
+    free(s);
+}
+
+void ctld_api_nodes(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who,
+                    const char *path)
+{
+    enum evhttp_cmd_type m = evhttp_request_get_command(req);
+    if (*path == '\0' || strcmp(path, "/") == 0) {
+        struct evbuffer *b = evbuffer_new();
+        evbuffer_add_printf(b, "{\"nodes\":[");
+        for (size_t i = 0; i < c->cl.nnodes; i++) {
+            char *s = ctld_node_json(c, (uint32_t)i);
+            evbuffer_add_printf(b, "%s%s", i ? "," : "", s ? s : "null");
+            free(s);
+        }
+        evbuffer_add_printf(b, "]}\n");
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+                          "application/json");
+        evhttp_send_reply(req, 200, "OK", b);
+        evbuffer_free(b);
+        return;
+    }
+    char name[256];
+    const char *slash = strchr(path + 1, '/');
+    size_t len = slash ? (size_t)(slash - path - 1) : strlen(path + 1);
+    if (len >= sizeof name) {
+        ctld_reply_error(req, 404, NULL, "no such node");
+        return;
+    }
+    memcpy(name, path + 1, len);
+    name[len] = '\0';
+    int i = dr_cluster_find_node(&c->cl, name);
+    if (i < 0) {
+        ctld_reply_error(req, 404, NULL, "node %s: no such node", name);
+        return;
+    }
+    const char *verb = slash ? slash + 1 : "";
+    if (!*verb && m == EVHTTP_REQ_GET) {
+        char *s = ctld_node_json(c, (uint32_t)i);
+        ctld_reply_json(req, 200, s);
+        free(s);
+    } else if (m == EVHTTP_REQ_POST && (strcmp(verb, "drain") == 0 || strcmp(verb, "resume") == 0)) {
+        drain(c, req, who, (uint32_t)i, strcmp(verb, "drain") == 0);
+    } else {
+        ctld_reply_error(req, 404, NULL, "/v1/nodes%s: no such endpoint for this method", path);
+    }
+}

@@ -1,0 +1,141 @@
+/* arrays.c - job arrays as Slurm keeps them: one record until tasks start.
+ *
+ * An array of 50,000 tasks is one row and one parent in memory; its tasks
+ * are handed to the scheduler a few at a time (at most the throttle, and
+ * at most a window of pending tasks), each getting its own id, row and
+ * scheduler entry only then.  The parent counts the tasks that ended. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctld/ctld.h"
+#include "drover/util.h"
+
+/* Pending tasks of one array the scheduler sees at once: enough to fill
+ * every free GPU of a large cluster in one pass, few enough that a 50,000
+ * task array costs the queue nothing. */
+#define ARRAY_WINDOW 256
+
+int ctld_array_setup(dr_ctld_t *c, ctld_job_t *parent, dr_err_t *err)
+{
+    ctld_array_t *a = calloc(1, sizeof *a);
+    if (!a)
+        return dr_err_set(err, DR_ENOMEM, "out of memory");
+    size_t n = 0;
+    int rc = dr_array_parse(parent->spec.array, &a->idx, &n, &a->throttle, err);
+    if (rc != DR_OK) {
+        free(a);
+        return dr_err_prefix(err, "array: ");
+    }
+    if (n == 0 || n > UINT32_MAX) {
+        free(a->idx);
+        free(a);
+        return dr_err_set(err, DR_EINVAL, "array: no tasks");
+    }
+    a->nidx = (uint32_t)n;
+    a->first_fail_exit = 0;
+    parent->array = a;
+    (void)c;
+    return DR_OK;
+}
+
+static uint32_t array_queued(const ctld_array_t *a)
+{
+    uint32_t q = 0;
+    for (uint32_t i = 0; i < a->active; i++)
+        q += a->live[i]->j.state == DR_JOB_PENDING;
+    return q;
+}
+
+/* Materialise the next tasks of `parent` the throttle and window allow. */
+int ctld_array_feed(dr_ctld_t *c, ctld_job_t *parent, dr_time_t now)
+{
+    ctld_array_t *a = parent->array;
+    uint32_t queued = array_queued(a);
+    while (a->next < a->nidx && (!a->throttle || a->active < a->throttle) &&
+           queued < ARRAY_WINDOW) {
+        if (dr_grow((void **)&a->live, &a->live_cap, a->active + 1, sizeof *a->live) != 0)
+            return DR_ENOMEM;
+        ctld_job_t *t = calloc(1, sizeof *t);
+        if (!t)
+            return DR_ENOMEM;
+        dr_job_init(&t->j);
+        dr_jobspec_init(&t->spec);
+        dr_err_t err = {0};
+        if (dr_jobspec_to_job(&parent->spec, &c->cl, parent->j.submit, &t->j, &err) != DR_OK) {
+            /* accepted once, so only a changed config can get here */
+            ctld_job_free(t);
+            ctld_log("array %llu: task %u can no longer be placed: %s",
+                     (unsigned long long)parent->j.id, a->idx[a->next], err.msg);
+            a->count[DR_JOB_FAILED] += a->nidx - a->next;
+            a->next = a->nidx;
+            break;
+        }
+        t->j.id = c->next_id++;
+        t->j.user = parent->j.user;
+        t->j.submit = parent->j.submit;
+        t->j.kind = DR_KIND_ARRAY;
+        t->j.array_parent = parent->j.id;
+        t->j.array_index = a->idx[a->next++];
+        t->j.array_throttle = a->throttle;
+        t->parent = parent;
+        t->user = dr_strdup(parent->user);
+        t->uid = parent->uid;
+        t->gid = parent->gid;
+        t->got_type = -1;
+        snprintf(t->reason, sizeof t->reason, "queued");
+        if (ctld_job_insert(c, t) != DR_OK || ctld_submit(c, t, &err) != DR_OK) {
+            ctld_log("array %llu: task %u: %s", (unsigned long long)parent->j.id,
+                     t->j.array_index, err.msg);
+            ctld_job_remove(c, t);
+            ctld_job_free(t);
+            return DR_ENOMEM;
+        }
+        a->live[a->active++] = t;
+        queued++;
+    }
+    ctld_job_dirty(c, parent);
+    (void)now;
+    return DR_OK;
+}
+
+/* A task reached a terminal state: count it, drop it from the live set
+ * and settle the parent once every task is done. */
+void ctld_array_task_ended(dr_ctld_t *c, ctld_job_t *task)
+{
+    ctld_job_t *p = task->parent;
+    ctld_array_t *a = p->array;
+    for (uint32_t i = 0; i < a->active; i++)
+        if (a->live[i] == task) {
+            a->live[i] = a->live[--a->active];
+            break;
+        }
+    a->count[task->j.state]++;
+    if (task->j.state != DR_JOB_COMPLETED && !a->first_fail_exit)
+        a->first_fail_exit = task->has_exit && task->exit_code > 0 ? task->exit_code : 1;
+    if (p->j.state == DR_JOB_PENDING && task->j.first_start != DR_TIME_NEVER) {
+        p->j.state = DR_JOB_RUNNING;
+        p->j.first_start = p->j.start = task->j.first_start;
+    }
+    p->cost_usd += task->cost_usd;
+    if (a->next >= a->nidx && a->active == 0) {
+        /* all done: the parent ends in the worst state of its tasks */
+        dr_job_state_t fin = DR_JOB_COMPLETED;
+        if (a->count[DR_JOB_FAILED] || a->count[DR_JOB_TIMEOUT])
+            fin = DR_JOB_FAILED;
+        else if (a->count[DR_JOB_CANCELLED])
+            fin = DR_JOB_CANCELLED;
+        p->j.state = (uint8_t)fin;
+        p->j.end = c->last_now;
+        p->has_exit = true;
+        p->exit_code = fin == DR_JOB_COMPLETED ? 0 : a->first_fail_exit;
+        snprintf(p->reason, sizeof p->reason, "%u of %u tasks completed",
+                 a->count[DR_JOB_COMPLETED], a->nidx);
+        p->evict_after = c->st.passes;
+        for (size_t i = 0; i < c->narrays; i++)
+            if (c->arrays[i] == p) {
+                c->arrays[i] = c->arrays[--c->narrays];
+                break;
+            }
+    }
+    ctld_job_dirty(c, p);
+}

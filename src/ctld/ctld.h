@@ -1,0 +1,275 @@
+/* ctld.h - droverd's internal state, shared by the controller's files.
+ *
+ * The controller is the second driver of the scheduler core (the first is
+ * src/sim): driver.c is the only caller of dr_sched_*.  Work happens in
+ * turns (driver.c): HTTP handlers (api_*.c) and agent messages
+ * (agent_msgs.c) change memory, mark jobs dirty and queue their replies
+ * and frames in the outbox; the turn runs at most one scheduling pass,
+ * writes every dirty record in one SQLite transaction (store.c) and only
+ * after the commit sends what was queued.  Nothing is acknowledged before
+ * it is durable. */
+#ifndef DROVER_CTLD_H
+#define DROVER_CTLD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/listener.h>
+
+#include "drover/catalog.h"
+#include "drover/cluster.h"
+#include "drover/jobspec.h"
+#include "drover/proto.h"
+#include "drover/sched.h"
+
+struct sqlite3;
+struct dr_ctld;
+
+/* ---- jobs ---- */
+
+/* Per node a job runs on: its rank and what the agent said. */
+typedef struct ctld_rank {
+    uint32_t node; /* cluster node index */
+    bool started;  /* agent reported the processes started */
+    bool ended;    /* agent reported the end */
+    int32_t exit_code, signal;
+    uint8_t why; /* dr_end_why_t */
+} ctld_rank_t;
+
+/* An array's parent: one record however many tasks it has; tasks are
+ * materialised a few at a time (arrays.c). */
+typedef struct ctld_array {
+    uint32_t *idx; /* task indices, in order */
+    uint32_t nidx;
+    uint32_t next;     /* idx[next] is the next task to materialise */
+    uint32_t throttle; /* at most this many tasks active at once; 0 = no limit */
+    uint32_t active;   /* materialised tasks not yet terminal */
+    struct ctld_job **live; /* those tasks (active of them) */
+    size_t live_cap;
+    uint32_t count[DR_JOB_NSTATES]; /* terminal tasks by final state */
+    int32_t first_fail_exit; /* exit code of the first failed task (for wait) */
+} ctld_array_t;
+
+typedef struct ctld_job {
+    dr_job_t j; /* the scheduler's job (unused for an array parent) */
+    dr_jobspec_t spec;
+    char *user;
+    uint32_t uid, gid;
+    struct ctld_job *parent; /* array task: its parent (stays in memory while tasks live) */
+    ctld_array_t *array;     /* array parent: the tasks' bookkeeping */
+    uint32_t gen;            /* generation: bumped on each launch (fencing) */
+    ctld_rank_t *ranks;
+    uint32_t nranks;
+    bool kill_sent;          /* KILL sent to every rank of this generation */
+    uint8_t kill_final;      /* state to end in once killed (CANCELLED, FAILED) */
+    int32_t exit_code, signal; /* final, once ended (-1 / 0 when unknown) */
+    bool has_exit;
+    char reason[160];
+    char *out_path, *err_path; /* expanded */
+    double cost_usd;           /* accrued over finished runs */
+    int32_t got_type;          /* GPU type of the last run, -1 if it never ran */
+    uint32_t got_gpus;         /* GPUs held by the last run */
+    uint64_t evict_after;      /* terminal: free once more passes than this have run */
+    bool in_sched;             /* handed to the scheduler */
+    bool dirty;                /* to be written this turn */
+    bool dirty_listed;
+    bool evict;                /* terminal and written: may leave memory */
+} ctld_job_t;
+
+/* ---- nodes ---- */
+
+typedef struct ctld_agent ctld_agent_t;
+
+typedef struct ctld_node {
+    uint32_t idx;          /* cluster node index */
+    ctld_agent_t *agent;   /* connected agent, NULL if none */
+    bool registered;       /* an agent registered since the controller started */
+    bool admin_drain;      /* drained by an operator */
+    char reason[160];
+    dr_time_t last_heartbeat; /* 0 = never */
+    dr_time_t lost_at;        /* agent gone since (0 = connected or never seen) */
+    char source[16];          /* "nvml", "rocm", "declared" */
+    uint32_t disc_gpus;       /* GPUs the agent discovered */
+    char addr[64];
+} ctld_node_t;
+
+/* ---- agents (agent_link.c) ---- */
+
+struct ctld_agent {
+    struct dr_ctld *c;
+    struct bufferevent *bev;
+    dr_proto_session_t sess;
+    int node; /* cluster node index once HELLO named it, else -1 */
+    bool welcomed, registered;
+    char addr[64];
+    struct ctld_agent *next;
+};
+
+/* ---- outbox: what a turn sends after its commit ---- */
+
+typedef enum ctld_out_kind { OUT_HTTP, OUT_FRAME } ctld_out_kind_t;
+typedef struct ctld_out {
+    ctld_out_kind_t kind;
+    struct evhttp_request *req; /* OUT_HTTP */
+    int status;
+    char *body;   /* OUT_HTTP: JSON text; OUT_FRAME: message JSON */
+    uint64_t job; /* OUT_HTTP: a submit's job id (undone if the commit fails) */
+    int node;     /* OUT_FRAME: destination node */
+    int type;     /* OUT_FRAME: message type */
+    struct ctld_out *next;
+} ctld_out_t;
+
+/* ---- the controller ---- */
+
+typedef struct ctld_opts {
+    const char *config;
+    const char *state_dir;
+    const char *listen;       /* API "HOST:PORT" */
+    const char *agent_listen; /* agents "HOST:PORT" */
+    const char *socket;       /* API Unix socket path */
+    const char *key_file;
+    const char *policy;    /* overrides the config */
+    const char *operators; /* comma-separated user names with the operator role */
+    dr_time_t min_pass_interval;
+    dr_time_t agent_timeout; /* agent silent this long: node down */
+    uint32_t heartbeat_ms;
+    bool sync_full; /* synchronous=FULL (durable acknowledgements) */
+} ctld_opts_t;
+
+typedef struct ctld_stats {
+    uint64_t turns, passes, commits, commit_fail;
+    uint64_t submits, launches, frames_dropped;
+    double pass_s_total, commit_s_total;
+} ctld_stats_t;
+
+typedef struct dr_ctld {
+    ctld_opts_t o;
+    struct event_base *base;
+    struct evhttp *http;
+    struct evconnlistener *agent_lst;
+    struct event *turn_ev, *pass_timer, *tick_ev, *sig_int, *sig_term;
+    struct sqlite3 *db;
+    uint8_t key[DR_PROTO_KEY];
+    uint64_t epoch;
+    uint64_t next_id;
+    dr_catalog_t cat;
+    dr_cluster_t cl;
+    dr_sched_t *sched;
+    char policy[128];
+    ctld_node_t *nodes; /* one per cluster node */
+    ctld_agent_t *agents;
+    /* jobs in memory, by id (open addressing) */
+    ctld_job_t **tab;
+    size_t tab_cap, tab_n;
+    ctld_job_t **dirty;
+    size_t ndirty, dirty_cap;
+    ctld_job_t **arrays; /* array parents with tasks left to materialise */
+    size_t narrays, arrays_cap;
+    ctld_out_t *out_head, **out_tail;
+    bool turn_scheduled;
+    bool pass_wanted;
+    dr_time_t last_pass, last_now;
+    size_t ev_flushed; /* event-log records already written */
+    ctld_stats_t st;
+    bool stopping;
+} dr_ctld_t;
+
+/* main/driver */
+int dr_ctld_init(dr_ctld_t *c, const ctld_opts_t *o, dr_err_t *err);
+void dr_ctld_free(dr_ctld_t *c);
+dr_time_t ctld_now(dr_ctld_t *c);
+void ctld_turn_schedule(dr_ctld_t *c); /* run a turn soon (after this callback) */
+void ctld_want_pass(dr_ctld_t *c);
+
+/* jobs.c */
+ctld_job_t *ctld_job_find(dr_ctld_t *c, uint64_t id);
+int ctld_job_insert(dr_ctld_t *c, ctld_job_t *cj);
+void ctld_job_remove(dr_ctld_t *c, ctld_job_t *cj);
+void ctld_job_free(ctld_job_t *cj);
+void ctld_job_dirty(dr_ctld_t *c, ctld_job_t *cj);
+/* The API's JOB object (docs/api.md); malloc'd JSON text. */
+char *ctld_job_json(dr_ctld_t *c, const ctld_job_t *cj);
+const char *ctld_job_state_name(const ctld_job_t *cj);
+bool ctld_job_terminal(const ctld_job_t *cj);
+
+/* arrays.c */
+int ctld_array_feed(dr_ctld_t *c, ctld_job_t *parent, dr_time_t now);
+void ctld_array_task_ended(dr_ctld_t *c, ctld_job_t *task);
+int ctld_array_setup(dr_ctld_t *c, ctld_job_t *parent, dr_err_t *err);
+
+/* driver.c: facts from the edges */
+int ctld_submit(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err);
+int ctld_cancel(dr_ctld_t *c, ctld_job_t *cj, const char *why, dr_err_t *err);
+void ctld_rank_started(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank);
+void ctld_rank_ended(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank, const dr_msg_job_state_t *m);
+void ctld_node_connected(dr_ctld_t *c, uint32_t node);
+void ctld_node_lost(dr_ctld_t *c, uint32_t node, const char *why);
+int ctld_launch_rank(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank);
+
+/* outbox */
+void ctld_out_http(dr_ctld_t *c, struct evhttp_request *req, int status, char *body, uint64_t job);
+void ctld_out_frame(dr_ctld_t *c, int node, int type, char *json);
+
+/* store.c */
+int ctld_store_open(dr_ctld_t *c, dr_err_t *err);
+void ctld_store_close(dr_ctld_t *c);
+int ctld_store_begin(dr_ctld_t *c, dr_err_t *err);
+int ctld_store_commit(dr_ctld_t *c, dr_err_t *err);
+void ctld_store_rollback(dr_ctld_t *c);
+int ctld_store_put_job(dr_ctld_t *c, const ctld_job_t *cj, dr_err_t *err);
+int ctld_store_put_event(dr_ctld_t *c, const dr_event_t *e, const char *detail, dr_err_t *err);
+int ctld_store_put_meta(dr_ctld_t *c, const char *key, uint64_t v, dr_err_t *err);
+int ctld_store_get_meta(dr_ctld_t *c, const char *key, uint64_t *v);
+/* Reload: calls back once per stored non-evicted job (in id order). */
+int ctld_store_load(dr_ctld_t *c, int (*cb)(dr_ctld_t *, ctld_job_t *, dr_err_t *),
+                    dr_err_t *err);
+/* A terminal job no longer in memory: its JOB JSON (malloc'd) or NULL. */
+char *ctld_store_job_json(dr_ctld_t *c, uint64_t id, char **user);
+/* Jobs listing from the store (terminal ones): appends JSON objects. */
+int ctld_store_list_terminal(dr_ctld_t *c, const char *user, uint64_t array, size_t limit,
+                             void (*cb)(void *, const char *json), void *ud);
+int ctld_store_events(dr_ctld_t *c, uint64_t job, void (*cb)(void *, double t, const char *what,
+                      const char *from, const char *to, const char *detail), void *ud);
+/* tokens: stored as SHA-256 hashes */
+int ctld_store_put_token(dr_ctld_t *c, const char *hash_hex, const char *user, const char *role,
+                         dr_err_t *err);
+int ctld_store_find_token(dr_ctld_t *c, const char *hash_hex, char *user, size_t ulen, char *role,
+                          size_t rlen);
+
+/* http.c / api_*.c */
+typedef struct ctld_who {
+    char user[64];
+    uint32_t uid, gid;
+    bool operator_;
+    bool via_socket;
+} ctld_who_t;
+int ctld_http_start(dr_ctld_t *c, dr_err_t *err);
+void ctld_reply_json(struct evhttp_request *req, int status, const char *json);
+void ctld_reply_error(struct evhttp_request *req, int status, const char *field, const char *fmt,
+                      ...) DR_PRINTF(4, 5);
+void ctld_api_jobs(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who,
+                   const char *path);
+void ctld_api_nodes(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who,
+                    const char *path);
+char *ctld_node_json(dr_ctld_t *c, uint32_t idx);
+
+/* auth.c */
+int ctld_auth(dr_ctld_t *c, struct evhttp_request *req, ctld_who_t *who);
+int ctld_token_create(dr_ctld_t *c, const char *user, const char *role, char *out, size_t n,
+                      dr_err_t *err);
+void ctld_sha256_hex(const char *s, char out[65]);
+
+/* agent_link.c / agent_msgs.c */
+int ctld_agents_start(dr_ctld_t *c, dr_err_t *err);
+struct sockaddr_storage;
+int ctld_parse_hostport(const char *s, struct sockaddr_storage *ss, int *slen, dr_err_t *err,
+                        const char *opt);
+void ctld_agent_close(ctld_agent_t *a, const char *why);
+int ctld_agent_send(ctld_agent_t *a, int type, const char *json);
+void ctld_agent_msg(ctld_agent_t *a, const dr_frame_t *f);
+void ctld_log(const char *fmt, ...) DR_PRINTF(1, 2);
+
+#endif

@@ -1,0 +1,952 @@
+/* driver.c - the controller's turns: the only caller of dr_sched_*.
+ *
+ * Facts arrive from the edges (a submit, a cancel, an agent's report) and
+ * change memory at once; each marks the job dirty and asks for a turn.  A
+ * turn runs after the callbacks of one loop iteration: it feeds arrays,
+ * runs at most one scheduling pass (on events, never more often than
+ * --min-pass-interval; a timer covers the rest), writes every dirty job and
+ * every new event in one transaction, and only after COMMIT sends the
+ * replies and the agents' frames it queued.  So many requests arriving
+ * together share one fsync (group commit), and nothing is acknowledged or
+ * launched before it is durable. */
+#include <errno.h>
+#include <math.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/http.h>
+#include <jansson.h>
+
+#include "ctld/ctld.h"
+#include "drover/config.h"
+#include "drover/hostlist.h"
+#include "drover/util.h"
+
+#define KILL_GRACE_NS (10 * DR_NSEC_PER_SEC)
+
+void ctld_log(const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "droverd: %s\n", buf);
+}
+
+/* Wall-clock time, never going backwards (the event log is time-ordered). */
+dr_time_t ctld_now(dr_ctld_t *c)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    dr_time_t t = (dr_time_t)ts.tv_sec * DR_NSEC_PER_SEC + ts.tv_nsec;
+    if (t < c->last_now)
+        t = c->last_now;
+    c->last_now = t;
+    return t;
+}
+
+static ctld_job_t *of(dr_job_t *j)
+{
+    return (ctld_job_t *)j; /* dr_job_t is ctld_job_t's first member */
+}
+
+static double price_hr(const dr_ctld_t *c, int t)
+{
+    if (t < 0 || (size_t)t >= c->cl.ntypes)
+        return 0;
+    double p = c->cl.types[t].price_hr;
+    return isfinite(p) ? p : 0;
+}
+
+/* ---- outbox ---- */
+
+static void out_push(dr_ctld_t *c, ctld_out_t *o)
+{
+    o->next = NULL;
+    *c->out_tail = o;
+    c->out_tail = &o->next;
+    ctld_turn_schedule(c);
+}
+
+void ctld_out_http(dr_ctld_t *c, struct evhttp_request *req, int status, char *body, uint64_t job)
+{
+    ctld_out_t *o = calloc(1, sizeof *o);
+    if (!o) {
+        ctld_reply_error(req, 503, NULL, "out of memory");
+        free(body);
+        return;
+    }
+    *o = (ctld_out_t){.kind = OUT_HTTP, .req = req, .status = status, .body = body, .job = job};
+    out_push(c, o);
+}
+
+void ctld_out_frame(dr_ctld_t *c, int node, int type, char *json)
+{
+    ctld_out_t *o = calloc(1, sizeof *o);
+    if (!o || !json) {
+        free(o);
+        free(json);
+        return;
+    }
+    *o = (ctld_out_t){.kind = OUT_FRAME, .node = node, .type = type, .body = json};
+    out_push(c, o);
+}
+
+static void out_flush(dr_ctld_t *c, bool committed)
+{
+    ctld_out_t *o = c->out_head;
+    c->out_head = NULL;
+    c->out_tail = &c->out_head;
+    while (o) {
+        ctld_out_t *next = o->next;
+        if (o->kind == OUT_HTTP) {
+            if (committed)
+                ctld_reply_json(o->req, o->status, o->body);
+            else
+                ctld_reply_error(o->req, 507, NULL,
+                                 "the controller could not commit to its store; nothing was "
+                                 "changed, try again");
+        } else if (committed && o->node >= 0 && c->nodes[o->node].agent &&
+                   c->nodes[o->node].agent->registered) {
+            if (ctld_agent_send(c->nodes[o->node].agent, o->type, o->body) != DR_OK)
+                ctld_agent_close(c->nodes[o->node].agent, "send failed");
+        }
+        free(o->body);
+        free(o);
+        o = next;
+    }
+}
+
+/* ---- launching ---- */
+
+static char *env_kv(const char *k, const char *fmt, ...) DR_PRINTF(2, 3);
+static char *env_kv(const char *k, const char *fmt, ...)
+{
+    char v[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(v, sizeof v, fmt, ap);
+    va_end(ap);
+    size_t n = strlen(k) + strlen(v) + 2;
+    char *s = malloc(n);
+    if (s)
+        snprintf(s, n, "%s=%s", k, v);
+    return s;
+}
+
+static const dr_jobspec_t *spec_of(const ctld_job_t *cj)
+{
+    return cj->parent ? &cj->parent->spec : &cj->spec;
+}
+
+/* Default output file, as Slurm's slurm-%j.out in the submit directory. */
+static void set_paths(dr_ctld_t *c, ctld_job_t *cj)
+{
+    const dr_jobspec_t *sp = spec_of(cj);
+    const char *name = sp->name ? sp->name : sp->script_name ? sp->script_name : "job";
+    char dflt[4096];
+    const char *cwd = sp->cwd ? sp->cwd : "/tmp";
+    snprintf(dflt, sizeof dflt, "%s/%s", cwd,
+             cj->j.array_parent ? "drover-%A_%a.out" : "drover-%j.out");
+    const char *o = sp->out_path ? sp->out_path : dflt;
+    free(cj->out_path);
+    free(cj->err_path);
+    cj->out_path = dr_jobspec_expand_path(o, cj->j.id, cj->j.array_parent, cj->j.array_index,
+                                          name, cj->user);
+    cj->err_path = sp->err_path ? dr_jobspec_expand_path(sp->err_path, cj->j.id,
+                                                         cj->j.array_parent, cj->j.array_index,
+                                                         name, cj->user)
+                                : dr_strdup(cj->out_path);
+    (void)c;
+}
+
+/* The LAUNCH message of one rank of cj's current run. */
+static char *launch_json(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
+{
+    const dr_jobspec_t *sp = spec_of(cj);
+    const dr_job_t *j = &cj->j;
+    uint32_t node = cj->ranks[rank].node;
+    uint32_t gpus[DR_MAX_GPUS_PER_NODE];
+    uint32_t ng = 0;
+    for (uint32_t i = 0; i < j->alloc.nslots; i++) {
+        const dr_slot_t *s = &j->alloc.slots[i];
+        if (s->node != node || s->gpu == DR_NO_GPU)
+            continue;
+        bool dup = false;
+        for (uint32_t k = 0; k < ng; k++)
+            dup |= gpus[k] == s->gpu;
+        if (!dup && ng < DR_MAX_GPUS_PER_NODE)
+            gpus[ng++] = s->gpu;
+    }
+    const char *names[1024];
+    uint32_t nn = cj->nranks < 1024 ? cj->nranks : 1024;
+    for (uint32_t i = 0; i < nn; i++)
+        names[i] = c->cl.nodes[cj->ranks[i].node].name;
+    char *nodelist = dr_hostlist_compress(names, nn);
+    const char *tname = j->alloc.nslots && c->cl.nodes[node].ngpus
+                            ? c->cl.types[j->alloc.type].name
+                            : "";
+
+    dr_strvec_t env = {0};
+    for (uint32_t i = 0; i < sp->nenv; i++)
+        dr_strvec_push(&env, sp->env[i]);
+    const char *jname = sp->name ? sp->name : sp->script_name ? sp->script_name
+                                          : sp->argc      ? sp->argv[0]
+                                                          : "job";
+    dr_strvec_push_owned(&env, env_kv("DROVER_JOB_ID", "%llu", (unsigned long long)j->id));
+    dr_strvec_push_owned(&env, env_kv("DROVER_JOB_NAME", "%s", jname));
+    dr_strvec_push_owned(&env, env_kv("DROVER_JOB_USER", "%s", cj->user));
+    dr_strvec_push_owned(&env, env_kv("DROVER_NODELIST", "%s", nodelist ? nodelist : ""));
+    dr_strvec_push_owned(&env, env_kv("DROVER_GPU_TYPE", "%s", tname));
+    dr_strvec_push_owned(&env, env_kv("DROVER_JOB_GENERATION", "%u", cj->gen));
+    if (sp->cwd)
+        dr_strvec_push_owned(&env, env_kv("DROVER_SUBMIT_DIR", "%s", sp->cwd));
+    if (j->array_parent) {
+        dr_strvec_push_owned(&env, env_kv("DROVER_ARRAY_JOB_ID", "%llu",
+                                          (unsigned long long)j->array_parent));
+        dr_strvec_push_owned(&env, env_kv("DROVER_ARRAY_TASK_ID", "%u", j->array_index));
+    }
+    free(nodelist);
+
+    dr_msg_launch_t m = {0};
+    m.job = j->id;
+    m.gen = cj->gen;
+    m.epoch = c->epoch;
+    m.rank = rank;
+    m.nranks = cj->nranks;
+    char *script_argv[2] = {NULL, NULL};
+    if (sp->argc) {
+        m.argv = sp->argv;
+        m.argc = sp->argc;
+    } else {
+        script_argv[0] = sp->script_name ? sp->script_name : "script";
+        m.argv = script_argv;
+        m.argc = 1;
+        m.script = sp->script;
+    }
+    m.env = env.v;
+    m.nenv = (uint32_t)env.n;
+    m.cwd = sp->cwd ? sp->cwd : "/";
+    m.out_path = cj->out_path;
+    m.err_path = cj->err_path && strcmp(cj->err_path, cj->out_path) ? cj->err_path : "";
+    m.uid = cj->uid;
+    m.gid = cj->gid;
+    m.gpus = gpus;
+    m.ngpus = ng;
+    m.time_limit_ns = sp->time_limit;
+    m.grace_ns = KILL_GRACE_NS;
+    m.cpu_milli = j->alloc.cpu_milli_per_node;
+    m.mem_mb = j->alloc.mem_mb_per_node;
+    char *json = NULL;
+    size_t len = 0;
+    dr_err_t err = {0};
+    if (dr_msg_launch_encode(&m, &json, &len, &err) != DR_OK)
+        ctld_log("job %llu: cannot encode its launch: %s", (unsigned long long)j->id, err.msg);
+    dr_strvec_free(&env);
+    return json;
+}
+
+int ctld_launch_rank(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
+{
+    char *json = launch_json(c, cj, rank);
+    if (!json)
+        return DR_ENOMEM;
+    ctld_out_frame(c, (int)cj->ranks[rank].node, DR_MSG_LAUNCH, json);
+    c->st.launches++;
+    return DR_OK;
+}
+
+/* A job the pass started: one rank per node of its allocation. */
+static void launch_job(dr_ctld_t *c, ctld_job_t *cj)
+{
+    dr_job_t *j = &cj->j;
+    cj->gen++;
+    free(cj->ranks);
+    cj->nranks = 0;
+    cj->ranks = calloc(j->alloc.nnodes ? j->alloc.nnodes : 1, sizeof *cj->ranks);
+    for (uint32_t i = 0; cj->ranks && i < j->alloc.nslots; i++) {
+        uint32_t node = j->alloc.slots[i].node;
+        bool seen = false;
+        for (uint32_t k = 0; k < cj->nranks; k++)
+            seen |= cj->ranks[k].node == node;
+        if (!seen && cj->nranks < j->alloc.nnodes)
+            cj->ranks[cj->nranks++] = (ctld_rank_t){.node = node};
+    }
+    cj->kill_sent = false;
+    cj->has_exit = false;
+    cj->got_type = j->alloc.type;
+    cj->got_gpus = 0;
+    for (uint32_t i = 0; i < j->alloc.nslots; i++)
+        cj->got_gpus += j->alloc.slots[i].gpu != DR_NO_GPU && j->alloc.slots[i].milli >= 1000;
+    if (!cj->got_gpus && j->alloc.nslots && j->alloc.slots[0].gpu != DR_NO_GPU)
+        cj->got_gpus = 1; /* a fractional share */
+    if (c->cl.nodes[cj->ranks[0].node].ngpus == 0)
+        cj->got_type = -1;
+    set_paths(c, cj);
+    snprintf(cj->reason, sizeof cj->reason, "launching");
+    if (cj->parent && cj->parent->j.state == DR_JOB_PENDING) {
+        cj->parent->j.state = DR_JOB_RUNNING;
+        cj->parent->j.first_start = cj->parent->j.start = c->last_now;
+        ctld_job_dirty(c, cj->parent);
+    }
+    for (uint32_t r = 0; r < cj->nranks; r++)
+        ctld_launch_rank(c, cj, r);
+    ctld_job_dirty(c, cj);
+}
+
+static void kill_ranks(dr_ctld_t *c, ctld_job_t *cj, const char *why)
+{
+    for (uint32_t r = 0; r < cj->nranks; r++) {
+        if (cj->ranks[r].ended)
+            continue;
+        dr_msg_kill_t m = {.job = cj->j.id,
+                           .gen = cj->gen,
+                           .signal = SIGTERM,
+                           .grace_ns = KILL_GRACE_NS,
+                           .reason = (char *)why};
+        char *json = NULL;
+        size_t len;
+        if (dr_msg_kill_encode(&m, &json, &len, NULL) == DR_OK)
+            ctld_out_frame(c, (int)cj->ranks[r].node, DR_MSG_KILL, json);
+    }
+    cj->kill_sent = true;
+}
+
+/* ---- facts ---- */
+
+int ctld_submit(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err)
+{
+    dr_time_t now = ctld_now(c);
+    if (cj->array && !cj->j.array_parent) {
+        cj->j.state = DR_JOB_PENDING;
+        if (dr_grow((void **)&c->arrays, &c->arrays_cap, c->narrays + 1, sizeof *c->arrays))
+            return dr_err_set(err, DR_ENOMEM, "out of memory");
+        c->arrays[c->narrays++] = cj;
+        ctld_job_dirty(c, cj);
+        return DR_OK;
+    }
+    int rc = dr_sched_submit(c->sched, &cj->j, now, err);
+    if (rc != DR_OK)
+        return rc;
+    cj->in_sched = true;
+    c->st.submits++;
+    ctld_job_dirty(c, cj);
+    ctld_want_pass(c);
+    return DR_OK;
+}
+
+static void job_finished(dr_ctld_t *c, ctld_job_t *cj)
+{
+    cj->evict_after = c->st.passes;
+    if (cj->parent)
+        ctld_array_task_ended(c, cj);
+    ctld_job_dirty(c, cj);
+    ctld_want_pass(c);
+}
+
+/* Charge the run that just ended. */
+static void accrue(dr_ctld_t *c, ctld_job_t *cj, dr_time_t now)
+{
+    if (cj->j.start > 0 && now > cj->j.start)
+        cj->cost_usd += dr_time_to_s(now - cj->j.start) / 3600.0 * cj->got_gpus *
+                        price_hr(c, cj->got_type);
+}
+
+int ctld_cancel(dr_ctld_t *c, ctld_job_t *cj, const char *why, dr_err_t *err)
+{
+    dr_time_t now = ctld_now(c);
+    if (ctld_job_terminal(cj))
+        return dr_err_set(err, DR_ESTATE, "job %llu is already %s", (unsigned long long)cj->j.id,
+                          ctld_job_state_name(cj));
+    if (cj->array) {
+        ctld_array_t *a = cj->array;
+        a->count[DR_JOB_CANCELLED] += a->nidx - a->next;
+        a->next = a->nidx;
+        /* cancel the live tasks; the last one to end settles the parent */
+        uint32_t n = a->active;
+        ctld_job_t **live = malloc((n ? n : 1) * sizeof *live);
+        if (!live)
+            return dr_err_set(err, DR_ENOMEM, "out of memory");
+        memcpy(live, a->live, n * sizeof *live);
+        for (uint32_t i = 0; i < n; i++)
+            if (!ctld_job_terminal(live[i]))
+                ctld_cancel(c, live[i], why, NULL);
+        free(live);
+        if (a->active == 0) {
+            /* nothing was live: settle now */
+            a->active = 0;
+            cj->j.state = DR_JOB_CANCELLED;
+            cj->j.end = now;
+            cj->has_exit = true;
+            cj->exit_code = 1;
+            snprintf(cj->reason, sizeof cj->reason, "%s", why);
+            for (size_t i = 0; i < c->narrays; i++)
+                if (c->arrays[i] == cj) {
+                    c->arrays[i] = c->arrays[--c->narrays];
+                    break;
+                }
+            cj->evict_after = c->st.passes;
+        }
+        ctld_job_dirty(c, cj);
+        return DR_OK;
+    }
+    if (cj->j.state == DR_JOB_PENDING) {
+        int rc = dr_sched_cancel(c->sched, &cj->j, now, why, err);
+        if (rc != DR_OK)
+            return rc;
+        snprintf(cj->reason, sizeof cj->reason, "%s", why);
+        job_finished(c, cj);
+        return DR_OK;
+    }
+    /* running: stop every rank; the job ends when they have */
+    if (!cj->kill_sent) {
+        cj->kill_final = DR_JOB_CANCELLED;
+        snprintf(cj->reason, sizeof cj->reason, "%s", why);
+        kill_ranks(c, cj, why);
+        ctld_job_dirty(c, cj);
+    }
+    return DR_OK;
+}
+
+void ctld_rank_started(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
+{
+    if (rank >= cj->nranks || cj->ranks[rank].started)
+        return;
+    cj->ranks[rank].started = true;
+    uint32_t n = 0;
+    for (uint32_t r = 0; r < cj->nranks; r++)
+        n += cj->ranks[r].started;
+    if (n == cj->nranks && cj->j.state == DR_JOB_STARTING) {
+        dr_err_t err = {0};
+        if (dr_sched_job_running(c->sched, &cj->j, ctld_now(c), &err) != DR_OK)
+            ctld_log("job %llu: %s", (unsigned long long)cj->j.id, err.msg);
+        snprintf(cj->reason, sizeof cj->reason, "%s", "");
+    }
+    ctld_job_dirty(c, cj);
+}
+
+void ctld_rank_ended(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank, const dr_msg_job_state_t *m)
+{
+    if (rank >= cj->nranks || cj->ranks[rank].ended)
+        return;
+    ctld_rank_t *r = &cj->ranks[rank];
+    r->ended = true;
+    r->exit_code = m->exit_code;
+    r->signal = m->signal;
+    r->why = m->why;
+    bool bad = m->why != DR_END_EXIT || m->exit_code != 0 || m->signal != 0;
+    if (bad && !cj->has_exit) {
+        cj->has_exit = true;
+        cj->exit_code = m->exit_code;
+        cj->signal = m->signal;
+        const char *node = c->cl.nodes[r->node].name;
+        if (m->why == DR_END_LAUNCH)
+            snprintf(cj->reason, sizeof cj->reason, "launch failed on %s: %s", node,
+                     m->detail ? m->detail : "");
+        else if (m->why == DR_END_TIMEOUT)
+            snprintf(cj->reason, sizeof cj->reason, "time limit reached on %s", node);
+        else if (m->why == DR_END_EXIT && m->signal)
+            snprintf(cj->reason, sizeof cj->reason, "killed by signal %d on %s", m->signal, node);
+        else if (m->why == DR_END_EXIT)
+            snprintf(cj->reason, sizeof cj->reason, "exit code %d on %s", m->exit_code, node);
+    }
+    /* one rank failing fails the gang: stop the others */
+    if (bad && !cj->kill_sent && m->why != DR_END_KILLED) {
+        cj->kill_final = m->why == DR_END_TIMEOUT ? DR_JOB_TIMEOUT : DR_JOB_FAILED;
+        kill_ranks(c, cj, "another rank of the job ended");
+    }
+    uint32_t ended = 0;
+    for (uint32_t i = 0; i < cj->nranks; i++)
+        ended += cj->ranks[i].ended;
+    ctld_job_dirty(c, cj);
+    if (ended < cj->nranks)
+        return;
+    dr_time_t now = ctld_now(c);
+    dr_job_state_t fin = DR_JOB_COMPLETED;
+    if (cj->kill_sent)
+        fin = (dr_job_state_t)cj->kill_final;
+    else if (cj->has_exit)
+        fin = DR_JOB_FAILED;
+    for (uint32_t i = 0; i < cj->nranks && fin != DR_JOB_CANCELLED; i++)
+        if (cj->ranks[i].why == DR_END_TIMEOUT)
+            fin = DR_JOB_TIMEOUT;
+    if (!cj->has_exit) {
+        cj->has_exit = true;
+        cj->exit_code = fin == DR_JOB_COMPLETED ? 0 : -1;
+        cj->signal = 0;
+    }
+    if (fin == DR_JOB_COMPLETED)
+        snprintf(cj->reason, sizeof cj->reason, "%s", "");
+    dr_err_t err = {0};
+    if (cj->j.state == DR_JOB_STARTING && fin != DR_JOB_CANCELLED)
+        dr_sched_job_running(c->sched, &cj->j, now, &err);
+    accrue(c, cj, now);
+    if (dr_sched_job_ended(c->sched, &cj->j, fin, now, cj->reason, &err) != DR_OK)
+        ctld_log("job %llu: %s", (unsigned long long)cj->j.id, err.msg);
+    job_finished(c, cj);
+}
+
+/* Jobs holding node (the running set is small next to the job table). */
+static void each_job_on(dr_ctld_t *c, uint32_t node, void (*fn)(dr_ctld_t *, ctld_job_t *, void *),
+                        void *ud)
+{
+    size_t n = 0, cap = 0;
+    ctld_job_t **hit = NULL;
+    for (size_t i = 0; i < c->tab_cap; i++) {
+        ctld_job_t *cj = c->tab[i];
+        if (!cj || cj->array || ctld_job_terminal(cj) || cj->j.state == DR_JOB_PENDING)
+            continue;
+        for (uint32_t r = 0; r < cj->nranks; r++)
+            if (cj->ranks[r].node == node) {
+                if (dr_grow((void **)&hit, &cap, n + 1, sizeof *hit) == 0)
+                    hit[n++] = cj;
+                break;
+            }
+    }
+    for (size_t i = 0; i < n; i++)
+        fn(c, hit[i], ud);
+    free(hit);
+}
+
+static void stop_other_ranks(dr_ctld_t *c, ctld_job_t *cj, void *ud)
+{
+    const char *why = ud;
+    kill_ranks(c, cj, why);
+    ctld_job_dirty(c, cj);
+}
+
+static void after_requeue(dr_ctld_t *c, ctld_job_t *cj, void *ud)
+{
+    (void)ud;
+    if (cj->j.state == DR_JOB_PENDING) {
+        accrue(c, cj, c->last_now);
+        cj->kill_sent = false;
+        snprintf(cj->reason, sizeof cj->reason, "requeued: node %s lost",
+                 c->cl.nodes[cj->ranks[0].node].name);
+    }
+    ctld_job_dirty(c, cj);
+}
+
+void ctld_node_lost(dr_ctld_t *c, uint32_t node, const char *why)
+{
+    ctld_node_t *n = &c->nodes[node];
+    snprintf(n->reason, sizeof n->reason, "%s", why);
+    if (c->cl.nodes[node].state == DR_NODE_DOWN)
+        return;
+    ctld_log("node %s down: %s", c->cl.nodes[node].name, why);
+    /* every rank of an affected gang on the surviving nodes stops first */
+    each_job_on(c, node, stop_other_ranks, (void *)why);
+    /* remember which jobs were there: the scheduler requeues them */
+    size_t cap = 0, cnt = 0;
+    ctld_job_t **was = NULL;
+    for (size_t i = 0; i < c->tab_cap; i++) {
+        ctld_job_t *cj = c->tab[i];
+        if (!cj || cj->array || ctld_job_terminal(cj) || cj->j.state == DR_JOB_PENDING)
+            continue;
+        for (uint32_t r = 0; r < cj->nranks; r++)
+            if (cj->ranks[r].node == node && dr_grow((void **)&was, &cap, cnt + 1, sizeof *was) == 0) {
+                was[cnt++] = cj;
+                break;
+            }
+    }
+    dr_err_t err = {0};
+    if (dr_sched_node_set_state(c->sched, node, DR_NODE_DOWN, ctld_now(c), &err) != DR_OK)
+        ctld_log("node %s: %s", c->cl.nodes[node].name, err.msg);
+    for (size_t i = 0; i < cnt; i++)
+        after_requeue(c, was[i], NULL);
+    free(was);
+    ctld_want_pass(c);
+}
+
+void ctld_node_connected(dr_ctld_t *c, uint32_t node)
+{
+    ctld_node_t *n = &c->nodes[node];
+    n->registered = true;
+    n->lost_at = 0;
+    dr_node_state_t want = n->admin_drain ? DR_NODE_DRAIN : DR_NODE_UP;
+    if (c->cl.nodes[node].state != want) {
+        dr_err_t err = {0};
+        if (dr_sched_node_set_state(c->sched, node, want, ctld_now(c), &err) != DR_OK)
+            ctld_log("node %s: %s", c->cl.nodes[node].name, err.msg);
+    }
+    if (!n->admin_drain)
+        n->reason[0] = '\0';
+    ctld_want_pass(c);
+}
+
+/* ---- the turn ---- */
+
+static void run_pass(dr_ctld_t *c, dr_time_t now)
+{
+    dr_pass_result_t r = {0};
+    dr_err_t err = {0};
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    if (dr_sched_pass(c->sched, now, &r, &err) != DR_OK)
+        ctld_log("scheduling pass: %s", err.msg);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    c->st.pass_s_total += (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+    c->st.passes++;
+    c->last_pass = now;
+    for (size_t i = 0; i < r.npreempted; i++) {
+        ctld_job_t *cj = of(r.preempted[i]);
+        accrue(c, cj, now);
+        kill_ranks(c, cj, "preempted");
+        snprintf(cj->reason, sizeof cj->reason, "preempted");
+        ctld_job_dirty(c, cj);
+    }
+    for (size_t i = 0; i < r.nstarted; i++)
+        launch_job(c, of(r.started[i]));
+    if (r.wake_at != DR_TIME_NEVER && r.wake_at > now) {
+        dr_time_t d = r.wake_at - now;
+        struct timeval tv = {(time_t)(d / DR_NSEC_PER_SEC),
+                             (suseconds_t)(d % DR_NSEC_PER_SEC / 1000)};
+        evtimer_add(c->pass_timer, &tv);
+    }
+    dr_pass_result_free(&r);
+}
+
+static int write_turn(dr_ctld_t *c, dr_err_t *err)
+{
+    int rc = ctld_store_begin(c, err);
+    if (rc != DR_OK)
+        return rc;
+    for (size_t i = 0; i < c->ndirty && rc == DR_OK; i++)
+        if (c->dirty[i]->dirty)
+            rc = ctld_store_put_job(c, c->dirty[i], err);
+    const dr_eventlog_t *log = dr_sched_log(c->sched);
+    for (size_t i = c->ev_flushed; i < log->n && rc == DR_OK; i++)
+        rc = ctld_store_put_event(c, &log->ev[i], dr_eventlog_detail(log, &log->ev[i]), err);
+    if (rc == DR_OK)
+        rc = ctld_store_put_meta(c, "next_id", c->next_id, err);
+    if (rc == DR_OK)
+        rc = ctld_store_commit(c, err);
+    if (rc != DR_OK)
+        ctld_store_rollback(c);
+    return rc;
+}
+
+/* A submit whose commit failed is taken back: it was never acknowledged. */
+static void undo_submits(dr_ctld_t *c)
+{
+    for (ctld_out_t *o = c->out_head; o; o = o->next) {
+        if (o->kind != OUT_HTTP || !o->job)
+            continue;
+        ctld_job_t *cj = ctld_job_find(c, o->job);
+        if (!cj)
+            continue;
+        if (cj->in_sched && cj->j.state == DR_JOB_PENDING)
+            dr_sched_cancel(c->sched, &cj->j, c->last_now, "not committed", NULL);
+        cj->dirty = false;
+        cj->evict_after = c->st.passes;
+        cj->j.state = DR_JOB_CANCELLED;
+        snprintf(cj->reason, sizeof cj->reason, "not committed");
+    }
+}
+
+static void evict(dr_ctld_t *c)
+{
+    /* tasks before parents: a task points at its parent */
+    for (int round = 0; round < 2; round++)
+        for (size_t i = 0; i < c->tab_cap; i++) {
+            ctld_job_t *cj = c->tab[i];
+            if (!cj || cj->dirty || !ctld_job_terminal(cj) || c->st.passes <= cj->evict_after)
+                continue;
+            if ((round == 0) != (cj->array == NULL))
+                continue;
+            ctld_job_remove(c, cj);
+            ctld_job_free(cj);
+            i--; /* backward shift may have moved another job here */
+        }
+}
+
+static void turn(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    dr_ctld_t *c = arg;
+    c->turn_scheduled = false;
+    c->st.turns++;
+    dr_time_t now = ctld_now(c);
+    for (size_t i = 0; i < c->narrays; i++)
+        ctld_array_feed(c, c->arrays[i], now);
+    if (c->pass_wanted) {
+        if (now >= c->last_pass + c->o.min_pass_interval) {
+            c->pass_wanted = false;
+            run_pass(c, now);
+        } else if (!evtimer_pending(c->pass_timer, NULL)) {
+            dr_time_t d = c->last_pass + c->o.min_pass_interval - now;
+            struct timeval tv = {(time_t)(d / DR_NSEC_PER_SEC),
+                                 (suseconds_t)(d % DR_NSEC_PER_SEC / 1000)};
+            evtimer_add(c->pass_timer, &tv);
+        }
+    }
+    const dr_eventlog_t *log = dr_sched_log(c->sched);
+    if (!c->ndirty && log->n == c->ev_flushed && !c->out_head)
+        return;
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    dr_err_t err = {0};
+    int rc = c->ndirty || log->n != c->ev_flushed ? write_turn(c, &err) : DR_OK;
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    c->st.commit_s_total +=
+        (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+    if (rc != DR_OK) {
+        c->st.commit_fail++;
+        ctld_log("commit failed (%s); submits of this turn are refused, the rest is retried",
+                 err.msg);
+        undo_submits(c);
+        out_flush(c, false);
+        /* retry the other changes soon */
+        struct timeval tv = {1, 0};
+        evtimer_add(c->pass_timer, &tv);
+        return;
+    }
+    c->st.commits++;
+    for (size_t i = 0; i < c->ndirty; i++) {
+        c->dirty[i]->dirty = false;
+        c->dirty[i]->dirty_listed = false;
+    }
+    c->ndirty = 0;
+    /* the written events leave memory (the store has them) */
+    dr_eventlog_t *ml = dr_sched_log_mut(c->sched);
+    dr_eventlog_free(ml);
+    dr_eventlog_init(ml);
+    c->ev_flushed = 0;
+    out_flush(c, true);
+    evict(c);
+}
+
+void ctld_turn_schedule(dr_ctld_t *c)
+{
+    if (c->turn_scheduled || !c->turn_ev)
+        return;
+    c->turn_scheduled = true;
+    event_active(c->turn_ev, EV_TIMEOUT, 0);
+}
+
+void ctld_want_pass(dr_ctld_t *c)
+{
+    c->pass_wanted = true;
+    ctld_turn_schedule(c);
+}
+
+static void on_pass_timer(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    ctld_want_pass(arg);
+}
+
+/* Once a second: agents silent past the timeout lose their node. */
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    dr_ctld_t *c = arg;
+    dr_time_t now = ctld_now(c);
+    for (size_t i = 0; i < c->cl.nnodes; i++) {
+        ctld_node_t *n = &c->nodes[i];
+        if (n->agent && n->agent->registered && now - n->last_heartbeat > c->o.agent_timeout)
+            ctld_agent_close(n->agent, "no heartbeat");
+        if (!n->agent && n->lost_at && now - n->lost_at > c->o.agent_timeout &&
+            c->cl.nodes[i].state != DR_NODE_DOWN)
+            ctld_node_lost(c, (uint32_t)i,
+                           n->registered ? "agent lost (no heartbeat or connection)"
+                                         : "no agent has registered");
+    }
+}
+
+/* ---- start-up ---- */
+
+/* A job reloaded from the store goes back where it was. */
+static int reload_job(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err)
+{
+    if (cj->j.array_parent) {
+        cj->parent = ctld_job_find(c, cj->j.array_parent);
+        if (!cj->parent || !cj->parent->array)
+            return dr_err_set(err, DR_EIO, "store: task %llu: its array %llu is missing",
+                              (unsigned long long)cj->j.id,
+                              (unsigned long long)cj->j.array_parent);
+    }
+    if (cj->array) {
+        int rc = ctld_job_insert(c, cj);
+        if (rc == DR_OK && !ctld_job_terminal(cj))
+            rc = dr_grow((void **)&c->arrays, &c->arrays_cap, c->narrays + 1, sizeof *c->arrays);
+        if (rc == DR_OK)
+            c->arrays[c->narrays++] = cj;
+        return rc;
+    }
+    dr_job_t saved = cj->j;
+    int rc = dr_jobspec_to_job(spec_of(cj), &c->cl, saved.submit, &cj->j, err);
+    if (rc != DR_OK)
+        return dr_err_prefix(err, "store: job %llu: ", (unsigned long long)saved.id);
+    cj->j.id = saved.id;
+    cj->j.submit = saved.submit;
+    cj->j.state = saved.state;
+    cj->j.first_start = saved.first_start;
+    cj->j.start = saved.start;
+    cj->j.end = saved.end;
+    cj->j.nstarts = saved.nstarts;
+    cj->j.attained_gpu_s = saved.attained_gpu_s;
+    cj->j.array_parent = saved.array_parent;
+    cj->j.array_index = saved.array_index;
+    if (cj->parent) {
+        cj->j.kind = DR_KIND_ARRAY;
+        cj->j.array_throttle = cj->parent->array->throttle;
+    }
+    dr_alloc_t alloc = saved.alloc;
+    memset(&cj->j.alloc, 0, sizeof cj->j.alloc);
+    set_paths(c, cj);
+    rc = ctld_job_insert(c, cj);
+    if (rc != DR_OK)
+        return rc;
+    if (cj->parent) {
+        ctld_array_t *a = cj->parent->array;
+        if (dr_grow((void **)&a->live, &a->live_cap, a->active + 1, sizeof *a->live) != 0)
+            return DR_ENOMEM;
+        a->live[a->active++] = cj;
+    }
+    switch (cj->j.state) {
+    case DR_JOB_STARTING:
+    case DR_JOB_RUNNING:
+    case DR_JOB_COMPLETING:
+        if (cj->j.state == DR_JOB_COMPLETING)
+            cj->j.state = DR_JOB_RUNNING;
+        cj->got_type = alloc.type;
+        rc = dr_sched_adopt(c->sched, &cj->j, &alloc, ctld_now(c), err);
+        dr_alloc_free(&alloc);
+        if (rc != DR_OK)
+            return dr_err_prefix(err, "store: job %llu: ", (unsigned long long)cj->j.id);
+        cj->in_sched = true;
+        break;
+    default:
+        dr_alloc_free(&alloc);
+        cj->j.state = DR_JOB_PENDING;
+        rc = dr_sched_submit(c->sched, &cj->j, cj->j.submit, err);
+        if (rc != DR_OK)
+            return rc;
+        cj->in_sched = true;
+        break;
+    }
+    return DR_OK;
+}
+
+static int load_key(dr_ctld_t *c, dr_err_t *err)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    int rc = dr_read_file(c->o.key_file, &buf, &len, err);
+    if (rc != DR_OK)
+        return dr_err_prefix(err, "--key: ");
+    rc = dr_proto_key_parse(buf, len, c->key, err);
+    free(buf);
+    if (rc != DR_OK)
+        dr_err_prefix(err, "%s: ", c->o.key_file);
+    return rc;
+}
+
+int dr_ctld_init(dr_ctld_t *c, const ctld_opts_t *o, dr_err_t *err)
+{
+    memset(c, 0, sizeof *c);
+    c->o = *o;
+    c->out_tail = &c->out_head;
+    dr_cluster_init(&c->cl);
+    int rc = dr_catalog_builtin(&c->cat, err);
+    if (rc == DR_OK)
+        rc = dr_config_load(&c->cl, &c->cat, o->config, err);
+    if (rc == DR_OK)
+        rc = load_key(c, err);
+    if (rc != DR_OK)
+        return rc;
+    snprintf(c->policy, sizeof c->policy, "%s", o->policy ? o->policy : "drover");
+    dr_sched_opts_t so = {.policy = c->policy, .placement = DR_PLACE_BEST_FIT, .seed = 1};
+    rc = dr_sched_create(&c->sched, &c->cl, &so, err);
+    if (rc != DR_OK)
+        return dr_err_prefix(err, "policy %s: ", c->policy);
+    c->nodes = calloc(c->cl.nnodes ? c->cl.nnodes : 1, sizeof *c->nodes);
+    if (!c->nodes)
+        return dr_err_set(err, DR_ENOMEM, "out of memory");
+    rc = ctld_store_open(c, err);
+    if (rc != DR_OK)
+        return rc;
+    uint64_t v = 0;
+    c->epoch = (ctld_store_get_meta(c, "epoch", &v) == DR_OK ? v : 0) + 1;
+    c->next_id = ctld_store_get_meta(c, "next_id", &v) == DR_OK ? v : 1;
+    if ((rc = ctld_store_begin(c, err)) != DR_OK ||
+        (rc = ctld_store_put_meta(c, "epoch", c->epoch, err)) != DR_OK ||
+        (rc = ctld_store_commit(c, err)) != DR_OK)
+        return rc;
+    dr_time_t now = ctld_now(c);
+    rc = ctld_store_load(c, reload_job, err);
+    if (rc != DR_OK)
+        return rc;
+    /* until its agent registers, a node runs what it runs and starts nothing */
+    for (size_t i = 0; i < c->cl.nnodes; i++) {
+        c->nodes[i].idx = (uint32_t)i;
+        c->nodes[i].lost_at = now;
+        snprintf(c->nodes[i].reason, sizeof c->nodes[i].reason, "agent not connected");
+        if (c->cl.nodes[i].state == DR_NODE_UP &&
+            dr_sched_node_set_state(c->sched, (uint32_t)i, DR_NODE_DRAIN, now, err) != DR_OK)
+            return rc;
+    }
+    c->base = event_base_new();
+    if (!c->base)
+        return dr_err_set(err, DR_ENOMEM, "event_base_new failed");
+    c->turn_ev = event_new(c->base, -1, 0, turn, c);
+    c->pass_timer = evtimer_new(c->base, on_pass_timer, c);
+    c->tick_ev = event_new(c->base, -1, EV_PERSIST, on_tick, c);
+    struct timeval sec = {1, 0};
+    event_add(c->tick_ev, &sec);
+    rc = ctld_http_start(c, err);
+    if (rc == DR_OK)
+        rc = ctld_agents_start(c, err);
+    if (rc == DR_OK)
+        ctld_want_pass(c);
+    ctld_log("epoch %llu, policy %s, %zu nodes, %zu jobs reloaded",
+             (unsigned long long)c->epoch, c->policy, c->cl.nnodes, c->tab_n);
+    return rc;
+}
+
+void dr_ctld_free(dr_ctld_t *c)
+{
+    while (c->agents)
+        ctld_agent_close(c->agents, "controller stopping");
+    out_flush(c, false);
+    if (c->http)
+        evhttp_free(c->http);
+    if (c->agent_lst)
+        evconnlistener_free(c->agent_lst);
+    if (c->turn_ev)
+        event_free(c->turn_ev);
+    if (c->pass_timer)
+        event_free(c->pass_timer);
+    if (c->tick_ev)
+        event_free(c->tick_ev);
+    if (c->sig_int)
+        event_free(c->sig_int);
+    if (c->sig_term)
+        event_free(c->sig_term);
+    if (c->sched)
+        dr_sched_destroy(c->sched);
+    for (size_t i = 0; i < c->tab_cap; i++)
+        ctld_job_free(c->tab[i]);
+    free(c->tab);
+    free(c->dirty);
+    free(c->arrays);
+    free(c->nodes);
+    ctld_store_close(c);
+    dr_cluster_free(&c->cl);
+    dr_catalog_free(&c->cat);
+    if (c->base)
+        event_base_free(c->base);
+}

@@ -1,0 +1,233 @@
+/* http.c - droverd's HTTP/1.1 front door (libevent's evhttp) on TCP and on
+ * a Unix socket: limits, authentication, routing, and the reply helpers.
+ *
+ * evhttp answers what is oversized (413) or unparsable (400) itself, before
+ * any of this runs; everything else is authenticated (auth.c), routed by
+ * path, and answered as JSON.  Handlers that change state queue their reply
+ * in the outbox (driver.c) so it leaves only after the commit. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <event2/listener.h>
+#include <jansson.h>
+
+#include "ctld/ctld.h"
+
+#define MAX_BODY    (8u << 20) /* a job with a 4 MiB script and its environment */
+#define MAX_HEADERS (64u << 10)
+
+static const char *reason_phrase(int status)
+{
+    switch (status) {
+    case 200: return "OK";
+    case 201: return "Created";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 409: return "Conflict";
+    case 413: return "Payload Too Large";
+    case 503: return "Service Unavailable";
+    case 507: return "Insufficient Storage";
+    default: return "Error";
+    }
+}
+
+void ctld_reply_json(struct evhttp_request *req, int status, const char *json)
+{
+    struct evbuffer *b = evbuffer_new();
+    if (!b) {
+        evhttp_send_error(req, 503, NULL);
+        return;
+    }
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+                      "application/json");
+    evbuffer_add(b, json, strlen(json));
+    evbuffer_add(b, "\n", 1);
+    evhttp_send_reply(req, status, reason_phrase(status), b);
+    evbuffer_free(b);
+}
+
+void ctld_reply_error(struct evhttp_request *req, int status, const char *field, const char *fmt,
+                      ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    json_t *o = json_pack("{s:s}", "error", msg);
+    if (field && *field)
+        json_object_set_new(o, "field", json_string(field));
+    char *s = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    if (status == 401)
+        evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate",
+                          "Bearer realm=\"drover\"");
+    ctld_reply_json(req, status, s ? s : "{\"error\":\"out of memory\"}");
+    free(s);
+}
+
+static void on_ping(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who)
+{
+    json_t *o = json_pack("{s:b,s:s,s:I,s:s,s:s,s:s,s:I}", "ok", 1, "version", "0.1.0", "epoch",
+                          (json_int_t)c->epoch, "policy", c->policy, "user", who->user, "role",
+                          who->operator_ ? "operator" : "user", "jobs_in_memory",
+                          (json_int_t)c->tab_n);
+    char *s = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    ctld_reply_json(req, 200, s);
+    free(s);
+}
+
+static void on_tokens(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who)
+{
+    struct evbuffer *in = evhttp_request_get_input_buffer(req);
+    size_t len = evbuffer_get_length(in);
+    const char *body = len ? (const char *)evbuffer_pullup(in, -1) : "{}";
+    json_error_t je;
+    json_t *o = json_loadb(body, len ? len : 2, 0, &je);
+    if (!json_is_object(o)) {
+        json_decref(o);
+        ctld_reply_error(req, 400, NULL, "body: not a JSON object: %s", je.text);
+        return;
+    }
+    const char *user = json_string_value(json_object_get(o, "user"));
+    const char *role = json_string_value(json_object_get(o, "role"));
+    if (!user)
+        user = who->user;
+    if (!role)
+        role = "user";
+    if (strcmp(role, "user") != 0 && strcmp(role, "operator") != 0) {
+        json_decref(o);
+        ctld_reply_error(req, 400, "role", "role: must be 'user' or 'operator'");
+        return;
+    }
+    if ((strcmp(user, who->user) != 0 || strcmp(role, "operator") == 0) && !who->operator_) {
+        json_decref(o);
+        ctld_reply_error(req, 403, NULL, "only an operator may create tokens for others");
+        return;
+    }
+    char tok[128];
+    dr_err_t err = {0};
+    char u[64];
+    snprintf(u, sizeof u, "%s", user);
+    char r[16];
+    snprintf(r, sizeof r, "%s", role);
+    json_decref(o);
+    if (ctld_token_create(c, u, r, tok, sizeof tok, &err) != DR_OK) {
+        ctld_reply_error(req, 507, NULL, "%s", err.msg);
+        return;
+    }
+    json_t *out = json_pack("{s:s,s:s,s:s}", "token", tok, "user", u, "role", r);
+    char *s = json_dumps(out, JSON_COMPACT);
+    json_decref(out);
+    ctld_reply_json(req, 201, s);
+    free(s);
+}
+
+static void on_request(struct evhttp_request *req, void *arg)
+{
+    dr_ctld_t *c = arg;
+    const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+    const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
+    if (!path) {
+        ctld_reply_error(req, 400, NULL, "bad request URI");
+        return;
+    }
+    ctld_who_t who;
+    int rc = ctld_auth(c, req, &who);
+    if (rc != DR_OK) {
+        ctld_reply_error(req, 401, NULL,
+                         rc == DR_ENOENT ? "unknown or revoked token"
+                                         : "authentication required: send 'Authorization: "
+                                           "Bearer TOKEN' (get one with 'drover token')");
+        return;
+    }
+    enum evhttp_cmd_type m = evhttp_request_get_command(req);
+    if (strcmp(path, "/v1/ping") == 0) {
+        on_ping(c, req, &who);
+    } else if (strcmp(path, "/v1/tokens") == 0) {
+        if (m != EVHTTP_REQ_POST)
+            ctld_reply_error(req, 405, NULL, "use POST");
+        else
+            on_tokens(c, req, &who);
+    } else if (strncmp(path, "/v1/jobs", 8) == 0 && (path[8] == '\0' || path[8] == '/')) {
+        ctld_api_jobs(c, req, &who, path + 8);
+    } else if (strncmp(path, "/v1/nodes", 9) == 0 && (path[9] == '\0' || path[9] == '/')) {
+        ctld_api_nodes(c, req, &who, path + 9);
+    } else {
+        ctld_reply_error(req, 404, NULL, "%s: no such endpoint", path);
+    }
+}
+
+static int bind_unix(dr_ctld_t *c, const char *path, dr_err_t *err)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof sa.sun_path)
+        return dr_err_set(err, DR_EINVAL, "--socket: path longer than %zu bytes",
+                          sizeof sa.sun_path - 1);
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return dr_err_set(err, DR_EIO, "--socket: %s", strerror(errno));
+    unlink(path); /* a stale socket of an earlier run */
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(fd, 128) != 0) {
+        int e = errno;
+        close(fd);
+        return dr_err_set(err, DR_EIO, "--socket %s: %s", path, strerror(e));
+    }
+    /* anyone may connect: the peer's uid says who they are */
+    chmod(path, 0666);
+    struct evconnlistener *l =
+        evconnlistener_new(c->base, NULL, NULL, LEV_OPT_CLOSE_ON_FREE, -1, fd);
+    if (!l || !evhttp_bind_listener(c->http, l)) {
+        if (l)
+            evconnlistener_free(l);
+        else
+            close(fd);
+        return dr_err_set(err, DR_EIO, "--socket %s: cannot listen", path);
+    }
+    return DR_OK;
+}
+
+int ctld_http_start(dr_ctld_t *c, dr_err_t *err)
+{
+    c->http = evhttp_new(c->base);
+    if (!c->http)
+        return dr_err_set(err, DR_ENOMEM, "evhttp_new failed");
+    evhttp_set_max_body_size(c->http, MAX_BODY);
+    evhttp_set_max_headers_size(c->http, MAX_HEADERS);
+    evhttp_set_timeout(c->http, 60);
+    evhttp_set_allowed_methods(c->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_DELETE);
+    evhttp_set_gencb(c->http, on_request, c);
+    struct sockaddr_storage ss;
+    int slen = 0;
+    int rc = ctld_parse_hostport(c->o.listen, &ss, &slen, err, "--listen");
+    if (rc != DR_OK)
+        return rc;
+    struct evconnlistener *l = evconnlistener_new_bind(
+        c->base, NULL, NULL, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 128,
+        (struct sockaddr *)&ss, slen);
+    if (!l || !evhttp_bind_listener(c->http, l)) {
+        if (l)
+            evconnlistener_free(l);
+        return dr_err_set(err, DR_EIO, "--listen %s: %s", c->o.listen, strerror(errno));
+    }
+    rc = bind_unix(c, c->o.socket, err);
+    if (rc != DR_OK)
+        return rc;
+    ctld_log("API: listening on http://%s and %s", c->o.listen, c->o.socket);
+    return DR_OK;
+}

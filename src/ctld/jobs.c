@@ -1,0 +1,233 @@
+/* jobs.c - the controller's jobs in memory: a table by id, the dirty list
+ * the next turn writes, and the API's JOB object.
+ *
+ * Memory holds the jobs that are not finished (and finished ones until
+ * their row is written and the scheduler has seen them end); the store
+ * holds everything, so a finished job leaves memory and is still shown. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "ctld/ctld.h"
+#include "drover/hostlist.h"
+#include "drover/util.h"
+
+static size_t slot_of(uint64_t id, size_t cap)
+{
+    uint64_t h = id * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h >> 20) & (cap - 1);
+}
+
+ctld_job_t *ctld_job_find(dr_ctld_t *c, uint64_t id)
+{
+    if (!c->tab_cap)
+        return NULL;
+    for (size_t i = slot_of(id, c->tab_cap);; i = (i + 1) & (c->tab_cap - 1)) {
+        ctld_job_t *cj = c->tab[i];
+        if (!cj)
+            return NULL;
+        if (cj->j.id == id)
+            return cj;
+    }
+}
+
+static void tab_put(ctld_job_t **tab, size_t cap, ctld_job_t *cj)
+{
+    size_t i = slot_of(cj->j.id, cap);
+    while (tab[i])
+        i = (i + 1) & (cap - 1);
+    tab[i] = cj;
+}
+
+int ctld_job_insert(dr_ctld_t *c, ctld_job_t *cj)
+{
+    if ((c->tab_n + 1) * 2 > c->tab_cap) {
+        size_t cap = c->tab_cap ? c->tab_cap * 2 : 1024;
+        ctld_job_t **t = calloc(cap, sizeof *t);
+        if (!t)
+            return DR_ENOMEM;
+        for (size_t i = 0; i < c->tab_cap; i++)
+            if (c->tab[i])
+                tab_put(t, cap, c->tab[i]);
+        free(c->tab);
+        c->tab = t;
+        c->tab_cap = cap;
+    }
+    tab_put(c->tab, c->tab_cap, cj);
+    c->tab_n++;
+    return DR_OK;
+}
+
+/* Backward-shift deletion keeps probe chains intact without tombstones. */
+void ctld_job_remove(dr_ctld_t *c, ctld_job_t *cj)
+{
+    size_t mask = c->tab_cap - 1, i = slot_of(cj->j.id, c->tab_cap);
+    while (c->tab[i] != cj) {
+        if (!c->tab[i])
+            return;
+        i = (i + 1) & mask;
+    }
+    c->tab[i] = NULL;
+    c->tab_n--;
+    for (size_t j = (i + 1) & mask; c->tab[j]; j = (j + 1) & mask) {
+        ctld_job_t *x = c->tab[j];
+        size_t home = slot_of(x->j.id, c->tab_cap);
+        /* x may stay at j unless its home lies cyclically in (i, j] */
+        bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (!stays) {
+            c->tab[i] = x;
+            c->tab[j] = NULL;
+            i = j;
+        }
+    }
+}
+
+void ctld_job_free(ctld_job_t *cj)
+{
+    if (!cj)
+        return;
+    dr_alloc_free(&cj->j.alloc);
+    dr_jobspec_free(&cj->spec);
+    free(cj->user);
+    free(cj->ranks);
+    free(cj->out_path);
+    free(cj->err_path);
+    if (cj->array) {
+        free(cj->array->idx);
+        free(cj->array->live);
+    }
+    free(cj->array);
+    free(cj);
+}
+
+void ctld_job_dirty(dr_ctld_t *c, ctld_job_t *cj)
+{
+    cj->dirty = true;
+    if (cj->dirty_listed)
+        return;
+    if (dr_grow((void **)&c->dirty, &c->dirty_cap, c->ndirty + 1, sizeof *c->dirty) != 0)
+        return; /* stays dirty; listed again on its next change */
+    c->dirty[c->ndirty++] = cj;
+    cj->dirty_listed = true;
+    ctld_turn_schedule(c);
+}
+
+bool ctld_job_terminal(const ctld_job_t *cj)
+{
+    return dr_job_state_terminal((dr_job_state_t)cj->j.state);
+}
+
+const char *ctld_job_state_name(const ctld_job_t *cj)
+{
+    return dr_job_state_name((dr_job_state_t)cj->j.state);
+}
+
+static json_t *time_or_null(dr_time_t t)
+{
+    return t > 0 && t != DR_TIME_NEVER ? json_real(dr_time_to_s(t)) : json_null();
+}
+
+/* Price of one GPU-hour of type t (0 when the catalog has none). */
+static double price_hr(const dr_ctld_t *c, int t)
+{
+    if (t < 0 || (size_t)t >= c->cl.ntypes)
+        return 0;
+    double p = c->cl.types[t].price_hr;
+    return isfinite(p) ? p : 0;
+}
+
+char *ctld_job_json(dr_ctld_t *c, const ctld_job_t *cj)
+{
+    const dr_job_t *j = &cj->j;
+    const dr_jobspec_t *sp = cj->parent ? &cj->parent->spec : &cj->spec;
+    dr_time_t now = c->last_now;
+    bool live = j->state == DR_JOB_STARTING || j->state == DR_JOB_RUNNING ||
+                j->state == DR_JOB_COMPLETING;
+    json_t *o = json_object();
+    json_object_set_new(o, "id", json_integer((json_int_t)j->id));
+    const char *name = sp->name ? sp->name
+                       : sp->script_name ? sp->script_name
+                       : sp->argc        ? sp->argv[0]
+                                         : "";
+    json_object_set_new(o, "name", json_string(name));
+    json_object_set_new(o, "user", json_string(cj->user ? cj->user : ""));
+    json_object_set_new(o, "account", json_string(sp->account ? sp->account : ""));
+    json_object_set_new(o, "kind", json_string(dr_job_kind_name((dr_job_kind_t)j->kind)));
+    json_object_set_new(o, "state", json_string(ctld_job_state_name(cj)));
+    json_object_set_new(o, "reason", json_string(cj->reason));
+    json_object_set_new(o, "exit_code", cj->has_exit ? json_integer(cj->exit_code) : json_null());
+    json_object_set_new(o, "signal",
+                        cj->has_exit && cj->signal ? json_integer(cj->signal) : json_null());
+    json_object_set_new(o, "gpu_type",
+                        cj->got_type >= 0 && (size_t)cj->got_type < c->cl.ntypes
+                            ? json_string(c->cl.types[cj->got_type].name)
+                            : json_null());
+    json_object_set_new(o, "gpu_types_requested",
+                        json_string(sp->gpu_type ? sp->gpu_type : "any"));
+    /* nodes: of the current (or last) run */
+    json_t *nodes = json_array();
+    const char **names = calloc(cj->nranks ? cj->nranks : 1, sizeof *names);
+    for (uint32_t i = 0; i < cj->nranks; i++) {
+        names[i] = c->cl.nodes[cj->ranks[i].node].name;
+        json_array_append_new(nodes, json_string(names[i]));
+    }
+    json_object_set_new(o, "nodes", nodes);
+    char *nl = cj->nranks && names ? dr_hostlist_compress(names, cj->nranks) : NULL;
+    json_object_set_new(o, "nodelist", json_string(nl ? nl : ""));
+    free(nl);
+    free(names);
+    json_object_set_new(o, "nnodes", json_integer(cj->nranks));
+    uint32_t gpus = cj->got_gpus;
+    if (!gpus && !cj->array)
+        gpus = j->req.nodes ? j->req.nodes * j->req.gpus_per_node : j->req.gpus_per_node;
+    json_object_set_new(o, "gpus", json_integer(gpus));
+    json_object_set_new(o, "submit_time", time_or_null(j->submit));
+    json_object_set_new(o, "start_time",
+                        j->first_start != DR_TIME_NEVER ? time_or_null(j->start) : json_null());
+    json_object_set_new(o, "end_time", ctld_job_terminal(cj) ? time_or_null(j->end) : json_null());
+    json_object_set_new(o, "time_limit", sp->time_limit ? json_real(dr_time_to_s(sp->time_limit))
+                                                        : json_null());
+    double elapsed = 0, cost = cj->cost_usd;
+    if (j->first_start != DR_TIME_NEVER) {
+        dr_time_t until = live ? now : j->end;
+        if (until > j->start)
+            elapsed = dr_time_to_s(until - j->start);
+    }
+    if (live)
+        cost += elapsed / 3600.0 * cj->got_gpus * price_hr(c, cj->got_type);
+    json_object_set_new(o, "elapsed", json_real(elapsed));
+    json_object_set_new(o, "cost_usd", json_real(round(cost * 1e6) / 1e6));
+    json_object_set_new(o, "array", sp->array ? json_string(sp->array) : json_null());
+    json_object_set_new(o, "array_parent",
+                        j->array_parent ? json_integer((json_int_t)j->array_parent) : json_null());
+    json_object_set_new(o, "array_index",
+                        j->array_parent ? json_integer(j->array_index) : json_null());
+    if (cj->array) {
+        const ctld_array_t *a = cj->array;
+        uint32_t done = a->count[DR_JOB_COMPLETED] + a->count[DR_JOB_FAILED] +
+                        a->count[DR_JOB_CANCELLED] + a->count[DR_JOB_TIMEOUT];
+        uint32_t running = 0;
+        for (uint32_t i = 0; i < a->active; i++)
+            running += a->live[i]->j.state != DR_JOB_PENDING;
+        json_object_set_new(
+            o, "tasks",
+            json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "total", (json_int_t)a->nidx, "pending",
+                      (json_int_t)(a->nidx - done - running), "running", (json_int_t)running,
+                      "completed", (json_int_t)a->count[DR_JOB_COMPLETED], "failed",
+                      (json_int_t)(a->count[DR_JOB_FAILED] + a->count[DR_JOB_TIMEOUT]),
+                      "cancelled", (json_int_t)a->count[DR_JOB_CANCELLED], "timeout",
+                      (json_int_t)a->count[DR_JOB_TIMEOUT]));
+    }
+    json_t *argv = json_array();
+    for (uint32_t i = 0; i < sp->argc; i++)
+        json_array_append_new(argv, json_string(sp->argv[i]));
+    json_object_set_new(o, "argv", argv);
+    json_object_set_new(o, "out_path", json_string(cj->out_path ? cj->out_path : ""));
+    json_object_set_new(o, "err_path", json_string(cj->err_path ? cj->err_path : ""));
+    json_object_set_new(o, "generation", json_integer(cj->gen));
+    char *s = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    return s;
+}

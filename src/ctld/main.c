@@ -1,0 +1,214 @@
+/* main.c - droverd, the drover controller: options, key, signals, loop.
+ *
+ *   droverd -c cluster.conf --state DIR [--listen HOST:PORT] [--socket PATH]
+ *           [--agent-listen HOST:PORT] [--key FILE] [--policy NAME] ...
+ *   droverd --gen-key FILE
+ *
+ * Foreground, logs to stderr; --daemon detaches.  docs/operations.md says
+ * how to run it on a real cluster. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "ctld/ctld.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: droverd -c cluster.conf --state DIR [options]\n"
+            "       droverd --gen-key FILE\n"
+            "\n"
+            "  -c, --config FILE         cluster configuration (docs/config.md)\n"
+            "  --state DIR               state directory (SQLite store, Unix socket)\n"
+            "  --listen HOST:PORT        HTTP API on TCP (default 127.0.0.1:6817)\n"
+            "  --socket PATH             HTTP API on a Unix socket (default DIR/droverd.sock)\n"
+            "  --agent-listen HOST:PORT  agent connections (default: the --listen host, port+1)\n"
+            "  --key FILE                cluster key shared with the agents\n"
+            "                            (default /etc/drover/cluster.key)\n"
+            "  --policy NAME[:OPTS]      scheduling policy (default drover; 'drover sim\n"
+            "                            --list-policies' lists them)\n"
+            "  --operator USER[,USER]    users with the operator role (root always has it)\n"
+            "  --min-pass-interval DUR   at most one scheduling pass per DUR (default 5ms)\n"
+            "  --agent-timeout DUR       an agent silent this long loses its node (default 30s)\n"
+            "  --heartbeat DUR           agents' heartbeat period (default 2s)\n"
+            "  --no-fsync                synchronous=NORMAL: faster, a power cut may lose the\n"
+            "                            last acknowledged submits (a crash of droverd does not)\n"
+            "  --daemon                  detach from the terminal\n"
+            "  --gen-key FILE            write a new random cluster key (mode 0600) and exit\n");
+}
+
+static int gen_key(const char *path)
+{
+    uint8_t key[DR_PROTO_KEY];
+    if (getrandom(key, sizeof key, 0) != (ssize_t)sizeof key) {
+        perror("droverd: getrandom");
+        return 1;
+    }
+    char hex[66];
+    dr_proto_key_format(key, hex);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        fprintf(stderr, "droverd: --gen-key %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    size_t len = strlen(hex);
+    if (write(fd, hex, len) != (ssize_t)len || fsync(fd) != 0) {
+        fprintf(stderr, "droverd: --gen-key %s: %s\n", path, strerror(errno));
+        close(fd);
+        return 1;
+    }
+    close(fd);
+    return 0;
+}
+
+static int key_file_ok(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        fprintf(stderr, "droverd: --key %s: %s (create one with 'droverd --gen-key %s')\n", path,
+                strerror(errno), path);
+        return 0;
+    }
+    if (st.st_mode & 077) {
+        fprintf(stderr,
+                "droverd: --key %s: readable by group or others (mode %o); chmod 600 it\n",
+                path, (unsigned)(st.st_mode & 0777));
+        return 0;
+    }
+    return 1;
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+    (void)what;
+    dr_ctld_t *c = arg;
+    ctld_log("signal %d: stopping (jobs keep running on the agents)", (int)sig);
+    c->stopping = true;
+    event_base_loopexit(c->base, NULL);
+}
+
+static int parse_dur(const char *opt, const char *s, dr_time_t *out)
+{
+    dr_err_t err = {0};
+    if (dr_duration_parse_err(s, out, &err) != DR_OK) {
+        fprintf(stderr, "droverd: %s: %s\n", opt, err.msg);
+        return 0;
+    }
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    ctld_opts_t o = {.listen = "127.0.0.1:6817",
+                     .key_file = "/etc/drover/cluster.key",
+                     .min_pass_interval = 5 * 1000 * 1000,
+                     .agent_timeout = 30 * DR_NSEC_PER_SEC,
+                     .heartbeat_ms = 2000,
+                     .sync_full = true};
+    bool daemonize = false;
+    char sock_default[4096], agent_default[300];
+    dr_time_t hb = 2 * DR_NSEC_PER_SEC;
+    enum { O_STATE = 256, O_LISTEN, O_SOCKET, O_AGENT, O_KEY, O_POLICY, O_OPER, O_MINPASS,
+           O_ATIMEOUT, O_HB, O_NOFSYNC, O_DAEMON, O_GENKEY, O_HELP, O_VERSION };
+    static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
+                                         {"state", required_argument, NULL, O_STATE},
+                                         {"listen", required_argument, NULL, O_LISTEN},
+                                         {"socket", required_argument, NULL, O_SOCKET},
+                                         {"agent-listen", required_argument, NULL, O_AGENT},
+                                         {"key", required_argument, NULL, O_KEY},
+                                         {"policy", required_argument, NULL, O_POLICY},
+                                         {"operator", required_argument, NULL, O_OPER},
+                                         {"min-pass-interval", required_argument, NULL, O_MINPASS},
+                                         {"agent-timeout", required_argument, NULL, O_ATIMEOUT},
+                                         {"heartbeat", required_argument, NULL, O_HB},
+                                         {"no-fsync", no_argument, NULL, O_NOFSYNC},
+                                         {"daemon", no_argument, NULL, O_DAEMON},
+                                         {"gen-key", required_argument, NULL, O_GENKEY},
+                                         {"help", no_argument, NULL, O_HELP},
+                                         {"version", no_argument, NULL, O_VERSION},
+                                         {NULL, 0, NULL, 0}};
+    int ch;
+    while ((ch = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'c': o.config = optarg; break;
+        case O_STATE: o.state_dir = optarg; break;
+        case O_LISTEN: o.listen = optarg; break;
+        case O_SOCKET: o.socket = optarg; break;
+        case O_AGENT: o.agent_listen = optarg; break;
+        case O_KEY: o.key_file = optarg; break;
+        case O_POLICY: o.policy = optarg; break;
+        case O_OPER: o.operators = optarg; break;
+        case O_MINPASS:
+            if (!parse_dur("--min-pass-interval", optarg, &o.min_pass_interval))
+                return 2;
+            break;
+        case O_ATIMEOUT:
+            if (!parse_dur("--agent-timeout", optarg, &o.agent_timeout))
+                return 2;
+            break;
+        case O_HB:
+            if (!parse_dur("--heartbeat", optarg, &hb) || hb < 10 * 1000 * 1000) {
+                fprintf(stderr, "droverd: --heartbeat: at least 10ms\n");
+                return 2;
+            }
+            break;
+        case O_NOFSYNC: o.sync_full = false; break;
+        case O_DAEMON: daemonize = true; break;
+        case O_GENKEY: return gen_key(optarg);
+        case O_VERSION: printf("droverd 0.1.0\n"); return 0;
+        case 'h':
+        case O_HELP: usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind != argc || !o.config || !o.state_dir) {
+        fprintf(stderr, "droverd: -c cluster.conf and --state DIR are required\n");
+        usage(stderr);
+        return 2;
+    }
+    o.heartbeat_ms = (uint32_t)(hb / 1000000);
+    if (!o.socket) {
+        snprintf(sock_default, sizeof sock_default, "%s/droverd.sock", o.state_dir);
+        o.socket = sock_default;
+    }
+    if (!o.agent_listen) {
+        const char *colon = strrchr(o.listen, ':');
+        int port = colon ? atoi(colon + 1) : 6817;
+        snprintf(agent_default, sizeof agent_default, "%.*s:%d",
+                 colon ? (int)(colon - o.listen) : 9, colon ? o.listen : "127.0.0.1", port + 1);
+        o.agent_listen = agent_default;
+    }
+    if (!key_file_ok(o.key_file))
+        return 1;
+    signal(SIGPIPE, SIG_IGN);
+    if (daemonize && daemon(1, 1) != 0) {
+        perror("droverd: daemon");
+        return 1;
+    }
+    dr_ctld_t c;
+    dr_err_t err = {0};
+    if (dr_ctld_init(&c, &o, &err) != DR_OK) {
+        fprintf(stderr, "droverd: %s\n", err.msg);
+        dr_ctld_free(&c);
+        return 1;
+    }
+    c.sig_int = evsignal_new(c.base, SIGINT, on_signal, &c);
+    c.sig_term = evsignal_new(c.base, SIGTERM, on_signal, &c);
+    evsignal_add(c.sig_int, NULL);
+    evsignal_add(c.sig_term, NULL);
+    event_base_dispatch(c.base);
+    ctld_log("stopped after %llu turns, %llu passes (%.3f s), %llu commits (%.3f s)",
+             (unsigned long long)c.st.turns, (unsigned long long)c.st.passes, c.st.pass_s_total,
+             (unsigned long long)c.st.commits, c.st.commit_s_total);
+    dr_ctld_free(&c);
+    return 0;
+}

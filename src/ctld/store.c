@@ -1,0 +1,500 @@
+/* store.c - droverd's durable state in SQLite (WAL mode).
+ *
+ * One row per job (array parents are one row however many tasks they
+ * have; a task gets its row when it is materialised), one per event, the
+ * controller's counters in meta, bearer tokens as SHA-256 hashes.  A row
+ * holds the job's spec (canonical jobspec JSON), its runtime state as JSON
+ * (rt) and, once terminal, the API's JOB object (final), so a finished job
+ * can leave memory and still be shown.  The driver writes a turn's changes
+ * in one transaction and acknowledges nothing before COMMIT returns; with
+ * synchronous=FULL that means it is on disk. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <jansson.h>
+#include <sqlite3.h>
+
+#include "ctld/ctld.h"
+#include "drover/util.h"
+
+static const char *const schema =
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS jobs(id INTEGER PRIMARY KEY, user TEXT NOT NULL,"
+    " uid INTEGER NOT NULL, gid INTEGER NOT NULL, parent INTEGER NOT NULL,"
+    " array_index INTEGER NOT NULL, terminal INTEGER NOT NULL, spec TEXT NOT NULL,"
+    " rt TEXT NOT NULL, final TEXT);"
+    "CREATE INDEX IF NOT EXISTS jobs_terminal ON jobs(terminal, id);"
+    "CREATE INDEX IF NOT EXISTS jobs_parent ON jobs(parent, id);"
+    "CREATE TABLE IF NOT EXISTS events(seq INTEGER PRIMARY KEY, job INTEGER NOT NULL,"
+    " t REAL NOT NULL, what TEXT NOT NULL, from_s TEXT NOT NULL, to_s TEXT NOT NULL,"
+    " detail TEXT NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS events_job ON events(job, seq);"
+    "CREATE TABLE IF NOT EXISTS tokens(hash TEXT PRIMARY KEY, user TEXT NOT NULL,"
+    " role TEXT NOT NULL);";
+
+static int db_fail(dr_ctld_t *c, dr_err_t *err, const char *what)
+{
+    return dr_err_set(err, DR_EIO, "store: %s: %s", what, sqlite3_errmsg(c->db));
+}
+
+static int exec(dr_ctld_t *c, const char *sql, dr_err_t *err)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(c->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        int rc = dr_err_set(err, DR_EIO, "store: %s", msg ? msg : "error");
+        sqlite3_free(msg);
+        return rc;
+    }
+    return DR_OK;
+}
+
+int ctld_store_open(dr_ctld_t *c, dr_err_t *err)
+{
+    char path[4096];
+    if (mkdir(c->o.state_dir, 0700) != 0) {
+        struct stat st;
+        if (stat(c->o.state_dir, &st) != 0 || !S_ISDIR(st.st_mode))
+            return dr_err_set(err, DR_EIO, "--state %s: cannot create the directory",
+                              c->o.state_dir);
+    }
+    snprintf(path, sizeof path, "%s/droverd.db", c->o.state_dir);
+    if (sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+        SQLITE_OK)
+        return dr_err_set(err, DR_EIO, "store: open %s: %s", path,
+                          c->db ? sqlite3_errmsg(c->db) : "out of memory");
+    sqlite3_busy_timeout(c->db, 5000);
+    int rc = exec(c, "PRAGMA journal_mode=WAL;", err);
+    if (rc == DR_OK)
+        rc = exec(c, c->o.sync_full ? "PRAGMA synchronous=FULL;" : "PRAGMA synchronous=NORMAL;",
+                  err);
+    if (rc == DR_OK)
+        rc = exec(c, schema, err);
+    if (rc != DR_OK)
+        dr_err_prefix(err, "%s: ", path);
+    return rc;
+}
+
+void ctld_store_close(dr_ctld_t *c)
+{
+    if (c->db)
+        sqlite3_close(c->db);
+    c->db = NULL;
+}
+
+int ctld_store_begin(dr_ctld_t *c, dr_err_t *err)
+{
+    return exec(c, "BEGIN IMMEDIATE;", err);
+}
+
+int ctld_store_commit(dr_ctld_t *c, dr_err_t *err)
+{
+    return exec(c, "COMMIT;", err);
+}
+
+void ctld_store_rollback(dr_ctld_t *c)
+{
+    sqlite3_exec(c->db, "ROLLBACK;", NULL, NULL, NULL);
+}
+
+static sqlite3_stmt *prep(dr_ctld_t *c, const char *sql, dr_err_t *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        db_fail(c, err, "prepare");
+        return NULL;
+    }
+    return st;
+}
+
+static int step_done(dr_ctld_t *c, sqlite3_stmt *st, const char *what, dr_err_t *err)
+{
+    int rc = sqlite3_step(st) == SQLITE_DONE ? DR_OK : db_fail(c, err, what);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int ctld_store_put_meta(dr_ctld_t *c, const char *key, uint64_t v, dr_err_t *err)
+{
+    sqlite3_stmt *st = prep(c, "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", err);
+    if (!st)
+        return DR_EIO;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)v);
+    return step_done(c, st, "write meta", err);
+}
+
+int ctld_store_get_meta(dr_ctld_t *c, const char *key, uint64_t *v)
+{
+    sqlite3_stmt *st = prep(c, "SELECT value FROM meta WHERE key = ?", NULL);
+    if (!st)
+        return DR_EIO;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    int rc = DR_ENOENT;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        *v = (uint64_t)sqlite3_column_int64(st, 0);
+        rc = DR_OK;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* ---- a job's runtime state as JSON ---- */
+
+static json_t *alloc_json(const dr_alloc_t *a)
+{
+    json_t *slots = json_array();
+    for (uint32_t i = 0; i < a->nslots; i++)
+        json_array_append_new(slots, json_pack("[iii]", (json_int_t)a->slots[i].node,
+                                               (json_int_t)a->slots[i].gpu,
+                                               (json_int_t)a->slots[i].milli));
+    return json_pack("{s:i,s:i,s:i,s:i,s:I,s:o}", "type", (json_int_t)a->type, "nnodes",
+                     (json_int_t)a->nnodes, "locality", (json_int_t)a->locality, "cpu",
+                     (json_int_t)a->cpu_milli_per_node, "mem", (json_int_t)a->mem_mb_per_node,
+                     "slots", slots);
+}
+
+static char *rt_json(const ctld_job_t *cj)
+{
+    const dr_job_t *j = &cj->j;
+    json_t *o = json_pack("{s:i,s:i,s:I,s:I,s:I,s:I,s:i,s:i,s:i,s:b,s:s,s:f,s:b,s:i,s:f}", "state",
+                          (json_int_t)j->state, "gen", (json_int_t)cj->gen, "submit",
+                          (json_int_t)j->submit, "first_start", (json_int_t)j->first_start,
+                          "start", (json_int_t)j->start, "end", (json_int_t)j->end, "nstarts",
+                          (json_int_t)j->nstarts, "exit_code", (json_int_t)cj->exit_code,
+                          "signal", (json_int_t)cj->signal, "has_exit", cj->has_exit, "reason",
+                          cj->reason, "cost", cj->cost_usd, "kill_sent", cj->kill_sent,
+                          "kill_final", (json_int_t)cj->kill_final, "attained",
+                          j->attained_gpu_s);
+    if (j->state == DR_JOB_STARTING || j->state == DR_JOB_RUNNING ||
+        j->state == DR_JOB_COMPLETING) {
+        json_object_set_new(o, "alloc", alloc_json(&j->alloc));
+        json_t *ranks = json_array();
+        for (uint32_t i = 0; i < cj->nranks; i++) {
+            const ctld_rank_t *r = &cj->ranks[i];
+            json_array_append_new(ranks,
+                                  json_pack("{s:i,s:b,s:b,s:i,s:i,s:i}", "node",
+                                            (json_int_t)r->node, "started", r->started, "ended",
+                                            r->ended, "exit", (json_int_t)r->exit_code, "sig",
+                                            (json_int_t)r->signal, "why", (json_int_t)r->why));
+        }
+        json_object_set_new(o, "ranks", ranks);
+    }
+    if (cj->array) {
+        const ctld_array_t *a = cj->array;
+        json_t *cnt = json_array();
+        for (int s = 0; s < DR_JOB_NSTATES; s++)
+            json_array_append_new(cnt, json_integer(a->count[s]));
+        json_object_set_new(o, "array",
+                            json_pack("{s:i,s:i,s:o,s:i}", "next", (json_int_t)a->next, "active",
+                                      (json_int_t)a->active, "count", cnt, "first_fail",
+                                      (json_int_t)a->first_fail_exit));
+    }
+    char *s = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    return s;
+}
+
+static bool row_terminal(const ctld_job_t *cj)
+{
+    return ctld_job_terminal(cj);
+}
+
+int ctld_store_put_job(dr_ctld_t *c, const ctld_job_t *cj, dr_err_t *err)
+{
+    char *spec = dr_jobspec_to_json(&cj->spec);
+    char *rt = rt_json(cj);
+    char *fin = row_terminal(cj) ? ctld_job_json(c, cj) : NULL;
+    if (!spec || !rt || (row_terminal(cj) && !fin)) {
+        free(spec);
+        free(rt);
+        free(fin);
+        return dr_err_set(err, DR_ENOMEM, "store: out of memory for job %llu",
+                          (unsigned long long)cj->j.id);
+    }
+    sqlite3_stmt *st = prep(c,
+                            "INSERT OR REPLACE INTO jobs(id, user, uid, gid, parent, array_index,"
+                            " terminal, spec, rt, final) VALUES(?,?,?,?,?,?,?,?,?,?)",
+                            err);
+    if (!st) {
+        free(spec);
+        free(rt);
+        free(fin);
+        return DR_EIO;
+    }
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)cj->j.id);
+    sqlite3_bind_text(st, 2, cj->user, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, cj->uid);
+    sqlite3_bind_int64(st, 4, cj->gid);
+    sqlite3_bind_int64(st, 5, (sqlite3_int64)cj->j.array_parent);
+    sqlite3_bind_int64(st, 6, cj->j.array_parent ? cj->j.array_index : -1);
+    sqlite3_bind_int(st, 7, row_terminal(cj));
+    sqlite3_bind_text(st, 8, spec, -1, free);
+    sqlite3_bind_text(st, 9, rt, -1, free);
+    if (fin)
+        sqlite3_bind_text(st, 10, fin, -1, free);
+    else
+        sqlite3_bind_null(st, 10);
+    return step_done(c, st, "write job", err);
+}
+
+int ctld_store_put_event(dr_ctld_t *c, const dr_event_t *e, const char *detail, dr_err_t *err)
+{
+    sqlite3_stmt *st = prep(c,
+                            "INSERT INTO events(job, t, what, from_s, to_s, detail)"
+                            " VALUES(?,?,?,?,?,?)",
+                            err);
+    if (!st)
+        return DR_EIO;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)e->job);
+    sqlite3_bind_double(st, 2, dr_time_to_s(e->t));
+    sqlite3_bind_text(st, 3, dr_event_name(e), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, dr_job_state_name(e->from), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 5, dr_job_state_name(e->to), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 6, detail ? detail : "", -1, SQLITE_TRANSIENT);
+    return step_done(c, st, "write event", err);
+}
+
+/* ---- reload ---- */
+
+static int get_int(json_t *o, const char *k, json_int_t *v)
+{
+    json_t *x = json_object_get(o, k);
+    if (!json_is_integer(x))
+        return DR_EINVAL;
+    *v = json_integer_value(x);
+    return DR_OK;
+}
+
+static int load_alloc(json_t *a, dr_alloc_t *out)
+{
+    json_int_t type, nnodes, loc, cpu, mem;
+    json_t *slots = json_object_get(a, "slots");
+    if (get_int(a, "type", &type) || get_int(a, "nnodes", &nnodes) ||
+        get_int(a, "locality", &loc) || get_int(a, "cpu", &cpu) || get_int(a, "mem", &mem) ||
+        !json_is_array(slots))
+        return DR_EINVAL;
+    size_t n = json_array_size(slots);
+    out->slots = calloc(n ? n : 1, sizeof *out->slots);
+    if (!out->slots)
+        return DR_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        json_int_t node, gpu, milli;
+        if (json_unpack(json_array_get(slots, i), "[III]", &node, &gpu, &milli) != 0)
+            return DR_EINVAL;
+        out->slots[i] = (dr_slot_t){(uint32_t)node, (uint16_t)gpu, (uint16_t)milli};
+    }
+    out->nslots = (uint32_t)n;
+    out->nnodes = (uint32_t)nnodes;
+    out->type = (uint16_t)type;
+    out->locality = (uint8_t)loc;
+    out->cpu_milli_per_node = (uint32_t)cpu;
+    out->mem_mb_per_node = (uint64_t)mem;
+    return DR_OK;
+}
+
+static int load_rt(ctld_job_t *cj, const char *text)
+{
+    json_t *o = json_loads(text, 0, NULL);
+    if (!o)
+        return DR_EINVAL;
+    int rc = DR_EINVAL;
+    json_int_t state, gen, submit, fs, start, end, nstarts, ex, sig, kf;
+    int has_exit = 0, ks = 0;
+    const char *reason = "";
+    double cost = 0, attained = 0;
+    if (json_unpack(o, "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:s,s:F,s:b,s:I,s:F}", "state",
+                    &state, "gen", &gen, "submit", &submit, "first_start", &fs, "start", &start,
+                    "end", &end, "nstarts", &nstarts, "exit_code", &ex, "signal", &sig,
+                    "has_exit", &has_exit, "reason", &reason, "cost", &cost, "kill_sent", &ks,
+                    "kill_final", &kf, "attained", &attained) != 0)
+        goto out;
+    if (state < 0 || state >= DR_JOB_NSTATES)
+        goto out;
+    cj->j.state = (uint8_t)state;
+    cj->gen = (uint32_t)gen;
+    cj->j.submit = submit;
+    cj->j.first_start = fs;
+    cj->j.start = start;
+    cj->j.end = end;
+    cj->j.nstarts = (uint32_t)nstarts;
+    cj->exit_code = (int32_t)ex;
+    cj->signal = (int32_t)sig;
+    cj->has_exit = has_exit;
+    snprintf(cj->reason, sizeof cj->reason, "%s", reason);
+    cj->cost_usd = cost;
+    cj->kill_sent = ks;
+    cj->kill_final = (uint8_t)kf;
+    cj->j.attained_gpu_s = attained;
+    json_t *al = json_object_get(o, "alloc");
+    if (al && load_alloc(al, &cj->j.alloc) != DR_OK)
+        goto out;
+    json_t *ranks = json_object_get(o, "ranks");
+    if (json_is_array(ranks) && json_array_size(ranks)) {
+        cj->nranks = (uint32_t)json_array_size(ranks);
+        cj->ranks = calloc(cj->nranks, sizeof *cj->ranks);
+        if (!cj->ranks)
+            goto out;
+        for (uint32_t i = 0; i < cj->nranks; i++) {
+            json_int_t node, e2, s2, why;
+            int started = 0, ended = 0;
+            if (json_unpack(json_array_get(ranks, i), "{s:I,s:b,s:b,s:I,s:I,s:I}", "node", &node,
+                            "started", &started, "ended", &ended, "exit", &e2, "sig", &s2, "why",
+                            &why) != 0)
+                goto out;
+            cj->ranks[i] = (ctld_rank_t){(uint32_t)node, started, ended, (int32_t)e2,
+                                         (int32_t)s2, (uint8_t)why};
+        }
+    }
+    json_t *ar = json_object_get(o, "array");
+    if (ar && cj->array) {
+        json_int_t next, active, ff;
+        json_t *cnt;
+        if (json_unpack(ar, "{s:I,s:I,s:o,s:I}", "next", &next, "active", &active, "count", &cnt,
+                        "first_fail", &ff) != 0)
+            goto out;
+        cj->array->next = (uint32_t)next;
+        cj->array->active = 0; /* recounted as the tasks are reloaded */
+        cj->array->first_fail_exit = (int32_t)ff;
+        for (size_t s = 0; s < DR_JOB_NSTATES && s < json_array_size(cnt); s++)
+            cj->array->count[s] = (uint32_t)json_integer_value(json_array_get(cnt, s));
+    }
+    rc = DR_OK;
+out:
+    json_decref(o);
+    return rc;
+}
+
+int ctld_store_load(dr_ctld_t *c, int (*cb)(dr_ctld_t *, ctld_job_t *, dr_err_t *), dr_err_t *err)
+{
+    sqlite3_stmt *st = prep(c,
+                            "SELECT id, user, uid, gid, parent, array_index, spec, rt FROM jobs"
+                            " WHERE terminal = 0 ORDER BY id",
+                            err);
+    if (!st)
+        return DR_EIO;
+    int rc = DR_OK, s;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        ctld_job_t *cj = calloc(1, sizeof *cj);
+        if (!cj) {
+            rc = dr_err_set(err, DR_ENOMEM, "store: out of memory");
+            break;
+        }
+        dr_job_init(&cj->j);
+        dr_jobspec_init(&cj->spec);
+        cj->j.id = (uint64_t)sqlite3_column_int64(st, 0);
+        cj->user = dr_strdup((const char *)sqlite3_column_text(st, 1));
+        cj->uid = (uint32_t)sqlite3_column_int64(st, 2);
+        cj->gid = (uint32_t)sqlite3_column_int64(st, 3);
+        cj->j.array_parent = (uint64_t)sqlite3_column_int64(st, 4);
+        int64_t ai = sqlite3_column_int64(st, 5);
+        cj->j.array_index = ai >= 0 ? (uint32_t)ai : 0;
+        const char *spec = (const char *)sqlite3_column_text(st, 6);
+        const char *rt = (const char *)sqlite3_column_text(st, 7);
+        rc = dr_jobspec_from_json(&cj->spec, spec, strlen(spec), err);
+        if (rc == DR_OK && cj->spec.array && !cj->j.array_parent)
+            rc = ctld_array_setup(c, cj, err);
+        if (rc == DR_OK && load_rt(cj, rt) != DR_OK)
+            rc = dr_err_set(err, DR_EIO, "store: job %llu: unreadable runtime state",
+                            (unsigned long long)cj->j.id);
+        if (rc == DR_OK)
+            rc = cb(c, cj, err);
+        if (rc != DR_OK) {
+            ctld_job_free(cj);
+            break;
+        }
+    }
+    if (rc == DR_OK && s != SQLITE_DONE)
+        rc = db_fail(c, err, "load jobs");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+char *ctld_store_job_json(dr_ctld_t *c, uint64_t id, char **user)
+{
+    sqlite3_stmt *st = prep(c, "SELECT final, user FROM jobs WHERE id = ? AND terminal = 1", NULL);
+    if (!st)
+        return NULL;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)id);
+    char *out = NULL;
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
+        out = dr_strdup((const char *)sqlite3_column_text(st, 0));
+        if (user)
+            *user = dr_strdup((const char *)sqlite3_column_text(st, 1));
+    }
+    sqlite3_finalize(st);
+    return out;
+}
+
+int ctld_store_list_terminal(dr_ctld_t *c, const char *user, uint64_t array, size_t limit,
+                             void (*cb)(void *, const char *json), void *ud)
+{
+    sqlite3_stmt *st =
+        prep(c,
+             "SELECT final FROM jobs WHERE terminal = 1 AND (?1 IS NULL OR user = ?1)"
+             " AND (?2 = 0 OR parent = ?2) ORDER BY id DESC LIMIT ?3",
+             NULL);
+    if (!st)
+        return DR_EIO;
+    if (user)
+        sqlite3_bind_text(st, 1, user, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 1);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)array);
+    sqlite3_bind_int64(st, 3, (sqlite3_int64)limit);
+    while (sqlite3_step(st) == SQLITE_ROW)
+        if (sqlite3_column_text(st, 0))
+            cb(ud, (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return DR_OK;
+}
+
+int ctld_store_events(dr_ctld_t *c, uint64_t job,
+                      void (*cb)(void *, double t, const char *what, const char *from,
+                                 const char *to, const char *detail),
+                      void *ud)
+{
+    sqlite3_stmt *st =
+        prep(c, "SELECT t, what, from_s, to_s, detail FROM events WHERE job = ? ORDER BY seq",
+             NULL);
+    if (!st)
+        return DR_EIO;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)job);
+    while (sqlite3_step(st) == SQLITE_ROW)
+        cb(ud, sqlite3_column_double(st, 0), (const char *)sqlite3_column_text(st, 1),
+           (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3),
+           (const char *)sqlite3_column_text(st, 4));
+    sqlite3_finalize(st);
+    return DR_OK;
+}
+
+int ctld_store_put_token(dr_ctld_t *c, const char *hash_hex, const char *user, const char *role,
+                         dr_err_t *err)
+{
+    sqlite3_stmt *st =
+        prep(c, "INSERT OR REPLACE INTO tokens(hash, user, role) VALUES(?,?,?)", err);
+    if (!st)
+        return DR_EIO;
+    sqlite3_bind_text(st, 1, hash_hex, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, user, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, role, -1, SQLITE_STATIC);
+    return step_done(c, st, "write token", err);
+}
+
+int ctld_store_find_token(dr_ctld_t *c, const char *hash_hex, char *user, size_t ulen, char *role,
+                          size_t rlen)
+{
+    sqlite3_stmt *st = prep(c, "SELECT user, role FROM tokens WHERE hash = ?", NULL);
+    if (!st)
+        return DR_EIO;
+    sqlite3_bind_text(st, 1, hash_hex, -1, SQLITE_STATIC);
+    int rc = DR_ENOENT;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        snprintf(user, ulen, "%s", (const char *)sqlite3_column_text(st, 0));
+        snprintf(role, rlen, "%s", (const char *)sqlite3_column_text(st, 1));
+        rc = DR_OK;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}

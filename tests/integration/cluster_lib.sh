@@ -1,0 +1,144 @@
+# cluster_lib.sh - a live test cluster: one droverd and several drover-agent
+# processes, some in their own network namespaces (veth pairs, own
+# addresses) where the machine allows `ip netns`.  Sourced after lib.sh:
+#   . "$(dirname "$0")/lib.sh"; . "$(dirname "$0")/cluster_lib.sh"
+# Every process started here is stopped on exit, also on failure, and the
+# exit trap fails the test if one is left over.
+: "${DROVERD:?}" "${DROVER_AGENT:?}"
+export DROVERD DROVER_AGENT
+CL_PIDS=""
+CL_NETNS=""
+CL_PORT=$((20000 + ($$ * 7) % 20000))
+CL_APORT=$((CL_PORT + 1))
+CL_KEY="$T/cluster.key"
+CL_STATE="$T/state"
+export DROVER_SERVER="$CL_STATE/droverd.sock"
+CL_SUBNET=$((($$ % 200) + 20))
+
+cl_cleanup() {
+    for p in $CL_PIDS; do kill -TERM "$p" 2>/dev/null; done
+    i=0
+    while [ $i -lt 50 ]; do
+        alive=""
+        for p in $CL_PIDS; do kill -0 "$p" 2>/dev/null && alive="$alive $p"; done
+        [ -z "$alive" ] && break
+        sleep 0.1
+        i=$((i + 1))
+    done
+    for p in $CL_PIDS; do kill -KILL "$p" 2>/dev/null; done
+    # anything still holding our scratch directory is a leak: report it, kill it
+    # (jobs are found by their environment: they were submitted from $T)
+    left=$( (pgrep -f "$T" 2>/dev/null; grep -lsF "DROVER_SUBMIT_DIR=$T" /proc/[0-9]*/environ |
+        cut -d/ -f3) | grep -v "^$$\$" | sort -u || true)
+    if [ -n "$left" ]; then
+        echo "FAIL leftover processes: $(ps -o pid=,args= -p $(echo $left | tr ' ' ',') 2>/dev/null)"
+        kill -KILL $left 2>/dev/null
+        fails=$((fails + 1))
+    fi
+    for ns in $CL_NETNS; do
+        ip netns pids "$ns" 2>/dev/null | xargs -r kill -KILL 2>/dev/null
+        ip netns del "$ns" 2>/dev/null
+    done
+    if [ "$fails" -ne 0 ]; then
+        for f in "$T"/*.log; do
+            [ -f "$f" ] || continue
+            echo "--- $f (last 30 lines)"
+            tail -n 30 "$f"
+        done
+    fi
+    rm -rf "$T"
+}
+trap 'cl_cleanup' EXIT
+trap 'exit 130' INT TERM
+
+# cl_conf: the cluster config on stdin -> $T/cluster.conf
+cl_conf() { cat >"$T/cluster.conf"; }
+
+# cl_droverd [EXTRA ARGS]: start the controller and wait for its socket
+cl_droverd() {
+    [ -f "$CL_KEY" ] || "$DROVERD" --gen-key "$CL_KEY" || return 1
+    "$DROVERD" -c "$T/cluster.conf" --state "$CL_STATE" --listen "127.0.0.1:$CL_PORT" \
+        --agent-listen "0.0.0.0:$CL_APORT" --key "$CL_KEY" --agent-timeout 3s \
+        --heartbeat 200ms "$@" >>"$T/droverd.log" 2>&1 &
+    CL_DPID=$!
+    CL_PIDS="$CL_PIDS $CL_DPID"
+    i=0
+    while [ $i -lt 100 ]; do
+        curl -sf --unix-socket "$DROVER_SERVER" http://x/v1/ping >/dev/null 2>&1 && return 0
+        kill -0 "$CL_DPID" 2>/dev/null || { echo "droverd exited:"; tail "$T/droverd.log"; return 1; }
+        sleep 0.05
+        i=$((i + 1))
+    done
+    echo "droverd did not answer"
+    return 1
+}
+
+# cl_kill9_droverd: crash the controller (no clean-up of any kind)
+cl_kill9_droverd() {
+    kill -KILL "$CL_DPID" 2>/dev/null
+    wait "$CL_DPID" 2>/dev/null
+}
+
+# cl_netns_ok: can this machine make network namespaces?
+cl_netns_ok() {
+    [ "$(id -u)" = 0 ] || return 1
+    ip netns add "drchk$$" 2>/dev/null || return 1
+    ip netns del "drchk$$"
+}
+
+# cl_netns NAME IDX: a namespace joined to the host by a veth pair;
+# the host end is 10.SUBNET.IDX.1, the namespace end 10.SUBNET.IDX.2
+cl_netns() {
+    ns="drv$$-$1"
+    ip netns add "$ns" || return 1
+    CL_NETNS="$CL_NETNS $ns"
+    ip link add "vh$$$2" type veth peer name "vn$$$2" || return 1
+    ip link set "vn$$$2" netns "$ns"
+    ip addr add "10.$CL_SUBNET.$2.1/30" dev "vh$$$2"
+    ip link set "vh$$$2" up
+    ip -n "$ns" addr add "10.$CL_SUBNET.$2.2/30" dev "vn$$$2"
+    ip -n "$ns" link set "vn$$$2" up
+    ip -n "$ns" link set lo up
+}
+
+# cl_agent NODE [NETNS-IDX]: start an agent for NODE (inside namespace IDX
+# made by cl_netns when given)
+cl_agent() {
+    if [ $# -ge 2 ]; then
+        ip netns exec "drv$$-$1" "$DROVER_AGENT" --controller "10.$CL_SUBNET.$2.1:$CL_APORT" \
+            --name "$1" --key "$CL_KEY" --state "$T/agent-$1" >>"$T/agent-$1.log" 2>&1 &
+    else
+        "$DROVER_AGENT" --controller "127.0.0.1:$CL_APORT" --name "$1" --key "$CL_KEY" \
+            --state "$T/agent-$1" >>"$T/agent-$1.log" 2>&1 &
+    fi
+    eval "CL_APID_$(echo "$1" | tr -c 'a-zA-Z0-9\n' _)=$!"
+    CL_PIDS="$CL_PIDS $!"
+}
+
+# cl_wait_nodes N: wait until N agents have registered
+cl_wait_nodes() {
+    i=0
+    while [ $i -lt 200 ]; do
+        n=$(curl -s --unix-socket "$DROVER_SERVER" http://x/v1/nodes |
+            jq '[.nodes[] | select(.agent.connected)] | length' 2>/dev/null)
+        [ "${n:-0}" -ge "$1" ] && return 0
+        sleep 0.05
+        i=$((i + 1))
+    done
+    echo "only ${n:-0} of $1 agents registered"
+    return 1
+}
+
+# api METHOD PATH [JSON]: a request over the Unix socket; prints the body,
+# and the status code on the last line
+api() {
+    if [ $# -ge 3 ]; then
+        curl -s --unix-socket "$DROVER_SERVER" -X "$1" -H 'Content-Type: application/json' \
+            --data-binary "$3" -w '\n%{http_code}' "http://x$2"
+    else
+        curl -s --unix-socket "$DROVER_SERVER" -X "$1" -w '\n%{http_code}' "http://x$2"
+    fi
+}
+
+# job_field ID FIELD: one field of a job, via the CLI
+job_field() { "$DROVER" show "$1" --json | jq -r ".$2"; }

@@ -11,15 +11,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "drover/catalog.h"
 #include "drover/error.h"
 
 typedef struct dr_gpu_info {
     uint32_t index;
-    char name[96];  /* driver's product name, or the declared type */
-    char uuid[96];  /* "" if unknown */
-    char pci[32];   /* PCI bus id "0000:17:00.0", "" if unknown */
+    char name[96]; /* driver's product name, or the declared type */
+    char uuid[96]; /* "" if unknown */
+    char pci[32];  /* PCI bus id "0000:17:00.0", "" if unknown */
     uint64_t mem_mb;
-    int32_t numa;   /* NUMA node, -1 if unknown (filled by dr_topo_fill) */
+    int32_t numa; /* NUMA node, -1 if unknown (filled by dr_topo_fill) */
 } dr_gpu_info_t;
 
 typedef struct dr_gpu_list {
@@ -55,12 +56,25 @@ int dr_gpu_discover(const dr_gpu_opts_t *o, dr_gpu_list_t *out, char *note, size
                     dr_err_t *err);
 
 /* Node topology from hwloc: CPUs, memory, NUMA nodes; fills each GPU's numa
- * from its PCI bus id where hwloc knows the device. */
+ * from its PCI bus id where hwloc knows the device (gpus may be NULL).
+ * Where hwloc fails, sysconf, /proc/meminfo and sysfs stand in and t->note
+ * says why; DR_EIO only when those fail too. */
 typedef struct dr_topo {
     uint32_t cpus;
     uint64_t mem_mb;
     uint32_t numa_nodes;
+    char note[160]; /* why hwloc was not used (sysconf and /proc instead); "" if it was */
 } dr_topo_t;
 int dr_topo_fill(dr_topo_t *t, dr_gpu_list_t *gpus, dr_err_t *err);
+
+/* The catalog GPU type (canonical name, e.g. "H100-SXM-80GB") for a driver's
+ * product name ("NVIDIA H100 80GB HBM3"), matched on the model token and
+ * checked against the memory size and form factor the name states (an
+ * "H100 PCIe" is not the catalog's SXM H100).  0, DR_ENOENT when no
+ * catalog type fits, DR_EINVAL when type[n] is too small.  The _cat form
+ * uses the given catalog; the other loads the built-in one each call. */
+int dr_gpu_type_from_product(const char *product, char *type, size_t n);
+int dr_gpu_type_from_product_cat(const dr_catalog_t *cat, const char *product, char *type,
+                                 size_t n);
 
 #endif

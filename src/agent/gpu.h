@@ -51,7 +51,10 @@ typedef struct dr_gpu_opts {
 } dr_gpu_opts_t;
 
 /* NVML, then ROCm SMI, then the declaration.  Notes on why a driver was
- * skipped go to `note` (may be NULL) for the agent's log. */
+ * skipped go to `note` (may be NULL) for the agent's log.  A driver that
+ * loaded but failed (DR_EIO) ends discovery with its error: the declaration
+ * stands in only where no driver is present.  No driver and nothing
+ * declared is an empty list from "declared" (a CPU-only node), not an error. */
 int dr_gpu_discover(const dr_gpu_opts_t *o, dr_gpu_list_t *out, char *note, size_t note_len,
                     dr_err_t *err);
 

@@ -128,9 +128,10 @@ int dr_topo_fill(dr_topo_t *t, dr_gpu_list_t *gpus, dr_err_t *err)
         hwloc_topology_destroy(topo);
         return topo_fallback(t, gpus, "hwloc_topology_set_io_types_filter failed", err);
     }
+    errno = 0;
     if (hwloc_topology_load(topo) != 0) {
         char why[96];
-        snprintf(why, sizeof why, "hwloc_topology_load: %s", strerror(errno));
+        snprintf(why, sizeof why, "hwloc_topology_load: %s", errno ? strerror(errno) : "failed");
         hwloc_topology_destroy(topo);
         return topo_fallback(t, gpus, why, err);
     }

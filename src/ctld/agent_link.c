@@ -53,8 +53,6 @@ void ctld_agent_close(ctld_agent_t *a, const char *why)
         snprintf(n->reason, sizeof n->reason, "agent disconnected: %s", why);
         ctld_log("node %s: agent %s disconnected (%s)", c->cl.nodes[a->node].name, a->addr, why);
     }
-    c->st.frames_dropped += a->sess.stats.bad_mac + a->sess.stats.replayed +
-                            a->sess.stats.bad_header + a->sess.stats.bad_body;
     bufferevent_free(a->bev);
     free(a);
 }

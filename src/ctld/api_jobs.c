@@ -16,6 +16,7 @@
 #include <event2/buffer.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
+#include <sys/queue.h>
 #include <jansson.h>
 
 #include "ctld/ctld.h"

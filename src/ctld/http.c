@@ -81,10 +81,14 @@ void ctld_reply_error(struct evhttp_request *req, int status, const char *field,
 
 static void on_ping(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who)
 {
-    json_t *o = json_pack("{s:b,s:s,s:I,s:s,s:s,s:s,s:I}", "ok", 1, "version", "0.1.0", "epoch",
-                          (json_int_t)c->epoch, "policy", c->policy, "user", who->user, "role",
-                          who->operator_ ? "operator" : "user", "jobs_in_memory",
-                          (json_int_t)c->tab_n);
+    json_t *o = json_pack(
+        "{s:b,s:s,s:I,s:s,s:s,s:s,s:I,s:{s:I,s:I,s:I,s:I,s:I,s:f,s:f}}", "ok", 1, "version",
+        "0.1.0", "epoch", (json_int_t)c->epoch, "policy", c->policy, "user", who->user, "role",
+        who->operator_ ? "operator" : "user", "jobs_in_memory", (json_int_t)c->tab_n, "stats",
+        "turns", (json_int_t)c->st.turns, "passes", (json_int_t)c->st.passes, "commits",
+        (json_int_t)c->st.commits, "launches", (json_int_t)c->st.launches, "frames_dropped",
+        (json_int_t)c->st.frames_dropped, "pass_seconds", c->st.pass_s_total, "commit_seconds",
+        c->st.commit_s_total);
     char *s = json_dumps(o, JSON_COMPACT);
     json_decref(o);
     ctld_reply_json(req, 200, s);

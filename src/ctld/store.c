@@ -228,7 +228,7 @@ int ctld_store_put_job(dr_ctld_t *c, const ctld_job_t *cj, dr_err_t *err)
     sqlite3_bind_int64(st, 3, cj->uid);
     sqlite3_bind_int64(st, 4, cj->gid);
     sqlite3_bind_int64(st, 5, (sqlite3_int64)cj->j.array_parent);
-    sqlite3_bind_int64(st, 6, cj->j.array_parent ? cj->j.array_index : -1);
+    sqlite3_bind_int64(st, 6, cj->j.array_parent ? (sqlite3_int64)cj->j.array_index : -1);
     sqlite3_bind_int(st, 7, row_terminal(cj));
     sqlite3_bind_text(st, 8, spec, -1, free);
     sqlite3_bind_text(st, 9, rt, -1, free);

@@ -142,3 +142,30 @@ api() {
 
 # job_field ID FIELD: one field of a job, via the CLI
 job_field() { "$DROVER" show "$1" --json | jq -r ".$2"; }
+
+# cl_standard: the usual test cluster - n1 (4 x H100, loopback), n2 and n3
+# (4 x A100 each, in their own network namespaces where the machine allows,
+# else on loopback), and f1 (1 x L40S) left for a fake agent.  Sets CL_NS=1
+# when namespaces are in use.
+cl_standard() {
+    cl_conf <<CONF
+NodeName=n1 Gpus=H100-SXM:4 Cpus=8 MemGB=64
+NodeName=n[2-3] Gpus=A100-80GB-SXM:4 Cpus=8 MemGB=64
+NodeName=f1 Gpus=L40S:1 Cpus=2 MemGB=8
+CONF
+    cl_droverd "$@" || return 1
+    CL_NS=0
+    if cl_netns_ok && cl_netns n2 1 && cl_netns n3 2; then
+        CL_NS=1
+        echo "note: n2 and n3 run in network namespaces (10.$CL_SUBNET.1.2, 10.$CL_SUBNET.2.2)"
+        cl_agent n1
+        cl_agent n2 1
+        cl_agent n3 2
+    else
+        echo "note: no network namespaces here (needs root and ip netns): all agents on loopback"
+        cl_agent n1
+        cl_agent n2
+        cl_agent n3
+    fi
+    cl_wait_nodes 3
+}

@@ -1,0 +1,88 @@
+#!/bin/sh
+# test_cluster_jobs.sh - a live cluster (droverd + three drover-agents, two
+# in network namespaces where allowed) runs real processes: exit codes and
+# output, GPU visibility, an array under its throttle, cancel of a running
+# two-node job killing every process, and a walltime kill.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/cluster_lib.sh"
+cd "$T" || exit 1
+cl_standard || { bad "cluster start"; finish; }
+
+# submit -> run -> exit code, output, placement, cost
+id=$("$DROVER" submit --parsable -J hello --gpus-per-node 2 --gpu-type H100 -- \
+    sh -c 'echo "hello from $DROVER_JOB_ID on $DROVER_NODELIST gpus=$CUDA_VISIBLE_DEVICES"; exit 3')
+"$DROVER" wait "$id" >/dev/null 2>&1
+rc=$?
+[ "$rc" -eq 3 ] && ok "wait exits with the job's exit code (3)" || bad "wait exit $rc, wanted 3"
+"$DROVER" show "$id" --json >"$T/show.json"
+[ "$(jq -r .state "$T/show.json")" = failed ] && [ "$(jq -r .exit_code "$T/show.json")" = 3 ] &&
+    ok "exit 3 recorded: state failed, exit_code 3" || bad "show: $(cat "$T/show.json")"
+[ "$(jq -r .gpu_type "$T/show.json")" = H100-SXM-80GB ] && [ "$(jq -r '.nodes[0]' "$T/show.json")" = n1 ] &&
+    ok "placed on n1's H100s" || bad "placement: $(jq -c '[.gpu_type,.nodes]' "$T/show.json")"
+"$DROVER" logs "$id" >"$T/log.txt" 2>&1
+grep -q "hello from $id on n1 gpus=[0-3],[0-3]\$" "$T/log.txt" &&
+    ok "output file holds the job's stdout, two GPUs visible" || bad "logs: $(cat "$T/log.txt")"
+
+id=$("$DROVER" submit --parsable --gpus-per-node 1 --gpu-type A100 -- sh -c 'exit 0')
+"$DROVER" wait "$id" && [ "$(job_field "$id" state)" = completed ] &&
+    ok "exit 0: completed" || bad "exit 0: $(job_field "$id" state)"
+cost=$(job_field "$id" cost_usd)
+[ "$(echo "$cost >= 0" | bc 2>/dev/null || echo 1)" = 1 ] && ok "cost_usd reported ($cost)" || bad "cost $cost"
+
+# an array of 20 tasks, at most 2 at once
+cat >"$T/task.sh" <<'SH'
+#!/bin/sh
+flock "$1/lock" sh -c 'n=$(cat "$0/n" 2>/dev/null || echo 0); n=$((n+1)); echo $n >"$0/n";
+  m=$(cat "$0/max" 2>/dev/null || echo 0); [ $n -gt $m ] && echo $n >"$0/max"' "$1"
+echo "$DROVER_ARRAY_TASK_ID" >>"$1/tasks"
+sleep 0.3
+flock "$1/lock" sh -c 'n=$(cat "$0/n"); echo $((n-1)) >"$0/n"' "$1"
+SH
+chmod +x "$T/task.sh"
+id=$("$DROVER" submit --parsable --array 0-19%2 --gpus-per-node 1 -- "$T/task.sh" "$T")
+"$DROVER" wait "$id" >/dev/null 2>&1
+n=$(sort -n "$T/tasks" | uniq | wc -l)
+[ "$n" -eq 20 ] && [ "$(wc -l <"$T/tasks")" -eq 20 ] && ok "array: all 20 tasks ran once" ||
+    bad "array: $n distinct of $(wc -l <"$T/tasks") runs"
+[ "$(cat "$T/max")" -le 2 ] && ok "array: throttle %2 held (max $(cat "$T/max") at once)" ||
+    bad "array: $(cat "$T/max") tasks at once under %2"
+[ "$(job_field "$id" state)" = completed ] && [ "$(job_field "$id" tasks.completed)" = 20 ] &&
+    ok "array parent completed, 20 tasks counted" || bad "array parent: $("$DROVER" show "$id" --json)"
+
+# cancel of a running two-node job kills every process on both nodes
+id=$("$DROVER" submit --parsable -N 2 --gpus-per-node 1 --gpu-type A100 -- \
+    sh -c 'echo $$ >"'"$T"'/pid.$DROVER_NODE_RANK"; sleep 300')
+i=0
+while [ $i -lt 100 ] && ! { [ -s "$T/pid.0" ] && [ -s "$T/pid.1" ]; }; do sleep 0.05; i=$((i + 1)); done
+[ -s "$T/pid.0" ] && [ -s "$T/pid.1" ] && ok "two-node job started a process on each node" ||
+    bad "two-node job: ranks did not start"
+"$DROVER" cancel "$id" >/dev/null
+"$DROVER" wait "$id" >/dev/null 2>&1
+gone=1
+for r in 0 1; do
+    p=$(cat "$T/pid.$r" 2>/dev/null)
+    [ -n "$p" ] && kill -0 "$p" 2>/dev/null && gone=0
+done
+[ "$gone" = 1 ] && [ "$(job_field "$id" state)" = cancelled ] &&
+    ok "cancel: both ranks killed, state cancelled" || bad "cancel: $(job_field "$id" state), gone=$gone"
+[ "$(job_field "$id" nodelist)" = "n[2-3]" ] && ok "two-node job ran on n[2-3]" ||
+    bad "nodelist $(job_field "$id" nodelist)"
+
+# walltime: a 1-second limit on a 300-second sleep
+id=$("$DROVER" submit --parsable -t 1s -- sleep 300)
+start=$(date +%s)
+"$DROVER" wait "$id" >/dev/null 2>&1
+took=$(($(date +%s) - start))
+[ "$(job_field "$id" state)" = timeout ] && [ "$took" -lt 15 ] &&
+    ok "walltime: killed at its limit (state timeout after ${took}s)" ||
+    bad "walltime: state $(job_field "$id" state) after ${took}s"
+
+# GPUs are exclusive: four 1-GPU jobs on n1's four H100s each see another GPU
+for k in 1 2 3 4; do
+    "$DROVER" submit --parsable --gpus-per-node 1 --gpu-type H100 -o "$T/g$k.out" -- \
+        sh -c 'echo $CUDA_VISIBLE_DEVICES; sleep 1' >>"$T/gids"
+done
+"$DROVER" wait $(cat "$T/gids") >/dev/null 2>&1
+[ "$(cat "$T"/g[1-4].out | sort -u | wc -l)" -eq 4 ] && ok "four jobs, four distinct GPUs" ||
+    bad "GPU sharing: $(cat "$T"/g[1-4].out | tr '\n' ' ')"
+finish

@@ -25,8 +25,8 @@
 #define DR_JOBSPEC_MAX_SCRIPT (4u << 20)
 
 typedef struct dr_jobspec {
-    char *name;          /* -J/--job-name; NULL = from argv[0] or script name */
-    uint8_t kind;        /* dr_job_kind_t; --kind; default batch (array with --array) */
+    char *name;   /* -J/--job-name; NULL = from argv[0] or script name */
+    uint8_t kind; /* dr_job_kind_t; --kind; default batch (array with --array) */
     bool kind_set;
     uint32_t nodes;         /* -N/--nodes; 0 = not given (1, or as few as fit for --gpus) */
     uint32_t gpus_per_node; /* --gpus-per-node; 0 = not given */
@@ -44,29 +44,57 @@ typedef struct dr_jobspec {
     dr_time_t deadline;     /* --deadline, relative to submit; 0 = none */
     char **argv;            /* the command; argv[argc] == NULL */
     uint32_t argc;
-    char *script;        /* contents of a batch script (run with /bin/sh if no #!) */
-    char *script_name;   /* its file name, for messages and the default job name */
-    char *cwd;           /* working directory (absolute); NULL = the user's home */
-    char **env;          /* "KEY=VALUE" */
+    char *script;      /* contents of a batch script (run with /bin/sh if no #!) */
+    char *script_name; /* its file name, for messages and the default job name */
+    char *cwd;         /* working directory (absolute); NULL = the user's home */
+    char **env;        /* "KEY=VALUE" */
     uint32_t nenv;
     /* Directives read from a script that drover does not act on (e.g.
      * "#SBATCH --mail-type=END"), said to the user rather than silently
      * dropped. */
     char **ignored;
     uint32_t nignored;
+    /* Which fields were given: bit (1u << DR_JF_*) for each field set by
+     * dr_jobspec_set or from_json (a field is also taken as given when it
+     * holds a non-default value), so that a script's directives do not
+     * override the command line. */
+    uint32_t set;
 } dr_jobspec_t;
 
 void dr_jobspec_init(dr_jobspec_t *s);
 void dr_jobspec_free(dr_jobspec_t *s);
 
+/* The fields, in --help order (dr_jobfield_t.id, bits of dr_jobspec_t.set). */
+typedef enum dr_jobfield_id {
+    DR_JF_NAME = 0,
+    DR_JF_KIND,
+    DR_JF_NODES,
+    DR_JF_GPUS_PER_NODE,
+    DR_JF_GPUS,
+    DR_JF_GPU_TYPE,
+    DR_JF_CPUS_PER_NODE,
+    DR_JF_MEM,
+    DR_JF_TIME_LIMIT,
+    DR_JF_DEADLINE,
+    DR_JF_CHECKPOINT_EVERY,
+    DR_JF_ARRAY,
+    DR_JF_OUTPUT,
+    DR_JF_ERROR,
+    DR_JF_CHDIR,
+    DR_JF_ACCOUNT,
+    DR_JF_PRIORITY,
+    DR_JF_N
+} dr_jobfield_id_t;
+
 /* One field of the vocabulary. */
 typedef struct dr_jobfield {
-    const char *name;    /* canonical (JSON key, trace column): "gpus_per_node" */
-    const char *opt;     /* long option without dashes: "gpus-per-node" */
-    char shopt;          /* short option ('N'), 0 if none */
-    bool takes_value;    /* false for flags */
-    const char *sbatch;  /* Slurm's long option if it means the same, else NULL */
-    const char *doc;     /* one line for --help and docs */
+    const char *name;   /* canonical (JSON key, trace column): "gpus_per_node" */
+    const char *opt;    /* long option without dashes: "gpus-per-node" */
+    char shopt;         /* short option ('N'), 0 if none */
+    bool takes_value;   /* false for flags */
+    const char *sbatch; /* Slurm's long option if it means the same, else NULL */
+    const char *doc;    /* one line for --help and docs */
+    uint8_t id;         /* dr_jobfield_id_t */
 } dr_jobfield_t;
 
 /* NULL-terminated table, in --help order. */

@@ -1,0 +1,682 @@
+/* jobfield.c - the table of job fields and the one parser per kind of value.
+ *
+ * Every way a job is described (CLI options, #DROVER/#SBATCH directives,
+ * the API's JSON, trace columns) names its fields through dr_jobfield_find
+ * and turns text into values through dr_jobspec_set, so a field's spelling,
+ * units, range and error text exist once, here. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "api/jobspec_priv.h"
+#include "drover/util.h"
+
+#define OFF(m) offsetof(dr_jobspec_t, m)
+
+static const jf_def_t defs[DR_JF_N] = {
+    [DR_JF_NAME] = {{"name", "job-name", 'J', true, "job-name",
+                     "job name (default: the command's or the script's file name)", DR_JF_NAME},
+                    JF_STR,
+                    JF_P_STRING,
+                    OFF(name),
+                    JF_MAX_NAME},
+    [DR_JF_KIND] = {{"kind", "kind", 0, true, NULL,
+                     "batch, train, serve or array (default batch; array with --array)",
+                     DR_JF_KIND},
+                    JF_KIND,
+                    JF_P_KIND,
+                    OFF(kind),
+                    0},
+    [DR_JF_NODES] = {{"nodes", "nodes", 'N', true, "nodes",
+                      "nodes, N (or Slurm's N-N); default 1, or as few as hold --gpus",
+                      DR_JF_NODES},
+                     JF_U32,
+                     JF_P_NODES,
+                     OFF(nodes),
+                     JF_MAX_NODES},
+    [DR_JF_GPUS_PER_NODE] = {{"gpus_per_node", "gpus-per-node", 0, true, "gpus-per-node",
+                              "GPUs on each node, [TYPE:]N (default: no GPUs)",
+                              DR_JF_GPUS_PER_NODE},
+                             JF_U32,
+                             JF_P_GPUS,
+                             OFF(gpus_per_node),
+                             JF_MAX_GPN},
+    [DR_JF_GPUS] = {{"gpus", "gpus", 'G', true, "gpus",
+                     "GPUs in all, [TYPE:]N, on as few nodes as hold them (or spread over -N)",
+                     DR_JF_GPUS},
+                    JF_U32,
+                    JF_P_GPUS,
+                    OFF(gpus),
+                    JF_MAX_GPUS},
+    [DR_JF_GPU_TYPE] = {{"gpu_type", "gpu-type", 0, true, NULL,
+                         "allowed GPU types, comma-separated, or any (default any)",
+                         DR_JF_GPU_TYPE},
+                        JF_STR,
+                        JF_P_TYPES,
+                        OFF(gpu_type),
+                        0},
+    [DR_JF_CPUS_PER_NODE] = {{"cpus_per_node", "cpus-per-node", 'c', true, "cpus-per-task",
+                              "whole CPUs on each node (default 1)", DR_JF_CPUS_PER_NODE},
+                             JF_U32,
+                             JF_P_COUNT,
+                             OFF(cpus_per_node),
+                             JF_MAX_CPUS},
+    [DR_JF_MEM] = {{"mem", "mem", 0, true, "mem",
+                    "memory on each node: MB, or with a unit 512M, 16G, 1T (default: none)",
+                    DR_JF_MEM},
+                   JF_U64,
+                   JF_P_MEM,
+                   OFF(mem_mb),
+                   JF_MAX_MEM_MB},
+    [DR_JF_TIME_LIMIT] = {{"time_limit", "time", 't', true, "time",
+                           "walltime limit: minutes, MM:SS, [D-]HH:MM:SS, D-HH, 90s, 2h, 3d; "
+                           "0 = none",
+                           DR_JF_TIME_LIMIT},
+                          JF_TIME,
+                          JF_P_TIME,
+                          OFF(time_limit),
+                          0},
+    [DR_JF_DEADLINE] = {{"deadline", "deadline", 0, true, NULL,
+                         "finish within this long of submission (as --time); 0 = none",
+                         DR_JF_DEADLINE},
+                        JF_TIME,
+                        JF_P_TIME,
+                        OFF(deadline),
+                        0},
+    [DR_JF_CHECKPOINT_EVERY] = {{"checkpoint_every", "checkpoint-every", 0, true, NULL,
+                                 "the job saves its progress this often (as --time); 0 = never",
+                                 DR_JF_CHECKPOINT_EVERY},
+                                JF_TIME,
+                                JF_P_TIME,
+                                OFF(ckpt_every),
+                                0},
+    [DR_JF_ARRAY] = {{"array", "array", 'a', true, "array",
+                      "array task indices: 0-99, 1,3,5-7, 0-999:4; %N = at most N at once",
+                      DR_JF_ARRAY},
+                     JF_STR,
+                     JF_P_ARRAY,
+                     OFF(array),
+                     JF_MAX_ARRAY},
+    [DR_JF_OUTPUT] = {{"output", "output", 'o', true, "output",
+                       "stdout file: %j job id, %A array job id, %a task index, %x name, %u user",
+                       DR_JF_OUTPUT},
+                      JF_STR,
+                      JF_P_PATH,
+                      OFF(out_path),
+                      JF_MAX_PATH},
+    [DR_JF_ERROR] = {{"error", "error", 'e', true, "error",
+                      "stderr file, as --output (default: with stdout)", DR_JF_ERROR},
+                     JF_STR,
+                     JF_P_PATH,
+                     OFF(err_path),
+                     JF_MAX_PATH},
+    [DR_JF_CHDIR] = {{"chdir", "chdir", 'D', true, "chdir", "working directory (absolute)",
+                      DR_JF_CHDIR},
+                     JF_STR,
+                     JF_P_PATH,
+                     OFF(cwd),
+                     JF_MAX_PATH},
+    [DR_JF_ACCOUNT] = {{"account", "account", 'A', true, "account", "account to charge",
+                        DR_JF_ACCOUNT},
+                       JF_STR,
+                       JF_P_STRING,
+                       OFF(account),
+                       JF_MAX_NAME},
+    [DR_JF_PRIORITY] = {{"priority", "priority", 0, true, "priority",
+                         "priority, higher runs first (default 0)", DR_JF_PRIORITY},
+                        JF_I32,
+                        JF_P_INT,
+                        OFF(priority),
+                        0},
+};
+
+static const dr_jobfield_t *const list[DR_JF_N + 1] = {
+    &defs[0].pub,  &defs[1].pub,  &defs[2].pub,  &defs[3].pub,  &defs[4].pub,  &defs[5].pub,
+    &defs[6].pub,  &defs[7].pub,  &defs[8].pub,  &defs[9].pub,  &defs[10].pub, &defs[11].pub,
+    &defs[12].pub, &defs[13].pub, &defs[14].pub, &defs[15].pub, &defs[16].pub, NULL};
+_Static_assert(DR_JF_N == 17, "list[] names every field");
+_Static_assert(DR_JF_N <= 32, "dr_jobspec_t.set has a bit per field");
+
+const dr_jobfield_t *const *dr_jobfield_list(void)
+{
+    return list;
+}
+
+const jf_def_t *jf_def(int id)
+{
+    return id >= 0 && id < DR_JF_N ? &defs[id] : NULL;
+}
+
+const jf_def_t *jf_lookup(const char *name, bool *gres)
+{
+    *gres = false;
+    if (!name || !*name)
+        return NULL;
+    if (name[0] == '-' && name[1] && name[1] != '-' && !name[2]) { /* "-N" */
+        for (int i = 0; i < DR_JF_N; i++)
+            if (defs[i].pub.shopt && defs[i].pub.shopt == name[1])
+                return &defs[i];
+        return NULL;
+    }
+    bool dashed = name[0] == '-' && name[1] == '-';
+    const char *n = dashed ? name + 2 : name;
+    if (!*n)
+        return NULL;
+    for (int i = 0; i < DR_JF_N && !dashed; i++) /* canonical names, as trace headers: any case */
+        if (dr_streq_ci(n, defs[i].pub.name))
+            return &defs[i];
+    for (int i = 0; i < DR_JF_N; i++)
+        if (strcmp(n, defs[i].pub.opt) == 0 ||
+            (defs[i].pub.sbatch && !strcmp(n, defs[i].pub.sbatch)))
+            return &defs[i];
+    if (strcmp(n, "gres") == 0) { /* Slurm's --gres=gpu[:TYPE][:N] */
+        *gres = true;
+        return &defs[DR_JF_GPUS_PER_NODE];
+    }
+    return NULL;
+}
+
+const dr_jobfield_t *dr_jobfield_find(const char *name)
+{
+    bool gres;
+    const jf_def_t *d = jf_lookup(name, &gres);
+    return d ? &d->pub : NULL;
+}
+
+/* --- helpers --- */
+
+bool jf_utf8_ok(const char *str, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    for (size_t i = 0; i < n;) {
+        unsigned c = s[i];
+        size_t len;
+        uint32_t cp, min;
+        if (c < 0x80) {
+            i++;
+            continue;
+        } else if ((c & 0xE0) == 0xC0) {
+            len = 2, cp = c & 0x1F, min = 0x80;
+        } else if ((c & 0xF0) == 0xE0) {
+            len = 3, cp = c & 0x0F, min = 0x800;
+        } else if ((c & 0xF8) == 0xF0) {
+            len = 4, cp = c & 0x07, min = 0x10000;
+        } else {
+            return false;
+        }
+        if (n - i < len)
+            return false;
+        for (size_t k = 1; k < len; k++) {
+            if ((s[i + k] & 0xC0) != 0x80)
+                return false;
+            cp = cp << 6 | (s[i + k] & 0x3F);
+        }
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+            return false;
+        i += len;
+    }
+    return true;
+}
+
+int jf_vec_push(char ***v, uint32_t *n, const char *str)
+{
+    char *copy = dr_strdup(str);
+    char **nv = copy ? realloc(*v, (*n + 2) * sizeof *nv) : NULL;
+    if (!nv) {
+        free(copy);
+        return DR_ENOMEM;
+    }
+    nv[(*n)++] = copy;
+    nv[*n] = NULL;
+    *v = nv;
+    return DR_OK;
+}
+
+void jf_vec_free(char ***v, uint32_t *n)
+{
+    for (uint32_t i = 0; *v && i < *n; i++)
+        free((*v)[i]);
+    free(*v);
+    *v = NULL;
+    *n = 0;
+}
+
+#define FIELD(s, d, type)  ((type *)((char *)(s) + (d)->off))
+#define CFIELD(s, d, type) ((const type *)((const char *)(s) + (d)->off))
+
+bool jf_given(const dr_jobspec_t *s, int id)
+{
+    const jf_def_t *d = &defs[id];
+    if (s->set & (1u << id))
+        return true;
+    switch (d->store) {
+    case JF_STR: return *CFIELD(s, d, char *) != NULL;
+    case JF_U32: return *CFIELD(s, d, uint32_t) != 0;
+    case JF_U64: return *CFIELD(s, d, uint64_t) != 0;
+    case JF_TIME: return *CFIELD(s, d, dr_time_t) != 0;
+    case JF_I32: return *CFIELD(s, d, int32_t) != 0;
+    case JF_KIND: return s->kind_set;
+    }
+    return false;
+}
+
+void jf_move(dr_jobspec_t *dst, dr_jobspec_t *src, int id)
+{
+    const jf_def_t *d = &defs[id];
+    switch (d->store) {
+    case JF_STR:
+        free(*FIELD(dst, d, char *));
+        *FIELD(dst, d, char *) = *FIELD(src, d, char *);
+        *FIELD(src, d, char *) = NULL;
+        break;
+    case JF_U32: *FIELD(dst, d, uint32_t) = *FIELD(src, d, uint32_t); break;
+    case JF_U64: *FIELD(dst, d, uint64_t) = *FIELD(src, d, uint64_t); break;
+    case JF_TIME: *FIELD(dst, d, dr_time_t) = *FIELD(src, d, dr_time_t); break;
+    case JF_I32: *FIELD(dst, d, int32_t) = *FIELD(src, d, int32_t); break;
+    case JF_KIND:
+        dst->kind = src->kind;
+        dst->kind_set = true;
+        break;
+    }
+    src->set &= ~(1u << id);
+    dst->set |= 1u << id;
+}
+
+/* The value without leading and trailing blanks: [*b, *b + *n). */
+static void trim(const char *s, const char **b, size_t *n)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t len = strlen(s);
+    while (len && isspace((unsigned char)s[len - 1]))
+        len--;
+    *b = s;
+    *n = len;
+}
+
+/* A whole number in [0, max]: decimal digits, optionally followed by '.'
+ * and zeros ("8.0", as spreadsheets write counts). */
+static bool parse_count(const char *b, size_t n, uint64_t max, uint64_t *out)
+{
+    size_t i = 0;
+    uint64_t v = 0;
+    for (; i < n && isdigit((unsigned char)b[i]); i++) {
+        uint64_t digit = (uint64_t)(b[i] - '0');
+        if (v > max / 10 || digit > max - v * 10)
+            return false;
+        v = v * 10 + digit;
+    }
+    if (i == 0)
+        return false;
+    if (i < n && b[i] == '.')
+        for (i++; i < n && b[i] == '0'; i++)
+            ;
+    if (i != n)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* A GPU type name as the config and the catalog write them. */
+static bool type_name_ok(const char *b, size_t n)
+{
+    if (n == 0 || n >= DR_GPU_NAME_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)b[i]) && !strchr("-_.+", b[i]))
+            return false;
+    return true;
+}
+
+/* "value" in messages, shortened: user text can be long. */
+#define VQ       "'%.*s%s'"
+#define VA(b, n) (int)((n) > 64 ? 61 : (n)), (b), (n) > 64 ? "..." : ""
+
+static int set_str(char **dst, const char *b, size_t n)
+{
+    char *copy = dr_strndup(b, n);
+    if (!copy)
+        return DR_ENOMEM;
+    free(*dst);
+    *dst = copy;
+    return DR_OK;
+}
+
+/* --- the parsers, one per kind of value --- */
+
+static int p_string(dr_jobspec_t *s, const jf_def_t *d, const char *v, dr_err_t *err)
+{
+    const char *f = d->pub.name;
+    size_t n = strlen(v);
+    if (n > d->max)
+        return dr_err_set(err, DR_EINVAL, "%s: " VQ " is longer than %llu bytes", f, VA(v, n),
+                          (unsigned long long)d->max);
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f)
+            return dr_err_set(err, DR_EINVAL, "%s: " VQ " contains a control character", f,
+                              VA(v, n));
+    if (!jf_utf8_ok(v, n))
+        return dr_err_set(err, DR_EINVAL, "%s: " VQ " is not valid UTF-8", f, VA(v, n));
+    if (set_str(FIELD(s, d, char *), v, n) != 0)
+        return dr_err_set(err, DR_ENOMEM, "%s: out of memory", f);
+    return DR_OK;
+}
+
+static int p_kind(dr_jobspec_t *s, const jf_def_t *d, const char *b, size_t n, dr_err_t *err)
+{
+    char buf[16];
+    dr_job_kind_t k;
+    if (n >= sizeof buf || (memcpy(buf, b, n), buf[n] = '\0', dr_job_kind_parse(buf, &k) != 0))
+        return dr_err_set(err, DR_EINVAL, "%s: " VQ " is not train, serve, batch or array",
+                          d->pub.name, VA(b, n));
+    s->kind = (uint8_t)k;
+    s->kind_set = true;
+    return DR_OK;
+}
+
+static int count_err(dr_err_t *err, const jf_def_t *d, const char *b, size_t n)
+{
+    return dr_err_set(err, DR_EINVAL, "%s: " VQ " is not a whole number from 0 to %llu",
+                      d->pub.name, VA(b, n), (unsigned long long)d->max);
+}
+
+static int p_count(dr_jobspec_t *s, const jf_def_t *d, const char *b, size_t n, dr_err_t *err)
+{
+    uint64_t v;
+    if (!parse_count(b, n, d->max, &v))
+        return count_err(err, d, b, n);
+    *FIELD(s, d, uint32_t) = (uint32_t)v;
+    return DR_OK;
+}
+
+/* Slurm's -N min[-max]: drover places a job on one number of nodes. */
+static int p_nodes(dr_jobspec_t *s, const jf_def_t *d, const char *b, size_t n, dr_err_t *err)
+{
+    const char *dash = memchr(b, '-', n);
+    if (!dash)
+        return p_count(s, d, b, n, err);
+    uint64_t lo, hi;
+    if (!parse_count(b, (size_t)(dash - b), d->max, &lo) ||
+        !parse_count(dash + 1, n - (size_t)(dash - b) - 1, d->max, &hi))
+        return count_err(err, d, b, n);
+    if (lo != hi)
+        return dr_err_set(err, DR_EINVAL,
+                          "%s: " VQ ": a range of node counts is not supported, give one number",
+                          d->pub.name, VA(b, n));
+    *FIELD(s, d, uint32_t) = (uint32_t)lo;
+    return DR_OK;
+}
+
+/* [gpu:][TYPE:]N, and --gres's gpu[:TYPE][:N] (N defaults to 1 there). */
+static int p_gpus(dr_jobspec_t *s, const jf_def_t *d, bool gres, const char *b, size_t n,
+                  dr_err_t *err)
+{
+    const char *part[4];
+    size_t plen[4], np = 0;
+    for (const char *p = b, *e = b + n;; np++) {
+        const char *c = memchr(p, ':', (size_t)(e - p));
+        if (np == 3)
+            goto bad;
+        part[np] = p;
+        plen[np] = c ? (size_t)(c - p) : (size_t)(e - p);
+        if (!c) {
+            np++;
+            break;
+        }
+        p = c + 1;
+    }
+    size_t k = 0;
+    if (np > 0 && plen[0] == 3 && strncasecmp(part[0], "gpu", 3) == 0 && (gres || np > 1))
+        k = 1;
+    else if (gres)
+        return dr_err_set(err, DR_EINVAL,
+                          "%s: --gres " VQ " is not a GPU request (gpu:N or gpu:TYPE:N)",
+                          d->pub.name, VA(b, n));
+    uint64_t v = 1;
+    const char *type = NULL;
+    size_t tlen = 0;
+    if (gres && np - k == 1 && !parse_count(part[k], plen[k], d->max, &v)) {
+        type = part[k]; /* Slurm's gpu:TYPE, one GPU */
+        tlen = plen[k];
+        k++;
+    } else if (np - k == 2) {
+        type = part[k];
+        tlen = plen[k];
+        k++;
+    } else if (np - k > 2) {
+        goto bad;
+    }
+    if (k < np && !parse_count(part[k], plen[k], d->max, &v))
+        goto bad;
+    if (type && !(tlen == 3 && strncasecmp(type, "any", 3) == 0) && !type_name_ok(type, tlen))
+        return dr_err_set(err, DR_EINVAL,
+                          "%s: " VQ ": '%.*s' is not a GPU type name (letters, digits, - _ . +)",
+                          d->pub.name, VA(b, n), (int)(tlen > 40 ? 40 : tlen), type);
+    if (type) {
+        char *t = NULL;
+        if (!(tlen == 3 && strncasecmp(type, "any", 3) == 0) && !(t = dr_strndup(type, tlen)))
+            return dr_err_set(err, DR_ENOMEM, "%s: out of memory", d->pub.name);
+        free(s->gpu_type);
+        s->gpu_type = t;
+        s->set |= 1u << DR_JF_GPU_TYPE;
+    }
+    *FIELD(s, d, uint32_t) = (uint32_t)v;
+    return DR_OK;
+bad:
+    return dr_err_set(err, DR_EINVAL,
+                      "%s: " VQ " is not a GPU count ([TYPE:]N, N a whole number from 0 to %llu)",
+                      d->pub.name, VA(b, n), (unsigned long long)d->max);
+}
+
+/* "H100,A100" (or '|'-separated, as trace cells) or "any"; kept as
+ * comma-separated names, NULL for any. */
+static int p_types(dr_jobspec_t *s, const jf_def_t *d, const char *b, size_t n, dr_err_t *err)
+{
+    const char *f = d->pub.name;
+    if (n == 3 && strncasecmp(b, "any", 3) == 0) {
+        free(s->gpu_type);
+        s->gpu_type = NULL;
+        return DR_OK;
+    }
+    char *out = malloc(n + 1);
+    if (!out)
+        return dr_err_set(err, DR_ENOMEM, "%s: out of memory", f);
+    size_t len = 0, count = 0;
+    for (const char *p = b, *e = b + n; p <= e;) {
+        const char *q = p;
+        while (q < e && *q != ',' && *q != '|')
+            q++;
+        /* blanks around a name are allowed ("H100, A100") */
+        const char *tb = p;
+        size_t tn = (size_t)(q - p);
+        for (; tn && isspace((unsigned char)*tb); tb++, tn--)
+            ;
+        while (tn && isspace((unsigned char)tb[tn - 1]))
+            tn--;
+        int rc = DR_OK;
+        if (tn == 0)
+            rc = dr_err_set(err, DR_EINVAL, "%s: " VQ " has an empty type name", f, VA(b, n));
+        else if (tn == 3 && strncasecmp(tb, "any", 3) == 0)
+            rc = dr_err_set(err, DR_EINVAL, "%s: " VQ ": 'any' cannot be combined with names", f,
+                            VA(b, n));
+        else if (!type_name_ok(tb, tn))
+            rc = dr_err_set(err, DR_EINVAL,
+                            "%s: '%.*s' is not a GPU type name (letters, digits, - _ . +)", f,
+                            (int)(tn > 40 ? 40 : tn), tb);
+        else if (++count > JF_MAX_GPU_TYPES)
+            rc = dr_err_set(err, DR_EINVAL, "%s: more than %u type names", f, JF_MAX_GPU_TYPES);
+        if (rc != DR_OK) {
+            free(out);
+            return rc;
+        }
+        if (len)
+            out[len++] = ',';
+        memcpy(out + len, tb, tn);
+        len += tn;
+        p = q + 1;
+    }
+    out[len] = '\0';
+    free(s->gpu_type);
+    s->gpu_type = out;
+    return DR_OK;
+}
+
+/* Whole seconds, rounded up, so that "0.5s" is a limit and not "none". */
+static int p_time(dr_jobspec_t *s, const jf_def_t *d, const char *v, dr_err_t *err)
+{
+    dr_time_t t;
+    int rc = dr_time_limit_parse(v, &t, err);
+    if (rc != 0) {
+        dr_err_prefix(err, "%s: ", d->pub.name);
+        return rc;
+    }
+    *FIELD(s, d, dr_time_t) = (t + DR_NSEC_PER_SEC - 1) / DR_NSEC_PER_SEC * DR_NSEC_PER_SEC;
+    return DR_OK;
+}
+
+/* Slurm's --mem: MB, or K, M, G, T suffixes (K rounds up to a whole MB). */
+static int p_mem(dr_jobspec_t *s, const jf_def_t *d, const char *b, size_t n, dr_err_t *err)
+{
+    static const char units[] = "KkMmGgTt";
+    const char *u = n && b[n - 1] ? strchr(units, b[n - 1]) : NULL;
+    size_t digits = u ? n - 1 : n;
+    uint64_t v;
+    if (!parse_count(b, digits, UINT64_MAX / 10, &v) || memchr(b, '.', digits))
+        return dr_err_set(err, DR_EINVAL,
+                          "%s: " VQ " is not a size (whole MB, or with a unit: 512M, 16G, 1T)",
+                          d->pub.name, VA(b, n));
+    uint64_t mb = v;
+    int shift = u ? (int)((u - units) / 2) * 10 - 10 : 0; /* K -10, M 0, G 10, T 20 */
+    if (shift < 0)
+        mb = v / 1024 + (v % 1024 != 0);
+    else if (shift > 0)
+        mb = v > (d->max >> shift) ? d->max + 1 : v << shift;
+    if (mb > d->max)
+        return dr_err_set(err, DR_EINVAL, "%s: " VQ " is too large (at most %llu MB)", d->pub.name,
+                          VA(b, n), (unsigned long long)d->max);
+    *FIELD(s, d, uint64_t) = mb;
+    return DR_OK;
+}
+
+static int p_int(dr_jobspec_t *s, const jf_def_t *d, const char *b, size_t n, dr_err_t *err)
+{
+    size_t i = 0;
+    bool neg = false;
+    if (i < n && (b[i] == '-' || b[i] == '+'))
+        neg = b[i++] == '-';
+    uint64_t v;
+    if (!parse_count(b + i, n - i, (uint64_t)INT32_MAX + neg, &v) || memchr(b, '.', n))
+        return dr_err_set(err, DR_EINVAL,
+                          "%s: " VQ " is not a whole number from -2147483648 to 2147483647",
+                          d->pub.name, VA(b, n));
+    *FIELD(s, d, int32_t) = neg ? (int32_t)(-(int64_t)v) : (int32_t)v;
+    return DR_OK;
+}
+
+/* Checked with dr_array_parse (whose messages name the field). */
+static int p_array(dr_jobspec_t *s, const jf_def_t *d, const char *b, size_t n, dr_err_t *err)
+{
+    if (n > d->max)
+        return dr_err_set(err, DR_EINVAL, "%s: " VQ " is longer than %llu bytes", d->pub.name,
+                          VA(b, n), (unsigned long long)d->max);
+    char *spec = dr_strndup(b, n);
+    if (!spec)
+        return dr_err_set(err, DR_ENOMEM, "%s: out of memory", d->pub.name);
+    uint32_t *idx = NULL, throttle;
+    size_t count = 0;
+    int rc = dr_array_parse(spec, &idx, &count, &throttle, err);
+    free(idx);
+    if (rc != 0) {
+        free(spec);
+        return rc;
+    }
+    free(s->array);
+    s->array = spec;
+    return DR_OK;
+}
+
+int jf_set(dr_jobspec_t *s, const jf_def_t *d, bool gres, const char *value, dr_err_t *err)
+{
+    const char *f = d->pub.name;
+    if (!value)
+        return dr_err_set(err, DR_EINVAL, "%s: missing value", f);
+    if (dr_is_blank(value))
+        return dr_err_set(err, DR_EINVAL, "%s: empty value", f);
+    const char *b;
+    size_t n;
+    trim(value, &b, &n);
+    int rc;
+    switch (d->parse) {
+    case JF_P_STRING:
+    case JF_P_PATH: rc = p_string(s, d, value, err); break;
+    case JF_P_KIND: rc = p_kind(s, d, b, n, err); break;
+    case JF_P_NODES: rc = p_nodes(s, d, b, n, err); break;
+    case JF_P_GPUS: rc = p_gpus(s, d, gres, b, n, err); break;
+    case JF_P_COUNT: rc = p_count(s, d, b, n, err); break;
+    case JF_P_TYPES: rc = p_types(s, d, b, n, err); break;
+    case JF_P_TIME: rc = p_time(s, d, value, err); break;
+    case JF_P_MEM: rc = p_mem(s, d, b, n, err); break;
+    case JF_P_ARRAY: rc = p_array(s, d, b, n, err); break;
+    case JF_P_INT: rc = p_int(s, d, b, n, err); break;
+    default: rc = dr_err_set(err, DR_EINVAL, "%s: cannot be set", f); break;
+    }
+    if (rc == DR_OK)
+        s->set |= 1u << d->pub.id;
+    return rc;
+}
+
+int dr_jobspec_set(dr_jobspec_t *s, const char *field, const char *value, dr_err_t *err)
+{
+    bool gres;
+    const jf_def_t *d = jf_lookup(field, &gres);
+    if (!d)
+        return dr_err_set(err, DR_EINVAL, "%.64s: unknown field", field ? field : "(null)");
+    return jf_set(s, d, gres, value, err);
+}
+
+/* --- times --- */
+
+/* Slurm's forms and drover's unit forms; the parsing itself is
+ * dr_duration_parse's, which reads both.  What differs is only the bare
+ * number, which Slurm takes as minutes. */
+int dr_time_limit_parse(const char *s, dr_time_t *out, dr_err_t *err)
+{
+    if (!s || dr_is_blank(s))
+        return dr_err_set(err, DR_EINVAL, "empty time");
+    const char *b;
+    size_t n;
+    trim(s, &b, &n);
+    if ((n == 9 && strncasecmp(b, "unlimited", 9) == 0) ||
+        (n == 8 && strncasecmp(b, "infinite", 8) == 0)) {
+        *out = 0;
+        return DR_OK;
+    }
+    bool bare = !memchr(b, ':', n) && !memchr(b, '-', n) &&
+                (isdigit((unsigned char)b[n - 1]) || b[n - 1] == '.');
+    if (bare) {
+        uint64_t min;
+        if (!parse_count(b, n, (uint64_t)(JF_MAX_TIME_S / 60), &min) || memchr(b, '.', n)) {
+            bool digits = true;
+            for (size_t i = 0; i < n; i++)
+                digits = digits && isdigit((unsigned char)b[i]);
+            if (digits)
+                return dr_err_set(err, DR_EINVAL, VQ " minutes is too long (at most %lld)",
+                                  VA(b, n), JF_MAX_TIME_S / 60);
+            return dr_err_set(err, DR_EINVAL,
+                              VQ " is not a time: a number without a unit is whole minutes "
+                                 "(as in Slurm); write 90s, 1.5h, 1:30:00 ...",
+                              VA(b, n));
+        }
+        *out = (dr_time_t)min * 60 * DR_NSEC_PER_SEC;
+        return DR_OK;
+    }
+    dr_err_t why = {0};
+    if (dr_duration_parse_err(s, out, &why) != 0)
+        return dr_err_set(err, why.code,
+                          VQ " is not a time (minutes, MM:SS, [D-]HH:MM:SS, D-HH[:MM], 90s, 15m, "
+                             "2h, 3d): %s",
+                          VA(b, n), why.msg);
+    return DR_OK;
+}

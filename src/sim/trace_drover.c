@@ -13,13 +13,21 @@
  *
  * A "shard" cell names the task's input shard; in an array row, "%a" (or
  * "%4a", zero-padded) stands for the task's index, so one row describes the
- * segments of a whole video. */
+ * segments of a whole video.
+ *
+ * The columns that are job fields (account, kind, nodes, gpus_per_node,
+ * gpu_type, time_limit, priority, array) take their names from the
+ * job-field table (dr_jobfield_find) and their values from its parsers
+ * (dr_jobspec_set), so that they mean in a trace what they mean on the
+ * command line; the older spellings gpu_types and time_limit_s (whose bare
+ * numbers are seconds, not Slurm's minutes) are still read. */
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "drover/jobspec.h"
 #include "drover/util.h"
 #include "drover/workload.h"
 #include "sim/trace_priv.h"
@@ -49,11 +57,39 @@ enum {
     D_ESTIMATE,
     D_N
 };
+/* The trace's own columns; NULL where the column is a job field. */
 static const char *const col_names[D_N] = {
-    "id",     "submit_s",      "duration_s", "user",      "account",        "kind",
-    "nodes",  "gpus_per_node", "gpu_milli",  "gpu_types", "min_gpu_mem_gb", "cpus",
-    "mem_gb", "time_limit_s",  "deadline_s", "priority",  "array",          "params",
-    "tokens", "precision",     "shard",      "estimate_s"};
+    [D_ID] = "id",         [D_SUBMIT] = "submit_s",     [D_DURATION] = "duration_s",
+    [D_USER] = "user",     [D_MILLI] = "gpu_milli",     [D_MINMEM] = "min_gpu_mem_gb",
+    [D_CPUS] = "cpus",     [D_MEM] = "mem_gb",          [D_DEADLINE] = "deadline_s",
+    [D_PARAMS] = "params", [D_TOKENS] = "tokens",       [D_PREC] = "precision",
+    [D_SHARD] = "shard",   [D_ESTIMATE] = "estimate_s",
+};
+
+/* The columns that are job fields, by their canonical name. */
+static const struct {
+    int col;
+    const char *field;
+} field_cols[] = {
+    {D_ACCOUNT, "account"},   {D_KIND, "kind"},      {D_NODES, "nodes"},
+    {D_GPN, "gpus_per_node"}, {D_TYPES, "gpu_type"}, {D_TLIMIT, "time_limit"},
+    {D_PRIO, "priority"},     {D_ARRAY, "array"},
+};
+
+/* Older spellings of field columns.  time_limit_s reads bare numbers as
+ * seconds (dr_duration_parse, the parser under dr_time_limit_parse). */
+static const struct {
+    const char *name, *field;
+    bool seconds;
+} legacy_cols[] = {{"gpu_types", "gpu_type", false}, {"time_limit_s", "time_limit", true}};
+
+/* How the header named each column (for messages) and whether the time
+ * limit column is the seconds one. */
+typedef struct cols {
+    int col[D_N];
+    const char *name[D_N];
+    bool tlimit_s;
+} cols_t;
 
 /* Hands out the ids no row claims explicitly, smallest first. */
 typedef struct id_pool {
@@ -129,37 +165,91 @@ static int parse_scaled(const char *s, double *out)
     return DR_OK;
 }
 
-/* Parse the header record into col[]. */
-static int read_header(dr_trace_ctx_t *t, const dr_csv_t *csv, int *col)
+/* The column a header cell names: a trace column, or a job field the
+ * format takes (by its canonical name, as dr_jobfield_find knows it, or an
+ * older spelling); -1 if none.  *shown is the name for messages. */
+static int column_of(const char *name, const char **shown, bool *seconds)
 {
+    *seconds = false;
     for (int k = 0; k < D_N; k++)
-        col[k] = -1;
+        if (col_names[k] && dr_streq_ci(name, col_names[k])) {
+            *shown = col_names[k];
+            return k;
+        }
+    const char *field = name;
+    for (size_t i = 0; i < sizeof legacy_cols / sizeof legacy_cols[0]; i++)
+        if (dr_streq_ci(name, legacy_cols[i].name)) {
+            field = legacy_cols[i].field;
+            *seconds = legacy_cols[i].seconds;
+            *shown = legacy_cols[i].name;
+        }
+    const dr_jobfield_t *f = dr_jobfield_find(field);
+    if (!f || !dr_streq_ci(field, f->name)) /* a header names fields canonically */
+        return -1;
+    for (size_t i = 0; i < sizeof field_cols / sizeof field_cols[0]; i++)
+        if (strcmp(f->name, field_cols[i].field) == 0) {
+            if (field == name)
+                *shown = f->name;
+            return field_cols[i].col;
+        }
+    return -1; /* a job field the trace format does not take */
+}
+
+/* Parse the header record into c. */
+static int read_header(dr_trace_ctx_t *t, const dr_csv_t *csv, cols_t *c)
+{
+    for (int k = 0; k < D_N; k++) {
+        c->col[k] = -1;
+        c->name[k] = col_names[k];
+    }
+    c->tlimit_s = false;
     for (size_t i = 0; i < csv->nfields; i++) {
         char name[64];
         trim_copy(name, sizeof name, csv->fields[i]);
-        int k = 0;
-        while (k < D_N && !dr_streq_ci(name, col_names[k]))
-            k++;
-        if (k == D_N)
+        const char *shown = NULL;
+        bool seconds;
+        int k = column_of(name, &shown, &seconds);
+        if (k < 0)
             return dr_trace_ferr(t->err, t, csv->line, "header", DR_EINVAL, "unknown column '%s'",
                                  csv->fields[i]);
-        if (col[k] >= 0)
+        if (c->col[k] >= 0)
             return dr_trace_ferr(t->err, t, csv->line, "header", DR_EINVAL,
-                                 "column '%s' appears twice", col_names[k]);
-        col[k] = (int)i;
+                                 "column '%s' appears twice", c->name[k] ? c->name[k] : shown);
+        c->col[k] = (int)i;
+        c->name[k] = shown;
+        if (k == D_TLIMIT)
+            c->tlimit_s = seconds;
     }
-    if (col[D_SUBMIT] < 0 || col[D_DURATION] < 0)
+    if (c->col[D_SUBMIT] < 0 || c->col[D_DURATION] < 0)
         return dr_trace_ferr(t->err, t, csv->line, "header", DR_EINVAL, "missing column '%s'",
-                             col[D_SUBMIT] < 0 ? "submit_s" : "duration_s");
+                             c->col[D_SUBMIT] < 0 ? "submit_s" : "duration_s");
     return DR_OK;
+}
+
+/* A job-field cell into fs, with the field's own parser; the message names
+ * the column as the header spells it. */
+static int field_cell(dr_trace_ctx_t *t, dr_err_t *e, size_t line, const char *column,
+                      dr_jobspec_t *fs, const char *field, const char *value)
+{
+    dr_err_t why = {0};
+    int rc = dr_jobspec_set(fs, field, value, &why);
+    if (rc == DR_OK)
+        return DR_OK;
+    const char *msg = why.msg;
+    size_t n = strlen(field);
+    if (strncmp(msg, field, n) == 0 && msg[n] == ':' && msg[n + 1] == ' ')
+        msg += n + 2;
+    return dr_trace_ferr(e, t, line, column, rc, "%s", msg);
 }
 
 /* Parse one row into *j (everything but id/array bookkeeping); *explicit_id
  * is 0 if the row has none. */
-static int drover_row(dr_trace_ctx_t *t, dr_err_t *e, const dr_csv_t *csv, const int *col,
-                      dr_job_t *j, double *work, uint64_t *explicit_id, const char **types)
+static int drover_row(dr_trace_ctx_t *t, dr_err_t *e, const dr_csv_t *csv, const cols_t *cs,
+                      dr_jobspec_t *fs, dr_job_t *j, double *work, uint64_t *explicit_id,
+                      const char **types)
 {
     size_t line = csv->line;
+    const int *col = cs->col;
     int rc;
     const char *s;
     dr_job_init(j);
@@ -186,31 +276,31 @@ static int drover_row(dr_trace_ctx_t *t, dr_err_t *e, const dr_csv_t *csv, const
     s = cell(csv, col, D_KIND);
     bool is_array = !dr_is_blank(cell(csv, col, D_ARRAY));
     if (!dr_is_blank(s)) {
-        char b[32];
-        trim_copy(b, sizeof b, s);
-        dr_job_kind_t k;
-        if (dr_job_kind_parse(b, &k) != 0)
-            return dr_trace_ferr(e, t, line, "kind", DR_EINVAL,
-                                 "'%s' is not train, serve, batch or array", s);
-        if (k == DR_KIND_ARRAY && !is_array)
-            return dr_trace_ferr(e, t, line, "kind", DR_EINVAL,
+        if ((rc = field_cell(t, e, line, cs->name[D_KIND], fs, "kind", s)) < 0)
+            return rc;
+        if (fs->kind == DR_KIND_ARRAY && !is_array)
+            return dr_trace_ferr(e, t, line, cs->name[D_KIND], DR_EINVAL,
                                  "'array' needs an array range in column array");
-        j->kind = (uint8_t)k;
+        j->kind = fs->kind;
     } else if (is_array) {
         j->kind = DR_KIND_ARRAY;
     }
 
-    uint64_t v;
-    if (!dr_is_blank(s = cell(csv, col, D_NODES))) {
-        if ((rc = dr_trace_uint(e, t, line, "nodes", s, 0, 100000, &v)) < 0)
+    bool nodes_given = !dr_is_blank(s = cell(csv, col, D_NODES));
+    if (nodes_given) {
+        if ((rc = field_cell(t, e, line, cs->name[D_NODES], fs, "nodes", s)) < 0)
             return rc;
-        j->req.nodes = (uint32_t)v;
+        j->req.nodes = fs->nodes;
     }
+    /* with nodes 0 the cell counts all the job's GPUs: the field gpus */
     if (!dr_is_blank(s = cell(csv, col, D_GPN))) {
-        if ((rc = dr_trace_uint(e, t, line, "gpus_per_node", s, 0, 1000000, &v)) < 0)
+        bool total = nodes_given && fs->nodes == 0;
+        if ((rc = field_cell(t, e, line, cs->name[D_GPN], fs, total ? "gpus" : "gpus_per_node",
+                             s)) < 0)
             return rc;
-        j->req.gpus_per_node = (uint32_t)v;
+        j->req.gpus_per_node = total ? fs->gpus : fs->gpus_per_node;
     }
+    uint64_t v;
     if (!dr_is_blank(s = cell(csv, col, D_MILLI))) {
         if ((rc = dr_trace_uint(e, t, line, "gpu_milli", s, 1, 1000, &v)) < 0)
             return rc;
@@ -236,17 +326,28 @@ static int drover_row(dr_trace_ctx_t *t, dr_err_t *e, const dr_csv_t *csv, const
             return dr_trace_ferr(e, t, line, "mem_gb", DR_EINVAL, "'%s' is too large", s);
         j->req.mem_mb_per_node = (uint64_t)llround(d * 1024);
     }
-    s = cell(csv, col, D_TYPES);
-    *types = dr_is_blank(s) || dr_streq_ci(s, "any") ? NULL : s;
+    if (!dr_is_blank(s = cell(csv, col, D_TYPES)) &&
+        (rc = field_cell(t, e, line, cs->name[D_TYPES], fs, "gpu_type", s)) < 0)
+        return rc;
+    if (fs->gpu_type) /* the workload's type sets are '|'-separated */
+        for (char *p = fs->gpu_type; (p = strchr(p, ','));)
+            *p = '|';
+    *types = fs->gpu_type;
 
     if (!dr_is_blank(s = cell(csv, col, D_TLIMIT))) {
-        dr_time_t tl;
-        dr_err_t why = {0};
-        if (dr_duration_parse_err(s, &tl, &why) != 0)
-            return dr_trace_ferr(e, t, line, "time_limit_s", DR_EINVAL,
-                                 "'%s' is not a duration (seconds, 90m, 2h, 1:30:00...): %s", s,
-                                 why.msg);
-        j->time_limit = tl;
+        if (!cs->tlimit_s) {
+            if ((rc = field_cell(t, e, line, cs->name[D_TLIMIT], fs, "time_limit", s)) < 0)
+                return rc;
+            j->time_limit = fs->time_limit;
+        } else {
+            dr_time_t tl;
+            dr_err_t why = {0};
+            if (dr_duration_parse_err(s, &tl, &why) != 0)
+                return dr_trace_ferr(e, t, line, "time_limit_s", DR_EINVAL,
+                                     "'%s' is not a duration (seconds, 90m, 2h, 1:30:00...): %s", s,
+                                     why.msg);
+            j->time_limit = tl;
+        }
     }
     if (!dr_is_blank(s = cell(csv, col, D_ESTIMATE))) {
         if ((rc = dr_trace_num(e, t, line, "estimate_s", s, 0, &d)) < 0)
@@ -266,11 +367,9 @@ static int drover_row(dr_trace_ctx_t *t, dr_err_t *e, const dr_csv_t *csv, const
         j->deadline = dr_time_from_s(d);
     }
     if (!dr_is_blank(s = cell(csv, col, D_PRIO))) {
-        int64_t p;
-        if (dr_parse_i64(s, &p) != 0 || p < INT32_MIN || p > INT32_MAX)
-            return dr_trace_ferr(e, t, line, "priority", DR_EINVAL,
-                                 "'%s' is not a whole number in 32-bit range", s);
-        j->priority = (int32_t)p;
+        if ((rc = field_cell(t, e, line, cs->name[D_PRIO], fs, "priority", s)) < 0)
+            return rc;
+        j->priority = fs->priority;
     }
     if (!dr_is_blank(s = cell(csv, col, D_PARAMS)) && parse_scaled(s, &j->hint_params) != 0)
         return dr_trace_ferr(e, t, line, "params", DR_EINVAL, "'%s' is not a count (7e9, 7B, 350M)",
@@ -289,8 +388,11 @@ static int drover_row(dr_trace_ctx_t *t, dr_err_t *e, const dr_csv_t *csv, const
     }
     if ((rc = dr_trace_validate(e, t, line, &j->req)) < 0)
         return rc;
+    if (!dr_is_blank(s = cell(csv, col, D_ACCOUNT)) &&
+        (rc = field_cell(t, e, line, cs->name[D_ACCOUNT], fs, "account", s)) < 0)
+        return rc;
     int64_t u = dr_trace_intern(&t->wl->users, cell(csv, col, D_USER));
-    int64_t a = dr_trace_intern(&t->wl->accounts, cell(csv, col, D_ACCOUNT));
+    int64_t a = dr_trace_intern(&t->wl->accounts, fs->account ? fs->account : "");
     if (u < 0 || a < 0)
         return dr_err_set(e, DR_ENOMEM, "%s: out of memory", t->name);
     j->user = (uint32_t)u;
@@ -355,15 +457,17 @@ static int set_shard(dr_trace_ctx_t *t, dr_err_t *e, size_t line, const char *tm
     return DR_OK;
 }
 
-/* Add the row's job, or one job per array index. */
-static int add_row(dr_trace_ctx_t *t, dr_err_t *e, const dr_csv_t *csv, const int *col,
-                   id_pool_t *ids)
+/* add_row with fs, which holds the row's job-field cells until the jobs
+ * are added (the type set is one of them). */
+static int add_job_row(dr_trace_ctx_t *t, dr_err_t *e, const dr_csv_t *csv, const cols_t *cs,
+                       dr_jobspec_t *fs, id_pool_t *ids)
 {
+    const int *col = cs->col;
     dr_job_t j;
     uint64_t explicit_id;
     double work = 0;
     const char *types = NULL;
-    int rc = drover_row(t, e, csv, col, &j, &work, &explicit_id, &types);
+    int rc = drover_row(t, e, csv, cs, fs, &j, &work, &explicit_id, &types);
     if (rc < 0)
         return rc;
     char shard[SHARD_NAME_MAX + 1];
@@ -421,6 +525,17 @@ static int add_row(dr_trace_ctx_t *t, dr_err_t *e, const dr_csv_t *csv, const in
     return DR_OK;
 }
 
+/* Add the row's job, or one job per array index. */
+static int add_row(dr_trace_ctx_t *t, dr_err_t *e, const dr_csv_t *csv, const cols_t *cs,
+                   id_pool_t *ids)
+{
+    dr_jobspec_t fs; /* the row's job-field cells */
+    dr_jobspec_init(&fs);
+    int rc = add_job_row(t, e, csv, cs, &fs, ids);
+    dr_jobspec_free(&fs);
+    return rc;
+}
+
 /* First pass: the explicit ids, so that automatic ones avoid them. */
 static int collect_ids(const char *buf, size_t len, int idcol, id_pool_t *p)
 {
@@ -455,7 +570,7 @@ static int collect_ids(const char *buf, size_t len, int idcol, id_pool_t *p)
 
 int dr_trace_read_drover(dr_trace_ctx_t *t, const char *buf, size_t len)
 {
-    int col[D_N];
+    cols_t cs = {0};
     bool header = false;
     id_pool_t ids = {NULL, 0, 0, 1};
     dr_csv_t csv;
@@ -469,16 +584,16 @@ int dr_trace_read_drover(dr_trace_ctx_t *t, const char *buf, size_t len)
         } else if (dr_trace_skip_record((const char *const *)csv.fields, csv.nfields)) {
             continue;
         } else if (!header) {
-            if ((rc = read_header(t, &csv, col)) < 0)
+            if ((rc = read_header(t, &csv, &cs)) < 0)
                 break;
-            if ((rc = collect_ids(buf, len, col[D_ID], &ids)) < 0) {
+            if ((rc = collect_ids(buf, len, cs.col[D_ID], &ids)) < 0) {
                 dr_err_set(t->err, rc, "%s: out of memory", t->name);
                 break;
             }
             header = true;
             continue;
         } else {
-            add_row(t, &e, &csv, col, &ids);
+            add_row(t, &e, &csv, &cs, &ids);
         }
         if (e.code < 0 && (rc = dr_trace_row_error(t, &e)) < 0)
             break;

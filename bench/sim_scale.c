@@ -198,7 +198,7 @@ static void pass_cost(const char *policy, size_t nodes, size_t queue, uint64_t s
     uint64_t considered0 = dr_sched_stats(s)->jobs_considered;
     dr_job_t extra[7];
     for (int k = 0; k < 7; k++) {
-        dr_cluster_set_state(&c, (uint32_t)k, DR_NODE_DRAIN);
+        dr_sched_node_set_state(s, (uint32_t)k, DR_NODE_DRAIN, 2 + 2 * k, &err);
         dr_sched_node_up(s, (uint32_t)k, 2 + 2 * k, &err);
         double t0 = now_s();
         dr_sched_pass(s, 2 + 2 * k, &pr, &err);

@@ -147,8 +147,37 @@ typedef struct dr_sched dr_sched_t;
 int dr_sched_create(dr_sched_t **out, dr_cluster_t *c, const dr_sched_opts_t *o, dr_err_t *err);
 void dr_sched_destroy(dr_sched_t *s);
 
-/* Driver calls.  Jobs are owned by the driver and must outlive s. */
+/* Driver calls.  Jobs are owned by the driver and must outlive s.  The
+ * scheduler holds a job from its submit (or restore, or adoption) until it
+ * reaches a terminal state; job ids must be unique among the jobs it holds
+ * (a second job with a held id is refused with DR_EINVAL). */
 int dr_sched_submit(dr_sched_t *s, dr_job_t *j, dr_time_t now, dr_err_t *err);
+/* Controller restart, for a job that is still PENDING: put it back in the
+ * queue as dr_sched_submit does (the same checks; rejected as FAILED if it
+ * can no longer fit), but keeping what it has already shown - j->submit
+ * (so its place in the queue), first_start, nstarts, npreempt, work_done,
+ * work_ckpt, attained_gpu_s - where dr_sched_submit starts a new job afresh
+ * (first_start = never).  Logged as a submit record (PENDING -> PENDING)
+ * with detail "restored", at `now`. */
+int dr_sched_restore(dr_sched_t *s, dr_job_t *j, dr_time_t now, dr_err_t *err);
+/* Controller restart: put a job that is already running (per the store and
+ * the agents) back into the running set with its allocation, booking the
+ * ledger through the same path placement uses (dr_cluster_take).  j->state
+ * must be DR_JOB_RUNNING or DR_JOB_STARTING, j->start/first_start/nstarts
+ * set by the caller; alloc is copied (slots of one node contiguous, GPU
+ * slots on nodes of alloc->type, nnodes = its distinct nodes).  work_done is
+ * taken as of `now`; the job runs on at its perf rate from then.  Logged as
+ * a record from its state to itself with detail "adopted".  DR_ENOSPC if
+ * the allocation does not fit the ledger (the message names the node),
+ * DR_ESTATE for other states (or during a pass), DR_EINVAL for an
+ * allocation that names nothing or the wrong GPU type. */
+int dr_sched_adopt(dr_sched_t *s, dr_job_t *j, const dr_alloc_t *alloc, dr_time_t now,
+                   dr_err_t *err);
+/* The job the scheduler holds (pending, starting, running, completing, or
+ * preempted within a pass) with this id; NULL if none.  O(1) expected: a
+ * hash of the held jobs by id, kept as they enter and reach a terminal
+ * state. */
+dr_job_t *dr_sched_find_job(const dr_sched_t *s, uint64_t id);
 int dr_sched_pass(dr_sched_t *s, dr_time_t now, dr_pass_result_t *res, dr_err_t *err);
 /* The launch of a STARTING job succeeded. */
 int dr_sched_job_running(dr_sched_t *s, dr_job_t *j, dr_time_t now, dr_err_t *err);
@@ -166,6 +195,24 @@ int dr_sched_cancel(dr_sched_t *s, dr_job_t *j, dr_time_t now, const char *why, 
 int dr_sched_node_down(dr_sched_t *s, uint32_t node, dr_time_t now, bool keep_progress,
                        dr_err_t *err);
 int dr_sched_node_up(dr_sched_t *s, uint32_t node, dr_time_t now, dr_err_t *err);
+/* Change a node's state through the scheduler (drivers never call
+ * dr_cluster_set_state themselves):
+ *   DR_NODE_DRAIN  running jobs finish, nothing new starts there (an UP,
+ *                  DOWN or DRAIN node; DR_ESTATE for a pool node that is not
+ *                  provisioned);
+ *   DR_NODE_UP     resume a drained node, or back from down (= node_up);
+ *   DR_NODE_DOWN   = dr_sched_node_down(keep_progress = false);
+ *   DR_NODE_CLOUD  give a pool node back to its provider once it holds no
+ *                  job (DR_EINVAL outside a pool, DR_ESTATE while it holds
+ *                  jobs); the simulator's spot loss ends with this.
+ * PROVISIONING is only reached through dr_sched_decide_provision
+ * (DR_EINVAL here).  Every change of a node's state - these, node_down,
+ * node_up and the pass's provision / release decisions - is one node record
+ * in the event log (dr_eventlog_t.node_ev); setting the state a node is
+ * already in records nothing.  Refused (DR_EINVAL) when dated before the
+ * log's last record. */
+int dr_sched_node_set_state(dr_sched_t *s, uint32_t node, dr_node_state_t st, dr_time_t now,
+                            dr_err_t *err);
 
 size_t dr_sched_npending(const dr_sched_t *s);
 size_t dr_sched_nrunning(const dr_sched_t *s);

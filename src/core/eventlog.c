@@ -13,6 +13,7 @@ void dr_eventlog_init(dr_eventlog_t *l)
 void dr_eventlog_free(dr_eventlog_t *l)
 {
     free(l->ev);
+    free(l->node_ev);
     dr_strtab_free(&l->details);
     memset(l, 0, sizeof *l);
 }
@@ -61,6 +62,38 @@ int dr_eventlog_append(dr_eventlog_t *l, dr_time_t t, const dr_job_t *j, dr_job_
 }
 
 const char *dr_eventlog_detail(const dr_eventlog_t *l, const dr_event_t *e)
+{
+    if (!e || e->detail == 0)
+        return NULL;
+    return dr_strtab_get(&l->details, e->detail - 1);
+}
+
+dr_time_t dr_eventlog_last_t(const dr_eventlog_t *l)
+{
+    dr_time_t t = INT64_MIN;
+    if (l->n > 0)
+        t = l->ev[l->n - 1].t;
+    if (l->nnode > 0 && l->node_ev[l->nnode - 1].t > t)
+        t = l->node_ev[l->nnode - 1].t;
+    return t;
+}
+
+int dr_eventlog_append_node(dr_eventlog_t *l, dr_time_t t, uint32_t node, uint8_t from, uint8_t to,
+                            const char *detail)
+{
+    if (t < dr_eventlog_last_t(l))
+        return DR_EINVAL;
+    dr_node_event_t e = {.t = t, .node = node, .from = from, .to = to, .detail = 0};
+    if (detail) {
+        int64_t id = dr_strtab_intern(&l->details, detail);
+        if (id < 0 || id >= (int64_t)UINT32_MAX)
+            return DR_ENOMEM;
+        e.detail = (uint32_t)id + 1;
+    }
+    return DR_PUSH(l->node_ev, l->nnode, l->node_cap, e) == 0 ? DR_OK : DR_ENOMEM;
+}
+
+const char *dr_eventlog_node_detail(const dr_eventlog_t *l, const dr_node_event_t *e)
 {
     if (!e || e->detail == 0)
         return NULL;

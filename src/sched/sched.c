@@ -13,6 +13,7 @@
 
 #include "drover/util.h"
 #include "sched/endq.h"
+#include "sched/placement_priv.h"
 #include "sched/policy_util.h"
 
 /* Running tasks per array parent, for throttles (open addressing). */
@@ -21,6 +22,17 @@ typedef struct throttle_map {
     uint32_t *count;
     size_t cap, n;
 } throttle_map_t;
+
+/* The jobs the scheduler holds, by id (open addressing, linear probing,
+ * deletion by backward shift so there are no tombstones). */
+typedef struct id_slot {
+    uint64_t id;
+    dr_job_t *job; /* NULL = empty */
+} id_slot_t;
+typedef struct id_map {
+    id_slot_t *slot;
+    size_t cap, n; /* cap is 0 or a power of two */
+} id_map_t;
 
 struct dr_sched {
     dr_cluster_t *c;
@@ -51,6 +63,7 @@ struct dr_sched {
     const struct dr_truth *truth;
     dr_endq_t *endq;
     throttle_map_t thr;
+    id_map_t ids;
     bool in_pass;
     dr_time_t now;
     dr_pass_result_t *res;
@@ -119,19 +132,101 @@ static void thr_adjust(dr_sched_t *s, const dr_job_t *j, int d)
         *c = (uint32_t)((int64_t)*c + d);
 }
 
+/* --- held jobs by id --- */
+static size_t id_home(const id_map_t *m, uint64_t id)
+{
+    return (size_t)((id * 0x9e3779b97f4a7c15ULL) >> 17) & (m->cap - 1);
+}
+
+static id_slot_t *id_find(const id_map_t *m, uint64_t id)
+{
+    if (!m->cap)
+        return NULL;
+    for (size_t h = id_home(m, id);; h = (h + 1) & (m->cap - 1)) {
+        id_slot_t *e = &m->slot[h];
+        if (!e->job)
+            return NULL;
+        if (e->id == id)
+            return e;
+    }
+}
+
+static int id_insert(id_map_t *m, dr_job_t *j)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t nc = m->cap ? m->cap * 2 : 256;
+        id_slot_t *ns = calloc(nc, sizeof *ns);
+        if (!ns)
+            return DR_ENOMEM;
+        id_map_t grown = {ns, nc, 0};
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->slot[i].job) {
+                size_t h = id_home(&grown, m->slot[i].id);
+                while (ns[h].job)
+                    h = (h + 1) & (nc - 1);
+                ns[h] = m->slot[i];
+            }
+        free(m->slot);
+        m->slot = ns;
+        m->cap = nc;
+    }
+    size_t h = id_home(m, j->id);
+    while (m->slot[h].job)
+        h = (h + 1) & (m->cap - 1);
+    m->slot[h] = (id_slot_t){j->id, j};
+    m->n++;
+    return DR_OK;
+}
+
+/* Forget j (only j itself: a refused duplicate never replaced it). */
+static void id_remove(id_map_t *m, const dr_job_t *j)
+{
+    id_slot_t *e = id_find(m, j->id);
+    if (!e || e->job != j)
+        return;
+    size_t i = (size_t)(e - m->slot), mask = m->cap - 1;
+    m->slot[i].job = NULL;
+    m->n--;
+    /* shift back the entries of the run after i that may move closer to home */
+    for (size_t k = (i + 1) & mask; m->slot[k].job; k = (k + 1) & mask) {
+        size_t h = id_home(m, m->slot[k].id);
+        /* the entry at k may fill the hole at i unless its home lies in (i, k] */
+        bool stays = i <= k ? (i < h && h <= k) : (i < h || h <= k);
+        if (stays)
+            continue;
+        m->slot[i] = m->slot[k];
+        m->slot[k].job = NULL;
+        i = k;
+    }
+}
+
+static int id_refuse_held(const dr_sched_t *s, const dr_job_t *j, dr_err_t *err)
+{
+    if (!id_find(&s->ids, j->id))
+        return DR_OK;
+    return dr_err_set(err, DR_EINVAL, "job %llu: the scheduler already holds a job with this id",
+                      (unsigned long long)j->id);
+}
+
+dr_job_t *dr_sched_find_job(const dr_sched_t *s, uint64_t id)
+{
+    const id_slot_t *e = id_find(&s->ids, id);
+    return e ? e->job : NULL;
+}
+
 /* --- state changes --- */
 /* The log is in time order: a fact dated before its last record is refused
  * before anything changes (resources, queues, the job's state). */
 static bool before_log(const dr_sched_t *s, dr_time_t now)
 {
-    return s->log.n > 0 && now < s->log.ev[s->log.n - 1].t;
+    return (s->log.n > 0 || s->log.nnode > 0) && now < dr_eventlog_last_t(&s->log);
 }
 
 static int time_refused(const dr_sched_t *s, const char *what, dr_time_t now, dr_err_t *err)
 {
     return dr_err_set(err, DR_EINVAL,
                       "%s at t=%lld ns is before the event log's last record (t=%lld ns)", what,
-                      (long long)now, (long long)s->log.ev[s->log.n - 1].t);
+                      (long long)now, (long long)dr_eventlog_last_t(&s->log));
 }
 
 static int set_state(dr_sched_t *s, dr_job_t *j, dr_job_state_t to, dr_time_t now,
@@ -158,6 +253,7 @@ static int set_state(dr_sched_t *s, dr_job_t *j, dr_job_state_t to, dr_time_t no
     j->state = (uint8_t)to;
     if (dr_job_state_terminal(to)) {
         j->end = now;
+        id_remove(&s->ids, j);
         /* history for the policies; if memory runs out they learn less */
         (void)DR_PUSH(s->ended, s->nended, s->ended_cap, j);
     }
@@ -382,23 +478,31 @@ void dr_sched_destroy(dr_sched_t *s)
     dr_endq_destroy(s->endq);
     free(s->thr.key);
     free(s->thr.count);
+    free(s->ids.slot);
     dr_eventlog_free(&s->log);
     free(s);
 }
 
-int dr_sched_submit(dr_sched_t *s, dr_job_t *j, dr_time_t now, dr_err_t *err)
+/* Submit (restore = false) or restore a PENDING job: the same checks and
+ * queue insertion; a restored job keeps what it has shown so far. */
+static int enqueue(dr_sched_t *s, dr_job_t *j, dr_time_t now, bool restore, dr_err_t *err)
 {
     if (j->state != DR_JOB_PENDING)
-        return dr_err_set(err, DR_ESTATE, "job %llu: submitted in state %s",
-                          (unsigned long long)j->id, dr_job_state_name(j->state));
-    if (dr_eventlog_append(&s->log, now, j, DR_JOB_PENDING, DR_JOB_PENDING, NULL) != 0)
+        return dr_err_set(err, DR_ESTATE, "job %llu: %s in state %s", (unsigned long long)j->id,
+                          restore ? "restored" : "submitted", dr_job_state_name(j->state));
+    int rc = id_refuse_held(s, j, err);
+    if (rc != DR_OK)
+        return rc;
+    if (dr_eventlog_append(&s->log, now, j, DR_JOB_PENDING, DR_JOB_PENDING,
+                           restore ? "restored" : NULL) != 0)
         return dr_err_set(err, DR_ENOMEM, "out of memory");
-    j->first_start = DR_TIME_NEVER;
+    if (!restore)
+        j->first_start = DR_TIME_NEVER;
     j->end = DR_TIME_NEVER;
     j->work_rate = 0;
     j->work_t = now;
     dr_err_t why = {0};
-    int rc = dr_cluster_req_possible(s->c, &j->req, &why);
+    rc = dr_cluster_req_possible(s->c, &j->req, &why);
     if (rc == DR_OK && j->req.gpus_per_node && !dr_perf_runnable(&s->perf, s->c, j)) {
         rc = DR_ENOSPC;
         dr_err_set(&why, rc, "no GPU type in this cluster can run it (perf class '%s')",
@@ -415,7 +519,105 @@ int dr_sched_submit(dr_sched_t *s, dr_job_t *j, dr_time_t now, dr_err_t *err)
         return dr_err_set(err, DR_ENOSPC, "job %llu can never run here: %s",
                           (unsigned long long)j->id, why.msg);
     }
-    return pq_insert(s, j) == DR_OK ? DR_OK : dr_err_set(err, DR_ENOMEM, "out of memory");
+    if (id_insert(&s->ids, j) != DR_OK)
+        return dr_err_set(err, DR_ENOMEM, "out of memory");
+    if (pq_insert(s, j) != DR_OK) {
+        id_remove(&s->ids, j);
+        return dr_err_set(err, DR_ENOMEM, "out of memory");
+    }
+    return DR_OK;
+}
+
+int dr_sched_submit(dr_sched_t *s, dr_job_t *j, dr_time_t now, dr_err_t *err)
+{
+    return enqueue(s, j, now, false, err);
+}
+
+int dr_sched_restore(dr_sched_t *s, dr_job_t *j, dr_time_t now, dr_err_t *err)
+{
+    return enqueue(s, j, now, true, err);
+}
+
+/* The rate j makes progress at on its allocation. */
+static double start_rate(const dr_sched_t *s, const dr_job_t *j)
+{
+    double rate = dr_perf_rate(&s->perf, j, j->alloc.type);
+    if (s->rate_factor)
+        rate *= s->rate_factor(s->rate_factor_ud, j, &j->alloc);
+    return rate;
+}
+
+/* An allocation handed in by a driver: something to book, every GPU slot
+ * on a node of its type, nnodes = its runs of slots (one per node). */
+static int alloc_check(const dr_sched_t *s, const dr_job_t *j, const dr_alloc_t *a, dr_err_t *err)
+{
+    unsigned long long id = (unsigned long long)j->id;
+    if (a->nslots == 0 || !a->slots)
+        return dr_err_set(err, DR_EINVAL, "job %llu: adopted with an empty allocation", id);
+    uint32_t runs = 0;
+    for (uint32_t i = 0; i < a->nslots; i++) {
+        const dr_slot_t *sl = &a->slots[i];
+        if (sl->node >= s->c->nnodes)
+            return dr_err_set(err, DR_EINVAL, "job %llu: allocation: node %u does not exist", id,
+                              sl->node);
+        runs += i == 0 || a->slots[i - 1].node != sl->node;
+        const dr_node_t *n = &s->c->nodes[sl->node];
+        if (sl->gpu != DR_NO_GPU && (n->ngpus == 0 || n->type != a->type))
+            return dr_err_set(err, DR_EINVAL,
+                              "job %llu: allocation: %s has no GPUs of type %s (the allocation's)",
+                              id, n->name,
+                              a->type < s->c->ntypes ? s->c->types[a->type].name : "?");
+    }
+    if (runs != a->nnodes)
+        return dr_err_set(err, DR_EINVAL,
+                          "job %llu: allocation: nnodes is %u but its slots name %u nodes", id,
+                          a->nnodes, runs);
+    return DR_OK;
+}
+
+int dr_sched_adopt(dr_sched_t *s, dr_job_t *j, const dr_alloc_t *alloc, dr_time_t now,
+                   dr_err_t *err)
+{
+    if (s->in_pass)
+        return dr_err_set(err, DR_ESTATE, "job %llu: adopted during a pass",
+                          (unsigned long long)j->id);
+    if (j->state != DR_JOB_RUNNING && j->state != DR_JOB_STARTING)
+        return dr_err_set(err, DR_ESTATE, "job %llu: adopted while %s (running or starting only)",
+                          (unsigned long long)j->id, dr_job_state_name(j->state));
+    if (before_log(s, now))
+        return time_refused(s, "job adoption", now, err);
+    int rc = id_refuse_held(s, j, err);
+    if (rc == DR_OK)
+        rc = alloc_check(s, j, alloc, err);
+    if (rc != DR_OK)
+        return rc;
+    dr_alloc_t a;
+    if (dr_alloc_copy(&a, alloc) != DR_OK)
+        return dr_err_set(err, DR_ENOMEM, "out of memory");
+    if ((rc = dr_cluster_take(s->c, &a, err)) != DR_OK) {
+        dr_alloc_free(&a);
+        dr_err_prefix(err, "job %llu: ", (unsigned long long)j->id);
+        return rc;
+    }
+    dr_alloc_describe(s->c, &a);
+    j->alloc = a;
+    j->end = DR_TIME_NEVER;
+    j->work_rate = 0;
+    j->work_t = now;
+    dr_job_set_rate(j, now, start_rate(s, j));
+    rc = dr_eventlog_append(&s->log, now, j, (dr_job_state_t)j->state, (dr_job_state_t)j->state,
+                            "adopted");
+    if (rc == DR_OK && (rc = run_add(s, j)) == DR_OK && (rc = id_insert(&s->ids, j)) != DR_OK)
+        run_remove(s, j);
+    if (rc != DR_OK) {
+        /* the log may hold the record; the job is not running here though */
+        dr_job_set_rate(j, now, 0);
+        dr_cluster_give(s->c, &j->alloc);
+        dr_alloc_free(&j->alloc);
+        return dr_err_set(err, rc, "job %llu: out of memory adopting it",
+                          (unsigned long long)j->id);
+    }
+    return DR_OK;
 }
 
 int dr_sched_decide_start(dr_sched_t *s, dr_job_t *j, dr_alloc_t *alloc)
@@ -432,10 +634,7 @@ int dr_sched_decide_start(dr_sched_t *s, dr_job_t *j, dr_alloc_t *alloc)
     if (j->first_start == DR_TIME_NEVER)
         j->first_start = s->now;
     j->nstarts++;
-    double rate = dr_perf_rate(&s->perf, j, j->alloc.type);
-    if (s->rate_factor)
-        rate *= s->rate_factor(s->rate_factor_ud, j, &j->alloc);
-    dr_job_set_rate(j, s->now, rate);
+    dr_job_set_rate(j, s->now, start_rate(s, j));
     if (j->req.shard) {
         s->stats.shard_starts++;
         s->stats.locality_hits += dr_alloc_holds_shard(s->c, &j->alloc, j->req.shard);
@@ -489,6 +688,21 @@ int dr_sched_decide_preempt(dr_sched_t *s, dr_job_t *j, const char *why)
     return rc;
 }
 
+/* Every change of a node's state goes through here, so the log has a
+ * record of each (as set_state does for jobs).  The caller has checked the
+ * time. */
+static int node_state(dr_sched_t *s, uint32_t node, dr_node_state_t st, dr_time_t now,
+                      dr_err_t *err)
+{
+    dr_node_t *n = &s->c->nodes[node];
+    if (n->state == st)
+        return DR_OK;
+    if (dr_eventlog_append_node(&s->log, now, node, n->state, (uint8_t)st, NULL) != DR_OK)
+        return dr_err_set(err, DR_ENOMEM, "node %s: cannot append to the event log", n->name);
+    dr_cluster_set_state(s->c, node, st);
+    return DR_OK;
+}
+
 int dr_sched_decide_provision(dr_sched_t *s, uint32_t pool, uint32_t nodes)
 {
     if (!s->in_pass)
@@ -505,9 +719,9 @@ int dr_sched_decide_provision(dr_sched_t *s, uint32_t pool, uint32_t nodes)
         uint32_t n = p->first_node + k;
         if (s->c->nodes[n].state != DR_NODE_CLOUD)
             continue;
-        if (DR_PUSH(s->res->provision, s->res->nprovision, s->res->provision_cap, n) != 0)
+        if (DR_PUSH(s->res->provision, s->res->nprovision, s->res->provision_cap, n) != 0 ||
+            node_state(s, n, DR_NODE_PROVISIONING, s->now, NULL) != DR_OK)
             return DR_ENOMEM;
-        dr_cluster_set_state(s->c, n, DR_NODE_PROVISIONING);
         nodes--;
     }
     return DR_OK;
@@ -524,8 +738,7 @@ int dr_sched_decide_release(dr_sched_t *s, uint32_t node)
         return DR_ESTATE;
     if (DR_PUSH(s->res->release, s->res->nrelease, s->res->release_cap, node) != 0)
         return DR_ENOMEM;
-    dr_cluster_set_state(s->c, node, DR_NODE_CLOUD);
-    return DR_OK;
+    return node_state(s, node, DR_NODE_CLOUD, s->now, NULL);
 }
 
 int dr_sched_pass(dr_sched_t *s, dr_time_t now, dr_pass_result_t *res, dr_err_t *err)
@@ -651,7 +864,9 @@ int dr_sched_node_down(dr_sched_t *s, uint32_t node, dr_time_t now, bool keep_pr
         snprintf(what, sizeof what, "node %s down", s->c->nodes[node].name);
         return time_refused(s, what, now, err);
     }
-    dr_cluster_set_state(s->c, node, DR_NODE_DOWN);
+    int rc = node_state(s, node, DR_NODE_DOWN, now, err);
+    if (rc != DR_OK)
+        return rc;
     char detail[160];
     snprintf(detail, sizeof detail, "node %s down", s->c->nodes[node].name);
     for (size_t i = 0; i < s->nrun;) {
@@ -665,7 +880,7 @@ int dr_sched_node_down(dr_sched_t *s, uint32_t node, dr_time_t now, bool keep_pr
         if (!keep_progress)
             j->work_done = ckpt > j->work_ckpt ? ckpt : j->work_ckpt;
         j->work_ckpt = j->work_done;
-        int rc = set_state(s, j, DR_JOB_REQUEUED, now, detail, err);
+        rc = set_state(s, j, DR_JOB_REQUEUED, now, detail, err);
         dr_alloc_free(&j->alloc);
         if (rc == DR_OK)
             rc = set_state(s, j, DR_JOB_PENDING, now, NULL, err);
@@ -677,13 +892,52 @@ int dr_sched_node_down(dr_sched_t *s, uint32_t node, dr_time_t now, bool keep_pr
     return DR_OK;
 }
 
+static int node_time_refused(const dr_sched_t *s, uint32_t node, dr_node_state_t st, dr_time_t now,
+                             dr_err_t *err)
+{
+    char what[96];
+    snprintf(what, sizeof what, "node %s %s", s->c->nodes[node].name, dr_node_state_name(st));
+    return time_refused(s, what, now, err);
+}
+
 int dr_sched_node_up(dr_sched_t *s, uint32_t node, dr_time_t now, dr_err_t *err)
 {
-    (void)now;
     if (node >= s->c->nnodes)
         return dr_err_set(err, DR_EINVAL, "node %u does not exist", node);
-    dr_cluster_set_state(s->c, node, DR_NODE_UP);
-    return DR_OK;
+    if (before_log(s, now))
+        return node_time_refused(s, node, DR_NODE_UP, now, err);
+    return node_state(s, node, DR_NODE_UP, now, err);
+}
+
+int dr_sched_node_set_state(dr_sched_t *s, uint32_t node, dr_node_state_t st, dr_time_t now,
+                            dr_err_t *err)
+{
+    if (node >= s->c->nnodes)
+        return dr_err_set(err, DR_EINVAL, "node %u does not exist", node);
+    const dr_node_t *n = &s->c->nodes[node];
+    switch (st) {
+    case DR_NODE_DOWN: return dr_sched_node_down(s, node, now, false, err);
+    case DR_NODE_UP: return dr_sched_node_up(s, node, now, err);
+    case DR_NODE_DRAIN:
+        if (n->state == DR_NODE_CLOUD || n->state == DR_NODE_PROVISIONING)
+            return dr_err_set(err, DR_ESTATE, "node %s is %s: only a provisioned node can drain",
+                              n->name, dr_node_state_name(n->state));
+        break;
+    case DR_NODE_CLOUD:
+        if (n->pool < 0)
+            return dr_err_set(err, DR_EINVAL, "node %s is in no elastic pool", n->name);
+        if (n->njobs > 0)
+            return dr_err_set(err, DR_ESTATE, "node %s still holds %u jobs", n->name, n->njobs);
+        break;
+    default:
+        return dr_err_set(err, DR_EINVAL,
+                          "node %s: %s is not a state a driver sets (provisioning is the "
+                          "policy's decision)",
+                          n->name, dr_node_state_name(st));
+    }
+    if (before_log(s, now))
+        return node_time_refused(s, node, st, now, err);
+    return node_state(s, node, st, now, err);
 }
 
 size_t dr_sched_npending(const dr_sched_t *s)

@@ -335,10 +335,10 @@ static int apply_event(sim_t *sm, const sim_ev_t *e, bool *real, dr_err_t *err)
         }
         sm->res->spot_losses++;
         int rc = dr_sched_node_down(sm->s, node, e->t, true, err);
-        if (rc == DR_OK) {
-            dr_cluster_set_state(&sm->c, node, DR_NODE_CLOUD);
+        if (rc == DR_OK)
+            rc = dr_sched_node_set_state(sm->s, node, DR_NODE_CLOUD, e->t, err);
+        if (rc == DR_OK)
             bill_close(sm, node, e->t);
-        }
         return rc;
     }
     }

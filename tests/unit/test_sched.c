@@ -593,6 +593,301 @@ static void test_first_job_never_fits(void **st)
     dr_cluster_free(&c);
 }
 
+/* A running job handed back to a restarted controller: a one-GPU job on
+ * node `node`, GPU `gpu`, with the CPU and memory it asked for. */
+static void running_job(dr_job_t *j, uint64_t id, uint32_t node, uint16_t gpu, dr_alloc_t *a,
+                        dr_slot_t *slot)
+{
+    dr_job_init(j);
+    j->id = id;
+    j->work_declared = 1000;
+    j->req.cpu_milli_per_node = 1000;
+    j->req.mem_mb_per_node = 1024;
+    j->state = DR_JOB_RUNNING;
+    j->submit = 1;
+    j->start = j->first_start = 10;
+    j->nstarts = 1;
+    *slot = (dr_slot_t){node, gpu, 1000};
+    *a = (dr_alloc_t){.slots = slot,
+                      .nslots = 1,
+                      .nnodes = 1,
+                      .type = 0,
+                      .cpu_milli_per_node = 1000,
+                      .mem_mb_per_node = 1024};
+}
+
+static const dr_event_t *record_with(const dr_sched_t *s, uint64_t id, const char *detail)
+{
+    const dr_eventlog_t *l = dr_sched_log(s);
+    for (size_t i = 0; i < l->n; i++) {
+        const char *d = dr_eventlog_detail(l, &l->ev[i]);
+        if (l->ev[i].job == id && d && strcmp(d, detail) == 0)
+            return &l->ev[i];
+    }
+    return NULL;
+}
+
+/* A restarted controller adopts the jobs still running: they book the
+ * ledger through the same path placement uses, so an overlapping one is
+ * refused, a pass places nothing on top of them, and they end as any job
+ * does, giving their GPUs back. */
+static void test_adopt(void **st)
+{
+    (void)st;
+    dr_cluster_t c;
+    tu_cluster(&c, "NodeName=n[0-1] Gpus=H100:2 Cpus=8 MemGB=64\n"
+                   "NodeName=l0 Gpus=L40S:2 Cpus=8 MemGB=64\n");
+    int n0 = dr_cluster_find_node(&c, "n0"), l0 = dr_cluster_find_node(&c, "l0");
+    dr_sched_t *s;
+    dr_sched_opts_t so = {.policy = "fifo", .placement = DR_PLACE_BEST_FIT, .audit = true};
+    dr_err_t err;
+    assert_int_equal(dr_sched_create(&s, &c, &so, &err), DR_OK);
+    dr_job_t a, b;
+    dr_alloc_t aa, ba;
+    dr_slot_t as, bs;
+    running_job(&a, 1, (uint32_t)n0, 0, &aa, &as);
+    a.work_done = 5;
+    assert_int_equal(dr_sched_adopt(s, &a, &aa, 100, &err), DR_OK);
+    assert_ptr_not_equal(a.alloc.slots, aa.slots); /* copied */
+    assert_int_equal(c.gpu_free[c.nodes[n0].gpu_base], 0);
+    assert_int_equal(c.nodes[n0].cpu_free, 7000);
+    assert_int_equal(c.nodes[n0].njobs, 1);
+    assert_int_equal(dr_cluster_free_milli(&c, -1), 5000);
+    assert_int_equal(dr_sched_nrunning(s), 1);
+    assert_ptr_equal(dr_sched_find_job(s, 1), &a);
+    assert_int_equal(a.state, DR_JOB_RUNNING);
+    assert_true(a.start == 10 && a.nstarts == 1);
+    const dr_event_t *e = record_with(s, 1, "adopted");
+    assert_non_null(e);
+    assert_true(e->from == DR_JOB_RUNNING && e->to == DR_JOB_RUNNING && e->milli == 1000 &&
+                e->nodes == 1 && e->t == 100);
+
+    /* the same GPU again: refused, naming the node; nothing changes */
+    running_job(&b, 2, (uint32_t)n0, 0, &ba, &bs);
+    assert_int_equal(dr_sched_adopt(s, &b, &ba, 100, &err), DR_ENOSPC);
+    tu_assert_contains(err.msg, "job 2: allocation: n0 GPU 0 has 0 milli free");
+    assert_null(dr_sched_find_job(s, 2));
+    assert_null(b.alloc.slots);
+    assert_int_equal(dr_sched_nrunning(s), 1);
+    assert_int_equal(dr_cluster_free_milli(&c, -1), 5000);
+    /* the held id, a GPU of the wrong type, a miscounted allocation, a
+     * pending job: each refused */
+    bs = (dr_slot_t){(uint32_t)n0, 1, 1000};
+    b.id = 1;
+    assert_int_equal(dr_sched_adopt(s, &b, &ba, 100, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "already holds a job with this id");
+    b.id = 2;
+    bs = (dr_slot_t){(uint32_t)l0, 0, 1000};
+    assert_int_equal(dr_sched_adopt(s, &b, &ba, 100, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "l0 has no GPUs of type H100");
+    bs = (dr_slot_t){(uint32_t)n0, 1, 1000};
+    ba.nnodes = 2;
+    assert_int_equal(dr_sched_adopt(s, &b, &ba, 100, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "nnodes is 2 but its slots name 1 nodes");
+    ba.nnodes = 1;
+    b.state = DR_JOB_PENDING;
+    assert_int_equal(dr_sched_adopt(s, &b, &ba, 100, &err), DR_ESTATE);
+    tu_assert_contains(err.msg, "adopted while pending");
+    /* a starting job (its launch was in flight) on n0's other GPU */
+    b.state = DR_JOB_STARTING;
+    assert_int_equal(dr_sched_adopt(s, &b, &ba, 100, &err), DR_OK);
+    assert_int_equal(dr_sched_job_running(s, &b, 101, &err), DR_OK);
+    assert_int_equal(dr_cluster_free_milli(&c, -1), 4000);
+
+    /* a pass books around them (audited against every running allocation) */
+    dr_job_t q[4];
+    for (int i = 0; i < 4; i++) {
+        dr_job_init(&q[i]);
+        q[i].id = 10 + (uint64_t)i;
+        q[i].work_declared = 10;
+        q[i].req.types = 1; /* H100 only */
+        assert_int_equal(dr_sched_submit(s, &q[i], 110, &err), DR_OK);
+    }
+    dr_pass_result_t pr = {0};
+    assert_int_equal(dr_sched_pass(s, 110, &pr, &err), DR_OK);
+    assert_int_equal(pr.nstarted, 2);
+    for (size_t i = 0; i < pr.nstarted; i++)
+        assert_int_not_equal(pr.started[i]->alloc.slots[0].node, (uint32_t)n0);
+    assert_int_equal(dr_sched_npending(s), 2);
+
+    /* the adopted job ends as any job does, having worked at rate 1 since
+     * its adoption (times are in ns) */
+    assert_int_equal(dr_sched_job_ended(s, &a, DR_JOB_COMPLETED, 200, NULL, &err), DR_OK);
+    assert_int_equal(a.state, DR_JOB_COMPLETED);
+    assert_true(fabs(a.work_done - (5 + dr_time_to_s(100))) < 1e-12);
+    assert_int_equal(c.gpu_free[c.nodes[n0].gpu_base], 1000);
+    assert_null(dr_sched_find_job(s, 1));
+    assert_int_equal(dr_sched_nrunning(s), 3);
+    /* and its GPU goes to the next job in the queue */
+    assert_int_equal(dr_sched_pass(s, 200, &pr, &err), DR_OK);
+    assert_int_equal(pr.nstarted, 1);
+    assert_ptr_equal(pr.started[0], &q[2]);
+    assert_int_equal(q[2].alloc.slots[0].node, (uint32_t)n0);
+    assert_int_equal(q[2].alloc.slots[0].gpu, 0);
+    assert_ptr_equal(dr_sched_find_job(s, 13), &q[3]);
+    assert_null(dr_sched_find_job(s, 99));
+    /* adopting during a pass, or dated before the log, is refused */
+    running_job(&a, 20, (uint32_t)l0, 0, &aa, &as);
+    aa.type = (uint16_t)c.nodes[l0].type;
+    assert_int_equal(dr_sched_adopt(s, &a, &aa, 150, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "before the event log's last record");
+    assert_int_equal(dr_sched_adopt(s, &a, &aa, 200, &err), DR_OK);
+    dr_pass_result_free(&pr);
+    dr_sched_destroy(s);
+    dr_cluster_free(&c);
+}
+
+/* A restarted controller puts its pending jobs back: they keep their place
+ * (submit time) and what they have shown, unlike a new submit. */
+static void test_restore(void **st)
+{
+    (void)st;
+    dr_cluster_t c;
+    tu_cluster(&c, "NodeName=n0 Gpus=H100:1 Cpus=8 MemGB=64\n");
+    dr_sched_t *s;
+    dr_sched_opts_t so = {.policy = "fifo", .placement = DR_PLACE_BEST_FIT};
+    dr_err_t err;
+    assert_int_equal(dr_sched_create(&s, &c, &so, &err), DR_OK);
+    dr_job_t late, old, dup;
+    dr_job_init(&late);
+    late.id = 2;
+    late.submit = 80;
+    late.work_declared = 10;
+    assert_int_equal(dr_sched_submit(s, &late, 100, &err), DR_OK);
+    dr_job_init(&old);
+    old.id = 1;
+    old.submit = 5;
+    old.work_declared = 10;
+    old.first_start = 50;
+    old.nstarts = 2;
+    old.npreempt = 1;
+    old.work_done = old.work_ckpt = 3;
+    assert_int_equal(dr_sched_restore(s, &old, 100, &err), DR_OK);
+    assert_true(old.first_start == 50 && old.nstarts == 2 && old.npreempt == 1);
+    assert_true(old.work_done == 3 && old.submit == 5);
+    assert_ptr_equal(dr_sched_pending(s)[0], &old); /* submitted first: queued first */
+    assert_ptr_equal(dr_sched_find_job(s, 1), &old);
+    const dr_event_t *e = record_with(s, 1, "restored");
+    assert_non_null(e);
+    assert_true(e->from == DR_JOB_PENDING && e->to == DR_JOB_PENDING && e->t == 100);
+    /* a submit starts a job afresh; a held id is refused either way */
+    dr_job_init(&dup);
+    dup.id = 2;
+    dup.first_start = 7;
+    assert_int_equal(dr_sched_submit(s, &dup, 100, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "job 2: the scheduler already holds a job with this id");
+    assert_int_equal(dr_sched_restore(s, &dup, 100, &err), DR_EINVAL);
+    dup.state = DR_JOB_RUNNING;
+    assert_int_equal(dr_sched_restore(s, &dup, 100, &err), DR_ESTATE);
+    tu_assert_contains(err.msg, "restored in state running");
+    assert_int_equal(late.first_start, DR_TIME_NEVER);
+    dr_pass_result_t pr = {0};
+    assert_int_equal(dr_sched_pass(s, 100, &pr, &err), DR_OK);
+    assert_int_equal(pr.nstarted, 1);
+    assert_ptr_equal(pr.started[0], &old);
+    assert_int_equal(old.first_start, 50); /* its first start was long ago */
+    assert_int_equal(old.nstarts, 3);
+    /* a job that ended is no longer held: its id may come back */
+    assert_int_equal(dr_sched_cancel(s, &late, 101, "user", &err), DR_OK);
+    assert_null(dr_sched_find_job(s, 2));
+    dup.state = DR_JOB_PENDING;
+    assert_int_equal(dr_sched_submit(s, &dup, 101, &err), DR_OK);
+    assert_ptr_equal(dr_sched_find_job(s, 2), &dup);
+    dr_pass_result_free(&pr);
+    dr_sched_destroy(s);
+    dr_cluster_free(&c);
+}
+
+/* The node records of the log, in order, as "from>to" words. */
+static void node_records(const dr_sched_t *s, char *out, size_t cap)
+{
+    const dr_eventlog_t *l = dr_sched_log(s);
+    size_t n = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < l->nnode && n < cap; i++)
+        n += (size_t)snprintf(out + n, cap - n, "%s%s>%s", i ? " " : "",
+                              dr_node_state_name(l->node_ev[i].from),
+                              dr_node_state_name(l->node_ev[i].to));
+}
+
+/* Draining a node: what runs there keeps running, nothing new starts there
+ * (not even on GPUs freed meanwhile), and UP puts it back in service.  Every
+ * change of state is a node record. */
+static void test_node_drain(void **st)
+{
+    (void)st;
+    dr_cluster_t c;
+    tu_cluster(&c, "NodeName=n[0-1] Gpus=H100:2 Cpus=8 MemGB=64\n"
+                   "Pool=cloud Gpus=H100:2 MaxNodes=1 Cpus=8 MemGB=64\n");
+    dr_sched_t *s;
+    dr_sched_opts_t so = {.policy = "fifo", .placement = DR_PLACE_BEST_FIT, .audit = true};
+    dr_err_t err;
+    assert_int_equal(dr_sched_create(&s, &c, &so, &err), DR_OK);
+    dr_job_t j[5];
+    for (int i = 0; i < 5; i++) {
+        dr_job_init(&j[i]);
+        j[i].id = (uint64_t)i + 1;
+        j[i].work_declared = 10;
+    }
+    dr_pass_result_t pr = {0};
+    assert_int_equal(dr_sched_submit(s, &j[0], 0, &err), DR_OK);
+    assert_int_equal(dr_sched_pass(s, 0, &pr, &err), DR_OK);
+    assert_int_equal(pr.nstarted, 1);
+    assert_int_equal(dr_sched_job_running(s, &j[0], 1, &err), DR_OK);
+    uint32_t nd = j[0].alloc.slots[0].node, other = nd == 0 ? 1 : 0;
+
+    assert_int_equal(dr_sched_node_set_state(s, nd, DR_NODE_DRAIN, 10, &err), DR_OK);
+    assert_int_equal(c.nodes[nd].state, DR_NODE_DRAIN);
+    assert_int_equal(j[0].state, DR_JOB_RUNNING); /* keeps running */
+    assert_int_equal(dr_sched_node_set_state(s, nd, DR_NODE_DRAIN, 10, &err), DR_OK); /* no-op */
+    for (int i = 1; i < 5; i++)
+        assert_int_equal(dr_sched_submit(s, &j[i], 11, &err), DR_OK);
+    assert_int_equal(dr_sched_pass(s, 11, &pr, &err), DR_OK);
+    assert_int_equal(pr.nstarted, 2);
+    for (size_t i = 0; i < pr.nstarted; i++)
+        assert_int_equal(pr.started[i]->alloc.slots[0].node, other);
+    /* the drained node's job ends; its GPUs stay out of service */
+    assert_int_equal(dr_sched_job_ended(s, &j[0], DR_JOB_COMPLETED, 12, NULL, &err), DR_OK);
+    assert_int_equal(dr_sched_pass(s, 12, &pr, &err), DR_OK);
+    assert_int_equal(pr.nstarted, 0);
+    assert_int_equal(dr_sched_npending(s), 2);
+    /* back in service */
+    assert_int_equal(dr_sched_node_set_state(s, nd, DR_NODE_UP, 13, &err), DR_OK);
+    assert_int_equal(dr_sched_pass(s, 13, &pr, &err), DR_OK);
+    assert_int_equal(pr.nstarted, 2);
+    for (size_t i = 0; i < pr.nstarted; i++)
+        assert_int_equal(pr.started[i]->alloc.slots[0].node, nd);
+    /* DOWN requeues what runs there, without its progress */
+    assert_int_equal(dr_sched_node_set_state(s, nd, DR_NODE_DOWN, 14, &err), DR_OK);
+    assert_int_equal(dr_sched_npending(s), 2);
+    assert_int_equal(c.nodes[nd].njobs, 0);
+
+    /* what a driver may not do */
+    int pn = dr_cluster_find_node(&c, "cloud-1");
+    assert_true(pn >= 0);
+    uint32_t pool = (uint32_t)pn;
+    assert_int_equal(c.nodes[pool].state, DR_NODE_CLOUD);
+    assert_int_equal(dr_sched_node_set_state(s, pool, DR_NODE_DRAIN, 15, &err), DR_ESTATE);
+    tu_assert_contains(err.msg, "only a provisioned node can drain");
+    assert_int_equal(dr_sched_node_set_state(s, nd, DR_NODE_CLOUD, 15, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "is in no elastic pool");
+    assert_int_equal(dr_sched_node_set_state(s, nd, DR_NODE_PROVISIONING, 15, &err), DR_EINVAL);
+    assert_int_equal(dr_sched_node_set_state(s, 99, DR_NODE_UP, 15, &err), DR_EINVAL);
+    assert_int_equal(dr_sched_node_set_state(s, nd, DR_NODE_UP, 13, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "before the event log's last record");
+    /* a pool node: up (as when provisioned), then handed back once empty */
+    assert_int_equal(dr_sched_node_up(s, pool, 15, &err), DR_OK);
+    assert_int_equal(dr_sched_node_set_state(s, pool, DR_NODE_CLOUD, 16, &err), DR_OK);
+
+    char rec[256];
+    node_records(s, rec, sizeof rec);
+    assert_string_equal(rec, "up>drain drain>up up>down cloud>up up>cloud");
+    assert_true(dr_sched_log(s)->node_ev[0].node == nd && dr_sched_log(s)->node_ev[0].t == 10);
+    dr_pass_result_free(&pr);
+    dr_sched_destroy(s);
+    dr_cluster_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -607,6 +902,9 @@ int main(void)
         cmocka_unit_test(test_failures_until_end_of_time),
         cmocka_unit_test(test_driver_api),
         cmocka_unit_test(test_first_job_never_fits),
+        cmocka_unit_test(test_adopt),
+        cmocka_unit_test(test_restore),
+        cmocka_unit_test(test_node_drain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

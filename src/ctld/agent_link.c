@@ -6,6 +6,7 @@
  * whose framing is broken is closed.  Authentic frames go to
  * agent_msgs.c. */
 #include <errno.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
@@ -125,7 +126,7 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
     a->node = -1;
     if (sa->sa_family == AF_INET) {
         const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
-        char ip[64];
+        char ip[INET_ADDRSTRLEN];
         evutil_inet_ntop(AF_INET, &in->sin_addr, ip, sizeof ip);
         snprintf(a->addr, sizeof a->addr, "%s:%u", ip, ntohs(in->sin_port));
     } else {

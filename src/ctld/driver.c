@@ -832,7 +832,7 @@ static int reload_job(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err)
     default:
         dr_alloc_free(&alloc);
         cj->j.state = DR_JOB_PENDING;
-        rc = dr_sched_submit(c->sched, &cj->j, cj->j.submit, err);
+        rc = dr_sched_restore(c->sched, &cj->j, ctld_now(c), err);
         if (rc != DR_OK)
             return rc;
         cj->in_sched = true;

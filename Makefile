@@ -4,7 +4,7 @@ GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 CLANG := $(shell command -v clang >/dev/null 2>&1 && echo clang)
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all build asan bootstrap check test test-asan demo bench lint format clean
+.PHONY: all build asan bootstrap check test test-asan demo demo-sim bench lint format clean
 
 all: build
 
@@ -38,8 +38,13 @@ check: bootstrap
 	$(MAKE) lint
 	@echo "make check: all suites passed (normal and ASan+UBSan builds)"
 
+# the live cluster: controller, agents, a mixed workload (scripts/demo)
 demo: bootstrap build
 	scripts/demo
+
+# the simulator on real traces (scripts/demo-sim)
+demo-sim: bootstrap build
+	scripts/demo-sim
 
 bench: bootstrap build
 	build/bench/sim_scale

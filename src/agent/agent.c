@@ -1,0 +1,250 @@
+/* agent.c - the agent's life cycle: signal events, the job table, the log
+ * and the orderly shutdown that leaves no job process behind.
+ *
+ * The --state directory holds only a pid/epoch file for now.  Adopting the
+ * jobs of a previous agent incarnation (surviving an agent restart) is a
+ * later issue: it will keep the job table there too. */
+#include "agent/agent.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+/* How long job processes get between SIGTERM and SIGKILL at shutdown. */
+#define AGENT_STOP_GRACE_NS (2 * 1000000000LL)
+
+static void agent_vlog(const dr_agent_t *a, const char *fmt, va_list ap)
+{
+    FILE *f = a->log ? a->log : stderr;
+    char line[2048];
+    vsnprintf(line, sizeof line, fmt, ap);
+    fprintf(f, "drover-agent[%s]: %s\n", a->name ? a->name : "?", line);
+    fflush(f);
+}
+
+void dr_agent_log(const dr_agent_t *a, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    agent_vlog(a, fmt, ap);
+    va_end(ap);
+}
+
+void dr_agent_debug(const dr_agent_t *a, const char *fmt, ...)
+{
+    if (!a->verbose)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    agent_vlog(a, fmt, ap);
+    va_end(ap);
+}
+
+int64_t dr_agent_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void agent_on_sigchld(evutil_socket_t fd, short what, void *arg)
+{
+    dr_agent_reap(arg);
+}
+
+static void agent_on_sigterm(evutil_socket_t sig, short what, void *arg)
+{
+    dr_agent_t *a = arg;
+    if (!a->stopping)
+        dr_agent_log(a, "signal %d: stopping (killing %zu running job ranks)", (int)sig,
+                     dr_agent_running(a));
+    dr_agent_stop(a, 0);
+}
+
+int dr_agent_init(dr_agent_t *a, struct event_base *base, const char *name, dr_err_t *err)
+{
+    memset(a, 0, sizeof *a);
+    a->base = base;
+    a->log = stderr;
+    a->cg_mount = "/sys/fs/cgroup";
+    a->name = dr_strdup(name);
+    if (!a->name)
+        return dr_err_set(err, DR_ENOMEM, "agent: out of memory");
+    /* A closed controller socket must be an error on write, not a death. */
+    signal(SIGPIPE, SIG_IGN);
+    /* Job processes that daemonise are re-parented to us, not to init, so
+     * that they are reaped here (and are still ours to account for). */
+    (void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    a->sigchld_ev = evsignal_new(base, SIGCHLD, agent_on_sigchld, a);
+    a->sigterm_ev = evsignal_new(base, SIGTERM, agent_on_sigterm, a);
+    a->sigint_ev = evsignal_new(base, SIGINT, agent_on_sigterm, a);
+    if (!a->sigchld_ev || !a->sigterm_ev || !a->sigint_ev || evsignal_add(a->sigchld_ev, NULL) ||
+        evsignal_add(a->sigterm_ev, NULL) || evsignal_add(a->sigint_ev, NULL)) {
+        dr_agent_free(a);
+        return dr_err_set(err, DR_EIO, "agent: cannot set up signal events");
+    }
+    return 0;
+}
+
+static void job_free(dr_agent_job_t *j)
+{
+    if (j->limit_ev)
+        event_free(j->limit_ev);
+    if (j->grace_ev)
+        event_free(j->grace_ev);
+    if (j->cg_ev)
+        event_free(j->cg_ev);
+    free(j->detail);
+    free(j->cgroup);
+    free(j);
+}
+
+void dr_agent_free(dr_agent_t *a)
+{
+    for (size_t i = 0; i < a->njobs; i++)
+        job_free(a->jobs[i]);
+    free(a->jobs);
+    struct event *evs[] = {a->sigchld_ev, a->sigterm_ev, a->sigint_ev, a->stop_ev};
+    for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
+        if (evs[i])
+            event_free(evs[i]);
+    free(a->name);
+    free(a->state_dir);
+    memset(a, 0, sizeof *a);
+}
+
+dr_agent_job_t *dr_agent_job_find(const dr_agent_t *a, uint64_t job, uint32_t gen, uint32_t rank)
+{
+    for (size_t i = 0; i < a->njobs; i++) {
+        dr_agent_job_t *j = a->jobs[i];
+        if (j->job == job && j->gen == gen && j->rank == rank)
+            return j;
+    }
+    return NULL;
+}
+
+dr_agent_job_t *dr_agent_job_by_pid(const dr_agent_t *a, pid_t pid)
+{
+    for (size_t i = 0; i < a->njobs; i++)
+        if (a->jobs[i]->running && a->jobs[i]->pid == pid)
+            return a->jobs[i];
+    return NULL;
+}
+
+dr_agent_job_t *dr_agent_job_add(dr_agent_t *a, uint64_t job, uint32_t gen, uint32_t rank)
+{
+    dr_agent_job_t *j = calloc(1, sizeof *j);
+    if (!j)
+        return NULL;
+    j->a = a;
+    j->job = job;
+    j->gen = gen;
+    j->rank = rank;
+    j->detail = dr_strdup("");
+    if (!j->detail || DR_PUSH(a->jobs, a->njobs, a->jobs_cap, j) != 0) {
+        free(j->detail);
+        free(j);
+        return NULL;
+    }
+    return j;
+}
+
+void dr_agent_job_remove(dr_agent_t *a, dr_agent_job_t *j)
+{
+    for (size_t i = 0; i < a->njobs; i++) {
+        if (a->jobs[i] == j) {
+            a->jobs[i] = a->jobs[--a->njobs];
+            job_free(j);
+            return;
+        }
+    }
+}
+
+size_t dr_agent_running(const dr_agent_t *a)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < a->njobs; i++)
+        n += a->jobs[i]->running;
+    return n;
+}
+
+static void agent_on_stop_tick(evutil_socket_t fd, short what, void *arg)
+{
+    dr_agent_t *a = arg;
+    if (dr_agent_running(a) == 0) {
+        event_base_loopexit(a->base, NULL);
+        return;
+    }
+    /* still waiting: the per-rank grace timers send SIGKILL; reap in case a
+     * SIGCHLD was coalesced */
+    dr_agent_reap(a);
+}
+
+void dr_agent_stop(dr_agent_t *a, int code)
+{
+    if (!a->stopping) {
+        a->stopping = true;
+        a->exit_code = code;
+    }
+    for (size_t i = 0; i < a->njobs; i++) {
+        dr_agent_job_t *j = a->jobs[i];
+        if (j->running && !j->killing)
+            dr_agent_job_signal(a, j, SIGTERM, AGENT_STOP_GRACE_NS, DR_END_KILLED);
+    }
+    /* Poll for the table to drain: the loop exits once nothing runs. */
+    if (!a->stop_ev) {
+        a->stop_ev = event_new(a->base, -1, EV_PERSIST, agent_on_stop_tick, a);
+        struct timeval tv = {0, 50000};
+        if (a->stop_ev)
+            event_add(a->stop_ev, &tv);
+    }
+    if (dr_agent_running(a) == 0)
+        event_base_loopexit(a->base, NULL);
+}
+
+int dr_agent_state_init(dr_agent_t *a, const char *dir, dr_err_t *err)
+{
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+        return dr_err_set(err, DR_EIO, "state dir %s: %s", dir, strerror(errno));
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return dr_err_set(err, DR_EIO, "state dir %s: not a directory", dir);
+    free(a->state_dir);
+    a->state_dir = dr_strdup(dir);
+    if (!a->state_dir)
+        return dr_err_set(err, DR_ENOMEM, "state dir: out of memory");
+    return dr_agent_state_write(a, err);
+}
+
+int dr_agent_state_write(const dr_agent_t *a, dr_err_t *err)
+{
+    if (!a->state_dir)
+        return 0;
+    char tmp[PATH_MAX], path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/agent.pid", a->state_dir);
+    snprintf(tmp, sizeof tmp, "%s/.agent.pid.tmp", a->state_dir);
+    char text[128];
+    int n = snprintf(text, sizeof text, "pid %ld\nepoch %llu\n", (long)getpid(),
+                     (unsigned long long)a->epoch);
+    /* write then rename, so a reader never sees half a file */
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return dr_err_set(err, DR_EIO, "state file %s: %s", tmp, strerror(errno));
+    bool ok = write(fd, text, (size_t)n) == n;
+    ok = close(fd) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return dr_err_set(err, DR_EIO, "state file %s: %s", path, strerror(e));
+    }
+    return 0;
+}

@@ -1,0 +1,196 @@
+/* agent.h - the node agent's internal state and the functions its parts
+ * (agent.c, env.c, cgroup.c, launch.c, supervise.c, link.c, main.c) share.
+ *
+ * One process, one libevent loop.  The agent holds a table of job ranks it
+ * has started: a rank stays in the table while it runs and, once it ended,
+ * until the controller ACKs the end report, so that a report is never lost
+ * across a reconnect (it goes out again in the next REGISTER's held[]).
+ * launch.c and supervise.c know nothing of the wire: they tell whoever
+ * listens through a_notify (the link, or a unit test). */
+#ifndef DROVER_AGENT_AGENT_H
+#define DROVER_AGENT_AGENT_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "agent/gpu.h"
+#include "drover/error.h"
+#include "drover/proto.h"
+#include "drover/util.h"
+
+struct event_base;
+struct event;
+struct dr_agent;
+struct dr_agent_link;
+
+/* One rank of one job generation on this node. */
+typedef struct dr_agent_job {
+    struct dr_agent *a;
+    uint64_t job;
+    uint32_t gen, rank;
+    pid_t pid;    /* main process; also its process group (setsid); 0 if never started */
+    bool running; /* main process not yet reaped */
+    bool killing; /* the agent has signalled it (time limit, KILL, shutdown) */
+    uint8_t why;  /* dr_end_why_t: what the end report will say */
+    int32_t exit_code, signal;
+    int64_t start_ns, end_ns; /* Unix ns */
+    char *detail;             /* launch failure text; "" otherwise */
+    char *cgroup;             /* its cgroup directory, NULL when none */
+    int cg_tries;             /* rmdir attempts of an emptied cgroup */
+    int64_t grace_ns;         /* SIGKILL this long after the first signal */
+    struct event *limit_ev;   /* time limit */
+    struct event *grace_ev;   /* SIGKILL after grace */
+    struct event *cg_ev;      /* retry removing the cgroup */
+} dr_agent_job_t;
+
+/* Called when a rank started (started=true) or ended (false). */
+typedef void (*dr_agent_notify_fn)(struct dr_agent *a, const dr_agent_job_t *j, bool started);
+
+typedef struct dr_agent {
+    char *name; /* node name (log prefix, DROVER_NODENAME) */
+    struct event_base *base;
+    FILE *log; /* stderr; tests may redirect */
+    bool verbose;
+
+    dr_agent_job_t **jobs;
+    size_t njobs, jobs_cap;
+
+    /* cgroup v2: probed once at the first launch */
+    const char *cg_mount; /* "/sys/fs/cgroup"; tests may point it elsewhere */
+    int cg_state;         /* 0 not probed, 1 usable, -1 unavailable */
+    bool cg_limits;       /* memory/cpu controllers enabled for job cgroups */
+    char cg_base[PATH_MAX];
+
+    dr_agent_notify_fn notify; /* may be NULL */
+    void *notify_ctx;
+
+    struct event *sigchld_ev, *sigterm_ev, *sigint_ev, *stop_ev;
+    bool stopping; /* SIGTERM/SIGINT/REJECT: no new launches, jobs being killed */
+    int exit_code; /* what the loop's owner should exit with */
+
+    char *state_dir; /* --state DIR, NULL when none */
+    uint64_t epoch;  /* controller epoch of the current (last) session */
+
+    struct dr_agent_link *link; /* NULL when the agent has no controller link */
+} dr_agent_t;
+
+/* ---- agent.c: life cycle, job table, log ---- */
+
+/* Set up signal events (SIGCHLD, SIGTERM, SIGINT) on base; SIGPIPE is ignored
+ * and the agent becomes its children's subreaper so that orphaned job
+ * processes are reaped here too. */
+int dr_agent_init(dr_agent_t *a, struct event_base *base, const char *name, dr_err_t *err);
+/* Free the job table and events (not the link: dr_agent_link_free it first,
+ * which keeps this file free of the wire protocol). */
+void dr_agent_free(dr_agent_t *a);
+
+void dr_agent_log(const dr_agent_t *a, const char *fmt, ...) DR_PRINTF(2, 3);
+void dr_agent_debug(const dr_agent_t *a, const char *fmt, ...) DR_PRINTF(2, 3);
+
+int64_t dr_agent_now_ns(void); /* CLOCK_REALTIME */
+
+dr_agent_job_t *dr_agent_job_find(const dr_agent_t *a, uint64_t job, uint32_t gen, uint32_t rank);
+dr_agent_job_t *dr_agent_job_by_pid(const dr_agent_t *a, pid_t pid);
+dr_agent_job_t *dr_agent_job_add(dr_agent_t *a, uint64_t job, uint32_t gen, uint32_t rank);
+/* Remove and free an ended rank (its end report was ACKed). */
+void dr_agent_job_remove(dr_agent_t *a, dr_agent_job_t *j);
+size_t dr_agent_running(const dr_agent_t *a);
+
+/* Begin the agent's orderly exit with exit code `code`: no new launches,
+ * every running rank gets SIGTERM, then SIGKILL after 2 s; the loop exits
+ * once all are reaped. */
+void dr_agent_stop(dr_agent_t *a, int code);
+
+/* --state DIR: create it (0700) when missing and write DIR/agent.pid with
+ * this process's pid and the controller epoch. */
+int dr_agent_state_init(dr_agent_t *a, const char *dir, dr_err_t *err);
+int dr_agent_state_write(const dr_agent_t *a, dr_err_t *err);
+
+/* ---- env.c: a launch's environment ---- */
+
+/* Who the job runs as, for HOME/USER/LOGNAME/SHELL (NULL fields are left out). */
+typedef struct dr_agent_user {
+    const char *name, *home, *shell;
+} dr_agent_user_t;
+
+/* Clean base (PATH, the user's HOME/USER/LOGNAME/SHELL), then the LAUNCH's
+ * env entries (which may override the base), then what the agent owns and
+ * the job may not override: GPU visibility (CUDA_VISIBLE_DEVICES,
+ * ROCR_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, DROVER_GPUS: the launch's GPU
+ * indices, "" for none; CUDA_DEVICE_ORDER=PCI_BUS_ID so that CUDA numbers
+ * GPUs as NVML does) and DROVER_NODE_RANK, DROVER_NNODES, DROVER_NODENAME. */
+int dr_agent_env_build(const dr_msg_launch_t *l, const char *node, const dr_agent_user_t *u,
+                       dr_strvec_t *env, dr_err_t *err);
+/* Set KEY=VALUE in env, replacing an existing KEY. */
+int dr_agent_env_set(dr_strvec_t *env, const char *key, const char *value);
+/* Value of KEY in env, or NULL. */
+const char *dr_agent_env_get(const dr_strvec_t *env, const char *key);
+
+/* ---- cgroup.c: cgroup v2 job containers ---- */
+
+/* Probe once (logs the outcome once): 1 usable, 0 unavailable. */
+int dr_agent_cg_probe(dr_agent_t *a);
+/* Create the rank's cgroup with its limits; *procs_fd is an O_WRONLY fd of
+ * its cgroup.procs for the child to write itself into.  Returns 0, or <0
+ * when the cgroup cannot be made (the launch goes on without one). */
+int dr_agent_cg_create(dr_agent_t *a, dr_agent_job_t *j, uint32_t cpu_milli, uint64_t mem_mb,
+                       int *procs_fd, dr_err_t *err);
+/* cgroup.kill (or SIGKILL to each member on kernels without it). */
+void dr_agent_cg_kill(dr_agent_t *a, dr_agent_job_t *j);
+/* rmdir; false while processes remain. */
+bool dr_agent_cg_remove(dr_agent_t *a, dr_agent_job_t *j);
+/* How many of the rank's processes the kernel OOM-killed (memory.events). */
+uint64_t dr_agent_cg_oom_kills(const dr_agent_t *a, const dr_agent_job_t *j);
+
+/* ---- launch.c ---- */
+
+/* Start one rank.  Returns 0 when the LAUNCH was handled (the rank started,
+ * or its failure became an end report with why=DR_END_LAUNCH), 1 when it
+ * was ignored (already held, or the agent is stopping), <0 on an internal
+ * error. */
+int dr_agent_launch(dr_agent_t *a, const dr_msg_launch_t *l, dr_err_t *err);
+
+/* ---- supervise.c ---- */
+
+/* Reap exited children: a rank's main process ends its job (the rest of
+ * the process group and cgroup is killed) and is reported. */
+void dr_agent_reap(dr_agent_t *a);
+/* Signal a running rank's processes now and SIGKILL them after grace_ns;
+ * the end is reported with `why` (the first cause sticks). */
+void dr_agent_job_signal(dr_agent_t *a, dr_agent_job_t *j, int sig, int64_t grace_ns, uint8_t why);
+/* Arm the time limit of a rank that just started. */
+void dr_agent_job_arm_limit(dr_agent_t *a, dr_agent_job_t *j, int64_t limit_ns);
+/* KILL (job, gen): every rank of it here.  Returns how many were signalled. */
+int dr_agent_kill(dr_agent_t *a, const dr_msg_kill_t *k);
+/* Mark a rank ended and report it. */
+void dr_agent_job_ended(dr_agent_t *a, dr_agent_job_t *j);
+
+/* ---- link.c: the controller connection ---- */
+
+typedef struct dr_agent_link_opts {
+    const char *host;
+    const char *port;
+    const uint8_t *key;                /* DR_PROTO_KEY bytes */
+    const char *nvml_path, *rocm_path; /* dr_gpu_opts_t semantics */
+} dr_agent_link_opts_t;
+
+/* Start connecting (the first attempt is immediate). */
+int dr_agent_link_start(dr_agent_t *a, const dr_agent_link_opts_t *o, dr_err_t *err);
+void dr_agent_link_free(dr_agent_t *a);
+/* The current session's decoder counters (zeros when not connected). */
+dr_proto_stats_t dr_agent_link_stats(const dr_agent_t *a);
+/* How many sessions reached WELCOME. */
+uint64_t dr_agent_link_sessions(const dr_agent_t *a);
+
+/* Read a cluster key file: it must not be readable or writable by group or
+ * others; the contents are 64 hex digits. */
+int dr_agent_key_load(const char *path, uint8_t key[DR_PROTO_KEY], dr_err_t *err);
+/* Split "HOST:PORT" or "[V6]:PORT". */
+int dr_agent_split_hostport(const char *s, char *host, size_t hostlen, char *port, size_t portlen,
+                            dr_err_t *err);
+
+#endif

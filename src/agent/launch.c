@@ -1,0 +1,338 @@
+/* launch.c - start one job rank: fork, set the child up, exec.
+ *
+ * Everything that can be decided without the child (environment, groups,
+ * the cgroup) is prepared in the parent, so that the child between fork
+ * and exec only makes system calls.  The child reports a failed step
+ * through a close-on-exec pipe: EOF means exec succeeded, a record means it
+ * did not (which step, errno).  The parent waits for that answer, as
+ * posix_spawn does; the steps are local system calls, so the wait is short.
+ *
+ * The child drops privileges before chdir and before opening the output
+ * files, so that a job reaches only what its user may and its output files
+ * belong to that user. */
+#include "agent/agent.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+enum launch_step {
+    STEP_SETSID = 1,
+    STEP_CGROUP,
+    STEP_STDIN,
+    STEP_SETGROUPS,
+    STEP_SETGID,
+    STEP_SETUID,
+    STEP_CHDIR,
+    STEP_STDOUT,
+    STEP_STDERR,
+    STEP_EXEC
+};
+
+typedef struct launch_fail {
+    int32_t step;
+    int32_t err;
+} launch_fail_t;
+
+/* Everything the child needs, prepared by the parent. */
+typedef struct launch_plan {
+    const dr_msg_launch_t *l;
+    char **argv, **envp;
+    bool change_ids;
+    uid_t uid;
+    gid_t gid;
+    gid_t *groups;
+    int ngroups;
+    int procs_fd; /* cgroup.procs of the rank's cgroup, or -1 */
+    int fail_fd;  /* write end of the report pipe */
+} launch_plan_t;
+
+static void child_fail(const launch_plan_t *p, int step)
+{
+    launch_fail_t f = {step, errno};
+    ssize_t w = write(p->fail_fd, &f, sizeof f);
+    (void)w;
+    _exit(127);
+}
+
+/* Open path as fd `target` (0, 1 or 2), not inheriting anything else. */
+static int child_open_as(const char *path, int flags, int target)
+{
+    int fd = open(path, flags | O_CLOEXEC, 0640);
+    if (fd < 0)
+        return -1;
+    if (fd == target)
+        return fcntl(fd, F_SETFD, 0);
+    if (dup2(fd, target) < 0)
+        return -1;
+    close(fd);
+    return 0;
+}
+
+static void child_run(const launch_plan_t *p)
+{
+    const dr_msg_launch_t *l = p->l;
+    if (setsid() < 0)
+        child_fail(p, STEP_SETSID);
+    /* the agent's handlers, ignored signals and mask are not the job's */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    for (int s = 1; s < NSIG; s++)
+        (void)sigaction(s, &sa, NULL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    /* nothing of the agent's (sockets, event loop) survives exec */
+    if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
+        for (int fd = 3; fd < 1024; fd++)
+            (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+    if (p->procs_fd >= 0) {
+        if (write(p->procs_fd, "0", 1) != 1)
+            child_fail(p, STEP_CGROUP);
+        close(p->procs_fd);
+    }
+    if (child_open_as("/dev/null", O_RDONLY, 0) != 0)
+        child_fail(p, STEP_STDIN);
+    if (p->change_ids) {
+        if (setgroups((size_t)p->ngroups, p->groups) != 0)
+            child_fail(p, STEP_SETGROUPS);
+        if (setgid(p->gid) != 0)
+            child_fail(p, STEP_SETGID);
+        if (setuid(p->uid) != 0)
+            child_fail(p, STEP_SETUID);
+    }
+    if (l->cwd && l->cwd[0] && chdir(l->cwd) != 0)
+        child_fail(p, STEP_CHDIR);
+    const char *out = l->out_path && l->out_path[0] ? l->out_path : "/dev/null";
+    if (child_open_as(out, O_WRONLY | O_CREAT | O_APPEND, 1) != 0)
+        child_fail(p, STEP_STDOUT);
+    if (l->err_path && l->err_path[0]) {
+        if (child_open_as(l->err_path, O_WRONLY | O_CREAT | O_APPEND, 2) != 0)
+            child_fail(p, STEP_STDERR);
+    } else if (dup2(1, 2) < 0) {
+        child_fail(p, STEP_STDERR);
+    }
+    environ = p->envp; /* execvp searches the job's PATH, not the agent's */
+    execvp(p->argv[0], p->argv);
+    child_fail(p, STEP_EXEC);
+}
+
+static void fail_detail(const launch_plan_t *p, const dr_agent_job_t *j, const launch_fail_t *f,
+                        char *out, size_t len)
+{
+    const dr_msg_launch_t *l = p->l;
+    const char *e = strerror(f->err);
+    switch (f->step) {
+    case STEP_SETSID: snprintf(out, len, "setsid: %s", e); break;
+    case STEP_CGROUP: snprintf(out, len, "cgroup %s: %s", j->cgroup ? j->cgroup : "?", e); break;
+    case STEP_STDIN: snprintf(out, len, "open /dev/null: %s", e); break;
+    case STEP_SETGROUPS: snprintf(out, len, "setgroups for uid %u: %s", (unsigned)p->uid, e); break;
+    case STEP_SETGID: snprintf(out, len, "setgid %u: %s", (unsigned)p->gid, e); break;
+    case STEP_SETUID: snprintf(out, len, "setuid %u: %s", (unsigned)p->uid, e); break;
+    case STEP_CHDIR: snprintf(out, len, "chdir %s: %s", l->cwd, e); break;
+    case STEP_STDOUT: snprintf(out, len, "open %s: %s", l->out_path, e); break;
+    case STEP_STDERR: snprintf(out, len, "open %s: %s", l->err_path, e); break;
+    case STEP_EXEC: snprintf(out, len, "exec %s: %s", l->argv[0], e); break;
+    default: snprintf(out, len, "child setup failed before exec"); break;
+    }
+}
+
+/* The rank could not be started: it ends at once with why=DR_END_LAUNCH. */
+static int launch_failed(dr_agent_t *a, dr_agent_job_t *j, const char *detail)
+{
+    dr_agent_log(a, "job %llu.%u rank %u: launch failed: %s", (unsigned long long)j->job, j->gen,
+                 j->rank, detail);
+    char *d = dr_strdup(detail);
+    if (d) {
+        free(j->detail);
+        j->detail = d;
+    }
+    j->why = DR_END_LAUNCH;
+    j->exit_code = 127;
+    j->signal = 0;
+    (void)dr_agent_cg_remove(a, j);
+    dr_agent_job_ended(a, j);
+    return 0;
+}
+
+/* Who the job runs as, its passwd entry and supplementary groups. */
+static int plan_identity(dr_agent_t *a, const dr_msg_launch_t *l, launch_plan_t *p,
+                         struct passwd *pw, char *buf, size_t buflen, bool *have_pw)
+{
+    bool root = geteuid() == 0;
+    p->uid = root ? (uid_t)l->uid : geteuid();
+    p->gid = root ? (gid_t)l->gid : getegid();
+    p->change_ids = root && l->uid != 0;
+    if (!root && l->uid != (uint32_t)geteuid())
+        dr_agent_debug(a, "job %llu.%u: not root, so it runs as uid %u (not %u)",
+                       (unsigned long long)l->job, l->gen, (unsigned)p->uid, l->uid);
+    struct passwd *res = NULL;
+    *have_pw = getpwuid_r(p->uid, pw, buf, buflen, &res) == 0 && res;
+    if (!p->change_ids)
+        return 0;
+    int n = 16;
+    for (int tries = 0; tries < 8; tries++) {
+        gid_t *g = realloc(p->groups, sizeof *g * (size_t)n);
+        if (!g)
+            return DR_ENOMEM;
+        p->groups = g;
+        if (!*have_pw) {
+            p->groups[0] = p->gid; /* no passwd entry: its own group only */
+            p->ngroups = 1;
+            return 0;
+        }
+        int got = n;
+        if (getgrouplist(pw->pw_name, p->gid, p->groups, &got) >= 0) {
+            p->ngroups = got;
+            return 0;
+        }
+        n = got > n ? got : n * 2;
+    }
+    return DR_ENOMEM;
+}
+
+static void plan_free(launch_plan_t *p)
+{
+    free(p->argv);
+    for (char **e = p->envp; e && *e; e++)
+        free(*e);
+    free(p->envp);
+    free(p->groups);
+    if (p->procs_fd >= 0)
+        close(p->procs_fd);
+}
+
+/* Build argv, envp, identity and the cgroup; on failure *detail says why. */
+static int plan_prepare(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_t *l,
+                        launch_plan_t *p, char *detail, size_t dlen)
+{
+    struct passwd pw;
+    char pwbuf[4096];
+    bool have_pw = false;
+    if (l->argc < 1 || !l->argv || !l->argv[0] || !l->argv[0][0]) {
+        snprintf(detail, dlen, "empty argv");
+        return DR_EINVAL;
+    }
+    if (plan_identity(a, l, p, &pw, pwbuf, sizeof pwbuf, &have_pw) != 0) {
+        snprintf(detail, dlen, "groups of uid %u: out of memory", (unsigned)p->uid);
+        return DR_ENOMEM;
+    }
+    dr_agent_user_t u = {0};
+    if (have_pw)
+        u = (dr_agent_user_t){pw.pw_name, pw.pw_dir, pw.pw_shell};
+    dr_strvec_t env = {0};
+    dr_err_t err = {0};
+    if (dr_agent_env_build(l, a->name, &u, &env, &err) != 0) {
+        snprintf(detail, dlen, "%s", err.msg);
+        return DR_EINVAL;
+    }
+    p->envp = calloc(env.n + 1, sizeof *p->envp); /* NULL-terminated for exec */
+    if (!p->envp) {
+        dr_strvec_free(&env);
+        snprintf(detail, dlen, "env: out of memory");
+        return DR_ENOMEM;
+    }
+    memcpy(p->envp, env.v, env.n * sizeof *p->envp);
+    free(env.v); /* the strings now belong to envp */
+    p->argv = calloc((size_t)l->argc + 1, sizeof *p->argv);
+    if (!p->argv) {
+        snprintf(detail, dlen, "argv: out of memory");
+        return DR_ENOMEM;
+    }
+    for (uint32_t i = 0; i < l->argc; i++)
+        p->argv[i] = l->argv[i];
+    if (dr_agent_cg_probe(a)) {
+        if (dr_agent_cg_create(a, j, l->cpu_milli, l->mem_mb, &p->procs_fd, &err) != 0)
+            dr_agent_log(a, "job %llu.%u rank %u: no cgroup (%s); runs without limits",
+                         (unsigned long long)j->job, j->gen, j->rank, err.msg);
+    }
+    return 0;
+}
+
+int dr_agent_launch(dr_agent_t *a, const dr_msg_launch_t *l, dr_err_t *err)
+{
+    if (a->stopping) {
+        dr_agent_log(a, "job %llu.%u rank %u: launch ignored: the agent is stopping",
+                     (unsigned long long)l->job, l->gen, l->rank);
+        return 1;
+    }
+    if (dr_agent_job_find(a, l->job, l->gen, l->rank)) {
+        dr_agent_log(a, "job %llu.%u rank %u: launch ignored: already held",
+                     (unsigned long long)l->job, l->gen, l->rank);
+        return 1;
+    }
+    dr_agent_job_t *j = dr_agent_job_add(a, l->job, l->gen, l->rank);
+    if (!j)
+        return dr_err_set(err, DR_ENOMEM, "launch: out of memory");
+    j->grace_ns = l->grace_ns;
+    launch_plan_t p = {.l = l, .procs_fd = -1, .fail_fd = -1};
+    char detail[PATH_MAX + 128];
+    if (plan_prepare(a, j, l, &p, detail, sizeof detail) != 0) {
+        plan_free(&p);
+        return launch_failed(a, j, detail);
+    }
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC) != 0) {
+        snprintf(detail, sizeof detail, "pipe: %s", strerror(errno));
+        plan_free(&p);
+        return launch_failed(a, j, detail);
+    }
+    p.fail_fd = pfd[1];
+    /* no signal handler of the agent may run in the child before it has
+     * reset them: block everything across fork */
+    sigset_t all, old;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, &old);
+    pid_t pid = fork();
+    if (pid == 0)
+        child_run(&p); /* does not return */
+    int fork_errno = errno;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    close(pfd[1]);
+    if (pid < 0) {
+        close(pfd[0]);
+        snprintf(detail, sizeof detail, "fork: %s", strerror(fork_errno));
+        plan_free(&p);
+        return launch_failed(a, j, detail);
+    }
+    launch_fail_t f = {0};
+    ssize_t r;
+    do
+        r = read(pfd[0], &f, sizeof f);
+    while (r < 0 && errno == EINTR);
+    close(pfd[0]);
+    if (r != 0) {
+        /* the child reported a failed step and exits 127: reap it here, so
+         * the SIGCHLD loop never sees it */
+        int st;
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+            ;
+        if (r == (ssize_t)sizeof f)
+            fail_detail(&p, j, &f, detail, sizeof detail);
+        else
+            snprintf(detail, sizeof detail, "child setup failed before exec");
+        plan_free(&p);
+        return launch_failed(a, j, detail);
+    }
+    plan_free(&p);
+    j->pid = pid;
+    j->running = true;
+    j->start_ns = dr_agent_now_ns();
+    dr_agent_log(a, "job %llu.%u rank %u/%u: started pid %ld: %s%s", (unsigned long long)j->job,
+                 j->gen, j->rank, l->nranks, (long)pid, l->argv[0], l->argc > 1 ? " ..." : "");
+    if (l->time_limit_ns > 0)
+        dr_agent_job_arm_limit(a, j, l->time_limit_ns);
+    if (a->notify)
+        a->notify(a, j, true);
+    return 0;
+}

@@ -1,0 +1,615 @@
+/* link.c - the agent's connection to the controller.
+ *
+ * The agent connects out (so that nodes behind NAT work), says HELLO with a
+ * fresh nonce, and on WELCOME registers what it has: GPUs and topology
+ * (discovered once, on the first WELCOME, because the declared fallback
+ * comes from it) and every rank it holds, running or ended but not yet
+ * ACKed.  A lost connection never touches the jobs: the link reconnects
+ * with exponential backoff and a new session (new nonce), and the next
+ * REGISTER tells the controller what happened meanwhile.
+ *
+ * Frames the decoder drops (bad MAC, replay) are counted and logged at a
+ * bounded rate, never acted on; an unusable stream (bad header) closes the
+ * connection. */
+#include "agent/agent.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/dns.h>
+#include <event2/event.h>
+
+#define LINK_BACKOFF_MIN_MS 100
+#define LINK_BACKOFF_MAX_MS 5000
+#define LINK_HANDSHAKE_S    10 /* connect + WELCOME must take less */
+#define LINK_DROP_LOG_NS    (10 * 1000000000LL)
+#define LINK_IN_MAX         (DR_PROTO_HDR + DR_PROTO_MAX_BODY + DR_PROTO_MAC)
+
+enum link_state { LINK_DOWN, LINK_CONNECTING, LINK_HELLO, LINK_UP, LINK_CLOSED };
+
+typedef struct dr_agent_link {
+    dr_agent_t *a;
+    char *host, *port;
+    uint8_t key[DR_PROTO_KEY];
+    char *nvml_path, *rocm_path;
+    struct evdns_base *dns;
+    struct bufferevent *bev;
+    dr_proto_session_t s;
+    int state;
+    uint32_t heartbeat_ms;
+    struct event *retry_ev, *hb_ev;
+    uint32_t backoff_ms;
+    dr_rng_t rng; /* backoff jitter */
+    uint64_t sessions;
+    /* node facts, discovered on the first WELCOME */
+    bool have_node;
+    dr_gpu_list_t gpus;
+    dr_topo_t topo;
+    char hostname[256];
+    /* rate-limited logging of dropped frames */
+    int64_t drop_log_ns;
+    uint64_t drops_logged;
+} dr_agent_link_t;
+
+static void link_connect(dr_agent_link_t *l);
+
+/* ---- helpers: key file, address ---- */
+
+int dr_agent_key_load(const char *path, uint8_t key[DR_PROTO_KEY], dr_err_t *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return dr_err_set(err, DR_EIO, "key file %s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return dr_err_set(err, DR_EINVAL, "key file %s: not a regular file", path);
+    }
+    if (st.st_mode & 077) {
+        close(fd);
+        return dr_err_set(err, DR_EINVAL,
+                          "key file %s: mode %04o lets group or others read or change it; "
+                          "chmod 600 %s",
+                          path, (unsigned)(st.st_mode & 07777), path);
+    }
+    char text[512];
+    ssize_t n = read(fd, text, sizeof text);
+    int e = errno;
+    close(fd);
+    if (n < 0)
+        return dr_err_set(err, DR_EIO, "key file %s: %s", path, strerror(e));
+    int rc = dr_proto_key_parse(text, (size_t)n, key, err);
+    explicit_bzero(text, sizeof text);
+    if (rc != 0)
+        dr_err_prefix(err, "key file %s: ", path);
+    return rc;
+}
+
+int dr_agent_split_hostport(const char *s, char *host, size_t hostlen, char *port, size_t portlen,
+                            dr_err_t *err)
+{
+    const char *h = s, *colon;
+    size_t hl;
+    if (s[0] == '[') {
+        const char *close = strchr(s, ']');
+        if (!close || close[1] != ':')
+            return dr_err_set(err, DR_EINVAL, "controller '%s': want [ADDRESS]:PORT", s);
+        h = s + 1;
+        hl = (size_t)(close - h);
+        colon = close + 1;
+    } else {
+        colon = strrchr(s, ':');
+        if (!colon)
+            return dr_err_set(err, DR_EINVAL, "controller '%s': want HOST:PORT", s);
+        if (memchr(s, ':', (size_t)(colon - s)))
+            return dr_err_set(err, DR_EINVAL, "controller '%s': write IPv6 as [ADDRESS]:PORT", s);
+        hl = (size_t)(colon - s);
+    }
+    uint64_t p;
+    if (hl == 0 || hl >= hostlen)
+        return dr_err_set(err, DR_EINVAL, "controller '%s': bad host", s);
+    if (dr_parse_u64(colon + 1, &p) != 0 || p == 0 || p > 65535 || strlen(colon + 1) >= portlen)
+        return dr_err_set(err, DR_EINVAL, "controller '%s': port must be 1-65535", s);
+    memcpy(host, h, hl);
+    host[hl] = '\0';
+    snprintf(port, portlen, "%u", (unsigned)p);
+    return 0;
+}
+
+/* ---- sending ---- */
+
+static void link_send(dr_agent_link_t *l, int type, const void *m)
+{
+    if (!l->bev)
+        return;
+    uint8_t *out = NULL;
+    size_t outlen = 0;
+    dr_err_t err = {0};
+    if (dr_proto_send_msg(&l->s, type, m, &out, &outlen, &err) != 0) {
+        dr_agent_log(l->a, "cannot send %s: %s", dr_msg_type_name(type), err.msg);
+        return;
+    }
+    if (bufferevent_write(l->bev, out, outlen) != 0)
+        dr_agent_log(l->a, "cannot queue %s (%zu bytes)", dr_msg_type_name(type), outlen);
+    free(out);
+}
+
+static void link_send_state(dr_agent_link_t *l, const dr_agent_job_t *j, bool started)
+{
+    dr_msg_job_state_t m = {
+        .job = j->job,
+        .gen = j->gen,
+        .rank = j->rank,
+        .started = started,
+        .pid = (int32_t)j->pid,
+        .exit_code = started ? 0 : j->exit_code,
+        .signal = started ? 0 : j->signal,
+        .why = started ? DR_END_EXIT : j->why,
+        .t_ns = started ? j->start_ns : j->end_ns,
+        .detail = started ? "" : j->detail,
+    };
+    link_send(l, DR_MSG_JOB_STATE, &m);
+}
+
+/* launch.c and supervise.c tell us; only a registered session hears it
+ * (otherwise the next REGISTER's held[] carries it). */
+static void link_notify(dr_agent_t *a, const dr_agent_job_t *j, bool started)
+{
+    dr_agent_link_t *l = a->link;
+    if (l && l->state == LINK_UP)
+        link_send_state(l, j, started);
+}
+
+static void link_on_heartbeat(evutil_socket_t fd, short what, void *arg)
+{
+    dr_agent_link_t *l = arg;
+    if (l->state != LINK_UP)
+        return;
+    dr_msg_heartbeat_t hb = {.now_ns = dr_agent_now_ns(),
+                             .running = (uint32_t)dr_agent_running(l->a)};
+    link_send(l, DR_MSG_HEARTBEAT, &hb);
+}
+
+/* ---- connection life cycle ---- */
+
+static void link_on_retry(evutil_socket_t fd, short what, void *arg)
+{
+    link_connect(arg);
+}
+
+static void link_close(dr_agent_link_t *l)
+{
+    if (l->bev) {
+        bufferevent_free(l->bev);
+        l->bev = NULL;
+    }
+    if (l->hb_ev)
+        event_del(l->hb_ev);
+    if (l->state != LINK_CLOSED)
+        l->state = LINK_DOWN;
+}
+
+/* The connection is gone: jobs keep running; try again later. */
+static void link_lost(dr_agent_link_t *l, const char *why)
+{
+    bool was_up = l->state == LINK_UP;
+    link_close(l);
+    if (l->state == LINK_CLOSED)
+        return;
+    uint32_t d = l->backoff_ms;
+    uint32_t delay = d / 2 + (uint32_t)dr_rng_below(&l->rng, d / 2 + 1); /* jitter */
+    l->backoff_ms = d * 2 > LINK_BACKOFF_MAX_MS ? LINK_BACKOFF_MAX_MS : d * 2;
+    dr_agent_log(l->a, "controller %s:%s: %s%s; reconnecting in %u ms", l->host, l->port, why,
+                 was_up ? " (jobs keep running)" : "", delay);
+    struct timeval tv = {(time_t)(delay / 1000), (suseconds_t)(delay % 1000) * 1000};
+    evtimer_add(l->retry_ev, &tv);
+}
+
+static void link_note_drop(dr_agent_link_t *l)
+{
+    const dr_proto_stats_t *st = &l->s.stats;
+    uint64_t total = st->bad_mac + st->replayed;
+    int64_t now = dr_agent_now_ns();
+    if (l->drop_log_ns && now - l->drop_log_ns < LINK_DROP_LOG_NS)
+        return;
+    dr_agent_log(l->a,
+                 "dropped %llu frame(s) from the controller since the last note "
+                 "(this session: %llu bad MAC, %llu replayed)",
+                 (unsigned long long)(total - l->drops_logged), (unsigned long long)st->bad_mac,
+                 (unsigned long long)st->replayed);
+    l->drops_logged = total;
+    l->drop_log_ns = now;
+}
+
+/* GPUs and topology, once: the declared fallback comes from WELCOME. */
+static void link_discover(dr_agent_link_t *l, const dr_msg_welcome_t *w)
+{
+    dr_agent_t *a = l->a;
+    dr_gpu_opts_t o = {.nvml_path = l->nvml_path,
+                       .rocm_path = l->rocm_path,
+                       .declared_type = w->gpu_type,
+                       .declared_n = w->ngpus,
+                       .declared_mem_mb = 0};
+    char note[512] = "";
+    dr_err_t err = {0};
+    if (dr_gpu_discover(&o, &l->gpus, note, sizeof note, &err) != 0) {
+        dr_agent_log(a, "gpu discovery failed: %s; registering no GPUs", err.msg);
+        memset(&l->gpus, 0, sizeof l->gpus);
+        l->gpus.source = "declared";
+    }
+    if (note[0])
+        dr_agent_log(a, "gpus: %s", note);
+    dr_agent_log(a, "gpus: %zu from %s%s%s", l->gpus.n, l->gpus.source, l->gpus.n ? ", first " : "",
+                 l->gpus.n ? l->gpus.gpus[0].name : "");
+    dr_err_clear(&err);
+    memset(&l->topo, 0, sizeof l->topo);
+    if (dr_topo_fill(&l->topo, &l->gpus, &err) != 0)
+        dr_agent_log(a, "topology: %s; using the declared cpus and memory", err.msg);
+    if (l->topo.cpus == 0)
+        l->topo.cpus = w->cpus;
+    if (l->topo.mem_mb == 0)
+        l->topo.mem_mb = w->mem_mb;
+    if (l->topo.numa_nodes == 0)
+        l->topo.numa_nodes = 1;
+    if (gethostname(l->hostname, sizeof l->hostname - 1) != 0)
+        l->hostname[0] = '\0';
+    l->have_node = true;
+}
+
+static void link_register(dr_agent_link_t *l)
+{
+    dr_agent_t *a = l->a;
+    dr_msg_gpu_t *gpus = calloc(l->gpus.n ? l->gpus.n : 1, sizeof *gpus);
+    dr_msg_held_t *held = calloc(a->njobs ? a->njobs : 1, sizeof *held);
+    if (!gpus || !held) {
+        free(gpus);
+        free(held);
+        link_lost(l, "out of memory building REGISTER");
+        return;
+    }
+    for (size_t i = 0; i < l->gpus.n; i++) {
+        dr_gpu_info_t *g = &l->gpus.gpus[i];
+        gpus[i] = (dr_msg_gpu_t){g->index, g->name, g->uuid, g->pci, g->mem_mb, g->numa};
+    }
+    size_t nrun = 0;
+    for (size_t i = 0; i < a->njobs; i++) {
+        const dr_agent_job_t *j = a->jobs[i];
+        held[i] =
+            (dr_msg_held_t){.job = j->job, .gen = j->gen, .rank = j->rank, .running = j->running};
+        if (j->running) {
+            nrun++;
+            continue;
+        }
+        held[i].exit_code = j->exit_code;
+        held[i].signal = j->signal;
+        held[i].why = j->why;
+        held[i].end_ns = j->end_ns;
+    }
+    dr_msg_register_t r = {
+        .source = (char *)l->gpus.source,
+        .gpus = gpus,
+        .ngpus = (uint32_t)l->gpus.n,
+        .cpus = l->topo.cpus,
+        .mem_mb = l->topo.mem_mb,
+        .numa_nodes = l->topo.numa_nodes,
+        .hostname = l->hostname,
+        .held = held,
+        .nheld = (uint32_t)a->njobs,
+    };
+    link_send(l, DR_MSG_REGISTER, &r);
+    free(gpus);
+    free(held);
+    dr_agent_log(a,
+                 "registered with %s:%s (epoch %llu, heartbeat %u ms): %zu GPUs (%s), %u cpus, "
+                 "%llu MB, holding %zu running and %zu ended ranks",
+                 l->host, l->port, (unsigned long long)a->epoch, l->heartbeat_ms, l->gpus.n,
+                 l->gpus.source, l->topo.cpus, (unsigned long long)l->topo.mem_mb, nrun,
+                 a->njobs - nrun);
+}
+
+static void link_on_welcome(dr_agent_link_t *l, const dr_frame_t *f)
+{
+    dr_agent_t *a = l->a;
+    dr_msg_welcome_t w;
+    dr_err_t err = {0};
+    if (dr_msg_welcome_parse(&w, f->body, f->len, &err) != 0) {
+        l->s.stats.bad_body++;
+        link_lost(l, "bad WELCOME");
+        dr_agent_log(a, "bad WELCOME: %s", err.msg);
+        return;
+    }
+    dr_proto_session_set_peer_nonce(&l->s, w.nonce);
+    if (a->epoch && w.epoch != a->epoch)
+        dr_agent_log(a, "controller epoch %llu -> %llu (it restarted)",
+                     (unsigned long long)a->epoch, (unsigned long long)w.epoch);
+    a->epoch = w.epoch;
+    l->heartbeat_ms = w.heartbeat_ms ? w.heartbeat_ms : 1000;
+    if (l->heartbeat_ms < 10)
+        l->heartbeat_ms = 10;
+    if (!l->have_node)
+        link_discover(l, &w);
+    dr_msg_welcome_free(&w);
+    if (dr_agent_state_write(a, &err) != 0)
+        dr_agent_log(a, "%s", err.msg);
+    /* registered from here on: no more handshake timeout; a dead peer is
+     * noticed by unacknowledged heartbeats */
+    bufferevent_set_timeouts(l->bev, NULL, NULL);
+    int fd = bufferevent_getfd(l->bev);
+    unsigned ut = l->heartbeat_ms * 3 < 10000 ? 10000 : l->heartbeat_ms * 3;
+    int one = 1;
+    (void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ut, sizeof ut);
+    l->state = LINK_UP;
+    l->sessions++;
+    l->backoff_ms = LINK_BACKOFF_MIN_MS;
+    link_register(l);
+    struct timeval tv = {(time_t)(l->heartbeat_ms / 1000),
+                         (suseconds_t)(l->heartbeat_ms % 1000) * 1000};
+    event_add(l->hb_ev, &tv);
+}
+
+static void link_on_launch(dr_agent_link_t *l, const dr_frame_t *f)
+{
+    dr_agent_t *a = l->a;
+    dr_msg_launch_t m;
+    dr_err_t err = {0};
+    if (dr_msg_launch_parse(&m, f->body, f->len, &err) != 0) {
+        l->s.stats.bad_body++;
+        dr_agent_log(a, "bad LAUNCH ignored: %s", err.msg);
+        return;
+    }
+    if (m.epoch < a->epoch)
+        dr_agent_log(a, "job %llu.%u rank %u: launch dropped: epoch %llu is older than %llu",
+                     (unsigned long long)m.job, m.gen, m.rank, (unsigned long long)m.epoch,
+                     (unsigned long long)a->epoch);
+    else if (dr_agent_launch(a, &m, &err) < 0)
+        dr_agent_log(a, "job %llu.%u rank %u: launch: %s", (unsigned long long)m.job, m.gen, m.rank,
+                     err.msg);
+    dr_msg_launch_free(&m);
+}
+
+static void link_on_kill(dr_agent_link_t *l, const dr_frame_t *f)
+{
+    dr_msg_kill_t m;
+    dr_err_t err = {0};
+    if (dr_msg_kill_parse(&m, f->body, f->len, &err) != 0) {
+        l->s.stats.bad_body++;
+        dr_agent_log(l->a, "bad KILL ignored: %s", err.msg);
+        return;
+    }
+    (void)dr_agent_kill(l->a, &m);
+    dr_msg_kill_free(&m);
+}
+
+static void link_on_ack(dr_agent_link_t *l, const dr_frame_t *f)
+{
+    dr_agent_t *a = l->a;
+    dr_msg_ack_t m;
+    dr_err_t err = {0};
+    if (dr_msg_ack_parse(&m, f->body, f->len, &err) != 0) {
+        l->s.stats.bad_body++;
+        dr_agent_log(a, "bad ACK ignored: %s", err.msg);
+        return;
+    }
+    dr_agent_job_t *j = dr_agent_job_find(a, m.job, m.gen, m.rank);
+    if (j && !j->running) {
+        dr_agent_debug(a, "job %llu.%u rank %u: end report acknowledged", (unsigned long long)m.job,
+                       m.gen, m.rank);
+        dr_agent_job_remove(a, j);
+    } else {
+        dr_agent_log(a, "job %llu.%u rank %u: ACK ignored: %s", (unsigned long long)m.job, m.gen,
+                     m.rank, j ? "still running" : "no such end report");
+    }
+    dr_msg_ack_free(&m);
+}
+
+static void link_on_reject(dr_agent_link_t *l, const dr_frame_t *f)
+{
+    dr_msg_reject_t m;
+    dr_err_t err = {0};
+    if (dr_msg_reject_parse(&m, f->body, f->len, &err) != 0) {
+        l->s.stats.bad_body++;
+        dr_agent_log(l->a, "rejected by the controller (unreadable reason: %s)", err.msg);
+    } else {
+        dr_agent_log(l->a, "rejected by the controller: %s", m.reason);
+        dr_msg_reject_free(&m);
+    }
+    l->state = LINK_CLOSED;
+    link_close(l);
+    dr_agent_stop(l->a, 1);
+}
+
+/* One authenticated frame. */
+static void link_on_frame(dr_agent_link_t *l, const dr_frame_t *f)
+{
+    dr_agent_debug(l->a, "<- %s seq %llu (%zu bytes)", dr_msg_type_name(f->type),
+                   (unsigned long long)f->seq, f->len);
+    if (f->type == DR_MSG_REJECT) {
+        link_on_reject(l, f);
+        return;
+    }
+    if (l->state == LINK_HELLO) {
+        if (f->type == DR_MSG_WELCOME)
+            link_on_welcome(l, f);
+        else
+            dr_agent_log(l->a, "%s before WELCOME ignored", dr_msg_type_name(f->type));
+        return;
+    }
+    switch (f->type) {
+    case DR_MSG_LAUNCH: link_on_launch(l, f); break;
+    case DR_MSG_KILL: link_on_kill(l, f); break;
+    case DR_MSG_ACK: link_on_ack(l, f); break;
+    default: dr_agent_log(l->a, "unexpected %s ignored", dr_msg_type_name(f->type)); break;
+    }
+}
+
+static void link_on_read(struct bufferevent *bev, void *arg)
+{
+    dr_agent_link_t *l = arg;
+    struct evbuffer *in = bufferevent_get_input(bev);
+    size_t len = evbuffer_get_length(in);
+    if (len == 0)
+        return;
+    /* bounded by the read high-water mark: at most one maximal frame */
+    const uint8_t *buf = evbuffer_pullup(in, -1);
+    size_t off = 0;
+    while (off < len) {
+        size_t used = 0;
+        dr_frame_t f;
+        dr_proto_rc_t rc = dr_proto_decode(&l->s, buf + off, len - off, &used, &f);
+        if (rc == DR_PROTO_NEED)
+            break;
+        if (rc == DR_PROTO_FATAL) {
+            link_lost(l, "unusable stream (bad frame header)");
+            return;
+        }
+        off += used;
+        if (rc == DR_PROTO_DROPPED) {
+            link_note_drop(l);
+            continue;
+        }
+        link_on_frame(l, &f);
+        if (l->bev != bev)
+            return; /* the handler closed the connection (buf is gone) */
+    }
+    evbuffer_drain(in, off);
+}
+
+static void link_on_event(struct bufferevent *bev, short what, void *arg)
+{
+    dr_agent_link_t *l = arg;
+    if (what & BEV_EVENT_CONNECTED) {
+        uint8_t nonce[DR_PROTO_NONCE];
+        if (getrandom(nonce, sizeof nonce, 0) != (ssize_t)sizeof nonce) {
+            link_lost(l, "getrandom failed");
+            return;
+        }
+        dr_proto_session_init(&l->s, l->key, nonce);
+        l->drop_log_ns = 0;
+        l->drops_logged = 0;
+        l->state = LINK_HELLO;
+        dr_msg_hello_t h = {.version = DR_PROTO_VERSION, .name = l->a->name};
+        memcpy(h.nonce, nonce, sizeof nonce);
+        dr_agent_debug(l->a, "connected to %s:%s; HELLO", l->host, l->port);
+        link_send(l, DR_MSG_HELLO, &h);
+        return;
+    }
+    char why[160];
+    if (what & BEV_EVENT_TIMEOUT)
+        snprintf(why, sizeof why, "%s timed out",
+                 l->state == LINK_CONNECTING ? "connect" : "handshake");
+    else if (what & BEV_EVENT_EOF)
+        snprintf(why, sizeof why, "connection closed");
+    else {
+        int dnserr = bufferevent_socket_get_dns_error(bev);
+        int e = EVUTIL_SOCKET_ERROR();
+        if (dnserr)
+            snprintf(why, sizeof why, "cannot resolve host: %s", evutil_gai_strerror(dnserr));
+        else
+            snprintf(why, sizeof why, "%s", e ? strerror(e) : "connection error");
+    }
+    link_lost(l, why);
+}
+
+static void link_connect(dr_agent_link_t *l)
+{
+    if (l->state == LINK_CLOSED)
+        return;
+    l->bev = bufferevent_socket_new(l->a->base, -1, BEV_OPT_CLOSE_ON_FREE);
+    if (!l->bev) {
+        link_lost(l, "cannot create a socket");
+        return;
+    }
+    l->state = LINK_CONNECTING;
+    bufferevent_setcb(l->bev, link_on_read, NULL, link_on_event, l);
+    bufferevent_setwatermark(l->bev, EV_READ, 0, LINK_IN_MAX);
+    struct timeval hs = {LINK_HANDSHAKE_S, 0};
+    bufferevent_set_timeouts(l->bev, &hs, &hs);
+    bufferevent_enable(l->bev, EV_READ | EV_WRITE);
+    dr_agent_debug(l->a, "connecting to %s:%s", l->host, l->port);
+    if (bufferevent_socket_connect_hostname(l->bev, l->dns, AF_UNSPEC, l->host, atoi(l->port)) !=
+        0) {
+        if (l->bev) /* the callback may have run and closed it already */
+            link_lost(l, "connect failed");
+    }
+}
+
+int dr_agent_link_start(dr_agent_t *a, const dr_agent_link_opts_t *o, dr_err_t *err)
+{
+    dr_agent_link_t *l = calloc(1, sizeof *l);
+    if (!l)
+        return dr_err_set(err, DR_ENOMEM, "link: out of memory");
+    l->a = a;
+    a->link = l;
+    l->host = dr_strdup(o->host);
+    l->port = dr_strdup(o->port);
+    l->nvml_path = o->nvml_path ? dr_strdup(o->nvml_path) : NULL;
+    l->rocm_path = o->rocm_path ? dr_strdup(o->rocm_path) : NULL;
+    memcpy(l->key, o->key, DR_PROTO_KEY);
+    l->backoff_ms = LINK_BACKOFF_MIN_MS;
+    uint64_t seed = 0;
+    if (getrandom(&seed, sizeof seed, 0) != (ssize_t)sizeof seed)
+        seed = (uint64_t)dr_agent_now_ns() ^ (uint64_t)getpid();
+    dr_rng_seed(&l->rng, seed);
+    l->dns = evdns_base_new(a->base, EVDNS_BASE_INITIALIZE_NAMESERVERS);
+    if (!l->dns && (l->dns = evdns_base_new(a->base, 0)) != NULL)
+        evdns_base_load_hosts(l->dns, NULL);
+    l->retry_ev = evtimer_new(a->base, link_on_retry, l);
+    l->hb_ev = event_new(a->base, -1, EV_PERSIST, link_on_heartbeat, l);
+    if (!l->host || !l->port || (o->nvml_path && !l->nvml_path) ||
+        (o->rocm_path && !l->rocm_path) || !l->dns || !l->retry_ev || !l->hb_ev) {
+        dr_agent_link_free(a);
+        return dr_err_set(err, DR_ENOMEM, "link: cannot set up (memory, DNS or events)");
+    }
+    a->notify = link_notify;
+    link_connect(l);
+    return 0;
+}
+
+void dr_agent_link_free(dr_agent_t *a)
+{
+    dr_agent_link_t *l = a->link;
+    if (!l)
+        return;
+    l->state = LINK_CLOSED;
+    link_close(l);
+    if (l->retry_ev)
+        event_free(l->retry_ev);
+    if (l->hb_ev)
+        event_free(l->hb_ev);
+    if (l->dns)
+        evdns_base_free(l->dns, 0);
+    if (l->have_node)
+        dr_gpu_list_free(&l->gpus);
+    explicit_bzero(l->key, sizeof l->key);
+    explicit_bzero(&l->s, sizeof l->s);
+    free(l->host);
+    free(l->port);
+    free(l->nvml_path);
+    free(l->rocm_path);
+    free(l);
+    if (a->notify == link_notify)
+        a->notify = NULL;
+    a->link = NULL;
+}
+
+dr_proto_stats_t dr_agent_link_stats(const dr_agent_t *a)
+{
+    dr_proto_stats_t z = {0};
+    return a->link ? a->link->s.stats : z;
+}
+
+uint64_t dr_agent_link_sessions(const dr_agent_t *a)
+{
+    return a->link ? a->link->sessions : 0;
+}

@@ -1,0 +1,131 @@
+/* main.c - drover-agent: options, the cluster key, the event loop.
+ *
+ *   drover-agent --controller HOST:PORT --name NODE [--key FILE]
+ *                [--state DIR] [--nvml PATH] [--rocm PATH] [--verbose]
+ *
+ * Exit status: 0 after SIGTERM/SIGINT (every job process killed first),
+ * 1 when the controller rejects the node, 2 on a usage or set-up error. */
+#include "agent/agent.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#define DEFAULT_KEY "/etc/drover/cluster.key"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: drover-agent --controller HOST:PORT --name NODE [--key FILE] [--state DIR]\n"
+            "                    [--nvml PATH] [--rocm PATH] [--verbose]\n"
+            "  --controller HOST:PORT  droverd's agent address ([ADDR]:PORT for IPv6)\n"
+            "  --name NODE             this node's name in the cluster config\n"
+            "  --key FILE              cluster key, 64 hex digits, mode 0600 (default " DEFAULT_KEY
+            ")\n"
+            "  --state DIR             agent state directory (created 0700)\n"
+            "  --nvml PATH             NVML library to load (\"\" = do not ask NVML)\n"
+            "  --rocm PATH             ROCm SMI library to load (\"\" = do not ask ROCm SMI)\n"
+            "  --verbose               log every frame and reaped process\n");
+}
+
+/* A job's stdio is set up with dup2 onto 0-2: they must not be free slots
+ * that a socket or pipe of the agent could take. */
+static void ensure_stdio(void)
+{
+    for (int fd = 0; fd < 3; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0)
+            continue;
+        int n = open("/dev/null", O_RDWR);
+        if (n >= 0 && n != fd) {
+            dup2(n, fd);
+            close(n);
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const char *controller = NULL, *name = NULL, *keyfile = DEFAULT_KEY, *state = NULL;
+    const char *nvml = NULL, *rocm = NULL;
+    bool verbose = false;
+    static const struct option opts[] = {
+        {"controller", required_argument, NULL, 'c'},
+        {"name", required_argument, NULL, 'n'},
+        {"key", required_argument, NULL, 'k'},
+        {"state", required_argument, NULL, 's'},
+        {"nvml", required_argument, NULL, 'N'},
+        {"rocm", required_argument, NULL, 'R'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    while ((c = getopt_long(argc, argv, "c:n:k:s:vh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'c': controller = optarg; break;
+        case 'n': name = optarg; break;
+        case 'k': keyfile = optarg; break;
+        case 's': state = optarg; break;
+        case 'N': nvml = optarg; break;
+        case 'R': rocm = optarg; break;
+        case 'v': verbose = true; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind < argc || !controller || !name || !name[0]) {
+        fprintf(stderr, "drover-agent: %s\n",
+                optind < argc ? "unexpected arguments" : "--controller and --name are required");
+        usage(stderr);
+        return 2;
+    }
+    ensure_stdio();
+
+    dr_err_t err = {0};
+    char host[256], port[16];
+    uint8_t key[DR_PROTO_KEY];
+    if (dr_agent_split_hostport(controller, host, sizeof host, port, sizeof port, &err) != 0 ||
+        dr_agent_key_load(keyfile, key, &err) != 0) {
+        fprintf(stderr, "drover-agent[%s]: %s\n", name, err.msg);
+        return 2;
+    }
+    struct event_base *base = event_base_new();
+    if (!base) {
+        fprintf(stderr, "drover-agent[%s]: cannot create the event loop\n", name);
+        return 2;
+    }
+    dr_agent_t a;
+    if (dr_agent_init(&a, base, name, &err) != 0) {
+        fprintf(stderr, "drover-agent[%s]: %s\n", name, err.msg);
+        event_base_free(base);
+        return 2;
+    }
+    a.verbose = verbose;
+    int rc = 0;
+    if (state && dr_agent_state_init(&a, state, &err) != 0) {
+        dr_agent_log(&a, "%s", err.msg);
+        rc = 2;
+    }
+    dr_agent_link_opts_t lo = {host, port, key, nvml, rocm};
+    if (rc == 0 && dr_agent_link_start(&a, &lo, &err) != 0) {
+        dr_agent_log(&a, "%s", err.msg);
+        rc = 2;
+    }
+    explicit_bzero(key, sizeof key);
+    if (rc == 0) {
+        dr_agent_log(&a, "starting: controller %s:%s, pid %ld", host, port, (long)getpid());
+        event_base_dispatch(base);
+        rc = a.exit_code;
+        dr_agent_log(&a, "exiting (status %d)", rc);
+    }
+    dr_agent_link_free(&a);
+    dr_agent_free(&a);
+    event_base_free(base);
+    return rc;
+}

@@ -1,0 +1,666 @@
+/* test_agent_launch.c - the agent's environment building, launching and
+ * supervision, run for real: children forked on a libevent loop, their
+ * output files, exit codes, time limits, KILLs and the cleanup of whatever
+ * a job leaves behind. */
+#include "testutil.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "agent/agent.h"
+
+typedef struct fx {
+    struct event_base *base;
+    dr_agent_t a;
+    char dir[64];
+    int nstarted, nended;
+    pid_t pid; /* last started */
+    int32_t exit_code, signal;
+    uint8_t why;
+    char detail[512];
+    bool timed_out;
+    char *logbuf;
+    size_t loglen;
+} fx_t;
+
+static void fx_notify(dr_agent_t *a, const dr_agent_job_t *j, bool started)
+{
+    fx_t *fx = a->notify_ctx;
+    if (started) {
+        fx->nstarted++;
+        fx->pid = j->pid;
+    } else {
+        fx->nended++;
+        fx->exit_code = j->exit_code;
+        fx->signal = j->signal;
+        fx->why = j->why;
+        snprintf(fx->detail, sizeof fx->detail, "%s", j->detail);
+    }
+    event_base_loopbreak(a->base);
+}
+
+static int setup(void **state)
+{
+    fx_t *fx = calloc(1, sizeof *fx);
+    assert_non_null(fx);
+    fx->base = event_base_new();
+    assert_non_null(fx->base);
+    dr_err_t err = {0};
+    assert_int_equal(dr_agent_init(&fx->a, fx->base, "n1", &err), 0);
+    fx->a.notify = fx_notify;
+    fx->a.notify_ctx = fx;
+    snprintf(fx->dir, sizeof fx->dir, "/tmp/test_agent_XXXXXX");
+    assert_non_null(mkdtemp(fx->dir));
+    /* where this machine has cgroup2 the agent would use it; the tests
+     * exercise the process-group fallback everywhere, on a tmp dir */
+    fx->a.cg_mount = fx->dir;
+    *state = fx;
+    return 0;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+static int teardown(void **state)
+{
+    fx_t *fx = *state;
+    for (size_t i = 0; i < fx->a.njobs; i++)
+        if (fx->a.jobs[i]->running)
+            killpg(fx->a.jobs[i]->pid, SIGKILL);
+    fx->a.notify = NULL;
+    for (int i = 0; i < 100 && dr_agent_running(&fx->a); i++) {
+        usleep(10000);
+        dr_agent_reap(&fx->a);
+    }
+    if (fx->a.log != stderr)
+        fclose(fx->a.log);
+    free(fx->logbuf);
+    dr_agent_free(&fx->a);
+    event_base_free(fx->base);
+    chmod(fx->dir, 0700);
+    nftw(fx->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    free(fx);
+    return 0;
+}
+
+static void on_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    fx_t *fx = arg;
+    fx->timed_out = true;
+    event_base_loopbreak(fx->base);
+}
+
+/* Run the loop until *counter reaches want (false on timeout). */
+static bool fx_run_until(fx_t *fx, const int *counter, int want, int timeout_ms)
+{
+    fx->timed_out = false;
+    struct event *t = evtimer_new(fx->base, on_timeout, fx);
+    struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+    evtimer_add(t, &tv);
+    while (*counter < want && !fx->timed_out)
+        event_base_dispatch(fx->base);
+    event_free(t);
+    return *counter >= want;
+}
+
+/* Run the loop for ms milliseconds. */
+static void fx_spin(fx_t *fx, int ms)
+{
+    int never = 0;
+    (void)fx_run_until(fx, &never, 1, ms);
+}
+
+/* Keep the loop running until kill(target, 0) fails with ESRCH. */
+static bool fx_wait_gone(fx_t *fx, pid_t target, int timeout_ms)
+{
+    for (int t = 0; t < timeout_ms; t += 20) {
+        if (kill(target, 0) != 0 && errno == ESRCH)
+            return true;
+        fx_spin(fx, 20);
+    }
+    return kill(target, 0) != 0 && errno == ESRCH;
+}
+
+static const char *fx_path(const fx_t *fx, const char *name)
+{
+    static char buf[4][256];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", fx->dir, name);
+    return buf[k];
+}
+
+/* Run the loop until DIR/name exists (a job says it is ready). */
+static bool fx_wait_file(fx_t *fx, const char *name, int timeout_ms)
+{
+    struct stat st;
+    for (int t = 0; t < timeout_ms; t += 10) {
+        if (stat(fx_path(fx, name), &st) == 0)
+            return true;
+        fx_spin(fx, 10);
+    }
+    return false;
+}
+
+/* sh that ignores SIGTERM (and says so by creating DIR/name), then loops. */
+static const char *term_proof(const fx_t *fx, const char *name)
+{
+    static char buf[2][512];
+    static int k;
+    k = (k + 1) % 2;
+    snprintf(buf[k], sizeof buf[k], "trap '' TERM; touch %s; while :; do sleep 0.05; done",
+             fx_path(fx, name));
+    return buf[k];
+}
+
+/* A LAUNCH of `argv` (NULL-terminated) writing to DIR/out. */
+static dr_msg_launch_t mk_launch(const fx_t *fx, uint64_t job, char **argv)
+{
+    dr_msg_launch_t l = {0};
+    l.job = job;
+    l.gen = 1;
+    l.nranks = 1;
+    l.argv = argv;
+    while (argv[l.argc])
+        l.argc++;
+    l.cwd = (char *)fx->dir;
+    l.out_path = (char *)fx_path(fx, "out");
+    l.err_path = "";
+    l.uid = (uint32_t)getuid();
+    l.gid = (uint32_t)getgid();
+    l.grace_ns = 1000000000LL;
+    return l;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- environment ---- */
+
+static void test_env_exact(void **state)
+{
+    (void)state;
+    setenv("DROVER_TEST_LEAK", "1", 1);
+    uint32_t gpus[] = {0, 2, 5};
+    char *env[] = {"FOO=bar=baz", "PATH=/opt/x/bin", "CUDA_VISIBLE_DEVICES=7", "DROVER_GPUS=9"};
+    dr_msg_launch_t l = {.rank = 1, .nranks = 4, .gpus = gpus, .ngpus = 3, .env = env, .nenv = 4};
+    dr_agent_user_t u = {"alice", "/home/alice", "/bin/bash"};
+    dr_strvec_t sv = {0};
+    dr_err_t err = {0};
+    assert_int_equal(dr_agent_env_build(&l, "gpu07", &u, &sv, &err), 0);
+    static const char *const want[][2] = {
+        {"PATH", "/opt/x/bin"},
+        {"HOME", "/home/alice"},
+        {"USER", "alice"},
+        {"LOGNAME", "alice"},
+        {"SHELL", "/bin/bash"},
+        {"FOO", "bar=baz"},
+        {"CUDA_VISIBLE_DEVICES", "0,2,5"},
+        {"ROCR_VISIBLE_DEVICES", "0,2,5"},
+        {"HIP_VISIBLE_DEVICES", "0,2,5"},
+        {"DROVER_GPUS", "0,2,5"},
+        {"CUDA_DEVICE_ORDER", "PCI_BUS_ID"},
+        {"DROVER_NODE_RANK", "1"},
+        {"DROVER_NNODES", "4"},
+        {"DROVER_NODENAME", "gpu07"},
+    };
+    size_t nwant = sizeof want / sizeof want[0];
+    for (size_t i = 0; i < nwant; i++) {
+        const char *v = dr_agent_env_get(&sv, want[i][0]);
+        if (!v || strcmp(v, want[i][1]) != 0)
+            fail_msg("%s: got '%s', want '%s'", want[i][0], v ? v : "(unset)", want[i][1]);
+    }
+    /* nothing else: no duplicates, nothing of the agent's own environment */
+    assert_int_equal(sv.n, nwant);
+    assert_null(dr_agent_env_get(&sv, "DROVER_TEST_LEAK"));
+    dr_strvec_free(&sv);
+    unsetenv("DROVER_TEST_LEAK");
+}
+
+static void test_env_cpu_job(void **state)
+{
+    (void)state;
+    dr_msg_launch_t l = {.rank = 0, .nranks = 1};
+    dr_strvec_t sv = {0};
+    dr_err_t err = {0};
+    assert_int_equal(dr_agent_env_build(&l, "c1", NULL, &sv, &err), 0);
+    /* present and empty: CUDA then hides every GPU */
+    const char *vars[] = {"CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
+                          "DROVER_GPUS"};
+    for (size_t i = 0; i < 4; i++) {
+        const char *v = dr_agent_env_get(&sv, vars[i]);
+        assert_non_null(v);
+        assert_string_equal(v, "");
+    }
+    assert_string_equal(dr_agent_env_get(&sv, "PATH"), "/usr/local/bin:/usr/bin:/bin");
+    assert_string_equal(dr_agent_env_get(&sv, "DROVER_NODE_RANK"), "0");
+    assert_string_equal(dr_agent_env_get(&sv, "DROVER_NNODES"), "1");
+    assert_null(dr_agent_env_get(&sv, "HOME"));
+    assert_null(dr_agent_env_get(&sv, "USER"));
+    dr_strvec_free(&sv);
+}
+
+static void test_env_bad_entry(void **state)
+{
+    (void)state;
+    char *env[] = {"A=1", "NOEQUALS"};
+    dr_msg_launch_t l = {.nranks = 1, .env = env, .nenv = 2};
+    dr_strvec_t sv = {0};
+    dr_err_t err = {0};
+    assert_int_equal(dr_agent_env_build(&l, "c1", NULL, &sv, &err), DR_EINVAL);
+    assert_string_equal(err.msg, "env[1]: 'NOEQUALS' is not KEY=VALUE");
+    assert_int_equal(sv.n, 0);
+    char *env2[] = {"=x"};
+    l.env = env2;
+    l.nenv = 1;
+    assert_int_equal(dr_agent_env_build(&l, "c1", NULL, &sv, &err), DR_EINVAL);
+}
+
+/* ---- launching ---- */
+
+static void test_launch_exit_code(void **state)
+{
+    fx_t *fx = *state;
+    char *argv[] = {"/bin/sh", "-c", "echo hi; echo oops >&2; exit 3", NULL};
+    dr_msg_launch_t l = mk_launch(fx, 11, argv);
+    dr_err_t err = {0};
+    assert_int_equal(dr_agent_launch(&fx->a, &l, &err), 0);
+    assert_int_equal(fx->nstarted, 1);
+    assert_true(fx->pid > 0);
+    assert_true(fx_run_until(fx, &fx->nended, 1, 5000));
+    assert_int_equal(fx->exit_code, 3);
+    assert_int_equal(fx->signal, 0);
+    assert_int_equal(fx->why, DR_END_EXIT);
+    assert_string_equal(fx->detail, "");
+    char *out = tu_read(fx_path(fx, "out"), NULL);
+    assert_string_equal(out, "hi\noops\n"); /* err_path "" = stdout */
+    free(out);
+    /* the end report is kept until the controller ACKs it */
+    dr_agent_job_t *j = dr_agent_job_find(&fx->a, 11, 1, 0);
+    assert_non_null(j);
+    assert_false(j->running);
+    assert_true(j->end_ns >= j->start_ns && j->start_ns > 0);
+    /* a second LAUNCH of the same rank is ignored, even once it ended */
+    assert_int_equal(dr_agent_launch(&fx->a, &l, &err), 1);
+    assert_int_equal(fx->nstarted, 1);
+    dr_agent_job_remove(&fx->a, j);
+    assert_int_equal(fx->a.njobs, 0);
+}
+
+static void test_launch_env_and_files(void **state)
+{
+    fx_t *fx = *state;
+    setenv("DROVER_TEST_LEAK", "leaked", 1);
+    char *argv[] = {"sh", "-c", /* found on the job's PATH */
+                    "echo \"$CUDA_VISIBLE_DEVICES|$DROVER_NODENAME|$DROVER_NODE_RANK|$JOBVAR|"
+                    "${DROVER_TEST_LEAK-unset}|$(pwd)\"; echo to-err >&2; cat; echo end",
+                    NULL};
+    dr_msg_launch_t l = mk_launch(fx, 12, argv);
+    uint32_t gpus[] = {1, 3};
+    char *env[] = {"JOBVAR=x y"};
+    l.gpus = gpus;
+    l.ngpus = 2;
+    l.env = env;
+    l.nenv = 1;
+    l.rank = 2;
+    l.nranks = 3;
+    l.err_path = (char *)fx_path(fx, "err");
+    /* O_APPEND: an existing file is added to, not truncated */
+    FILE *f = fopen(fx_path(fx, "out"), "w");
+    fputs("old\n", f);
+    fclose(f);
+    dr_err_t err = {0};
+    assert_int_equal(dr_agent_launch(&fx->a, &l, &err), 0);
+    assert_true(fx_run_until(fx, &fx->nended, 1, 5000));
+    assert_int_equal(fx->exit_code, 0);
+    char want[512];
+    snprintf(want, sizeof want, "old\n1,3|n1|2|x y|unset|%s\nend\n", fx->dir);
+    char *out = tu_read(fx_path(fx, "out"), NULL);
+    assert_string_equal(out, want); /* stdin is /dev/null: cat reads nothing */
+    free(out);
+    char *errs = tu_read(fx_path(fx, "err"), NULL);
+    assert_string_equal(errs, "to-err\n");
+    free(errs);
+    struct stat st;
+    assert_int_equal(stat(fx_path(fx, "err"), &st), 0);
+    mode_t mask = umask(0);
+    umask(mask);
+    assert_int_equal(st.st_mode & 0777, 0640 & ~mask);
+    unsetenv("DROVER_TEST_LEAK");
+}
+
+static void expect_launch_failure(fx_t *fx, dr_msg_launch_t *l, const char *detail)
+{
+    int ended = fx->nended, started = fx->nstarted;
+    dr_err_t err = {0};
+    assert_int_equal(dr_agent_launch(&fx->a, l, &err), 0);
+    /* reported at once, without the loop */
+    assert_int_equal(fx->nended, ended + 1);
+    assert_int_equal(fx->nstarted, started);
+    assert_int_equal(fx->why, DR_END_LAUNCH);
+    assert_string_equal(fx->detail, detail);
+    dr_agent_job_t *j = dr_agent_job_find(&fx->a, l->job, l->gen, l->rank);
+    assert_non_null(j);
+    assert_false(j->running);
+    assert_int_equal(dr_agent_running(&fx->a), 0);
+}
+
+static void test_launch_failures(void **state)
+{
+    fx_t *fx = *state;
+    char *argv[] = {"/bin/does-not-exist", "x", NULL};
+    dr_msg_launch_t l = mk_launch(fx, 21, argv);
+    expect_launch_failure(fx, &l, "exec /bin/does-not-exist: No such file or directory");
+
+    char *argv2[] = {"no-such-command-anywhere", NULL};
+    l = mk_launch(fx, 22, argv2);
+    expect_launch_failure(fx, &l, "exec no-such-command-anywhere: No such file or directory");
+
+    char *argv3[] = {"/bin/true", NULL};
+    l = mk_launch(fx, 23, argv3);
+    l.cwd = "/nonexistent-dir";
+    expect_launch_failure(fx, &l, "chdir /nonexistent-dir: No such file or directory");
+
+    l = mk_launch(fx, 24, argv3);
+    char out[256];
+    snprintf(out, sizeof out, "%s/no/such/dir/out", fx->dir);
+    l.out_path = out;
+    char want[300];
+    snprintf(want, sizeof want, "open %s: No such file or directory", out);
+    expect_launch_failure(fx, &l, want);
+
+    char *argv4[] = {"/bin/true", NULL};
+    l = mk_launch(fx, 25, argv4);
+    char *env[] = {"BROKEN"};
+    l.env = env;
+    l.nenv = 1;
+    expect_launch_failure(fx, &l, "env[0]: 'BROKEN' is not KEY=VALUE");
+    /* nothing was left to reap: every failed child was waited for */
+    fx_spin(fx, 50);
+    assert_int_equal(fx->nended, 5);
+}
+
+/* As root, a job runs as its user; its output file belongs to the user. */
+static void test_launch_as_user(void **state)
+{
+    fx_t *fx = *state;
+    if (geteuid() != 0)
+        skip();
+    chmod(fx->dir, 0711);
+    char *argv[] = {"/bin/sh", "-c", "echo $(id -u):$(id -g):$USER", NULL};
+    dr_msg_launch_t l = mk_launch(fx, 31, argv);
+    l.uid = 65534;
+    l.gid = 65534;
+    /* the user may not write root's directory: the file is opened after setuid */
+    char want[300];
+    snprintf(want, sizeof want, "open %s: Permission denied", l.out_path);
+    expect_launch_failure(fx, &l, want);
+
+    const char *sub = fx_path(fx, "pub");
+    assert_int_equal(mkdir(sub, 0777), 0);
+    chmod(sub, 0777);
+    char out[256];
+    snprintf(out, sizeof out, "%s/out", sub);
+    l = mk_launch(fx, 32, argv);
+    l.uid = 65534;
+    l.gid = 65534;
+    l.cwd = (char *)sub;
+    l.out_path = out;
+    dr_err_t err = {0};
+    assert_int_equal(dr_agent_launch(&fx->a, &l, &err), 0);
+    assert_true(fx_run_until(fx, &fx->nended, fx->nended + 1, 5000));
+    assert_int_equal(fx->exit_code, 0);
+    char *text = tu_read(out, NULL);
+    tu_assert_contains(text, "65534:65534:");
+    free(text);
+    struct stat st;
+    assert_int_equal(stat(out, &st), 0);
+    assert_int_equal(st.st_uid, 65534);
+}
+
+/* ---- supervision ---- */
+
+static void test_time_limit(void **state)
+{
+    fx_t *fx = *state;
+    char *argv[] = {"sleep", "10", NULL};
+    dr_msg_launch_t l = mk_launch(fx, 41, argv);
+    l.time_limit_ns = 200 * 1000000LL;
+    dr_err_t err = {0};
+    double t0 = now_s();
+    assert_int_equal(dr_agent_launch(&fx->a, &l, &err), 0);
+    pid_t pgid = fx->pid;
+    assert_int_equal(getpgid(pgid), pgid); /* its own process group */
+    assert_true(fx_run_until(fx, &fx->nended, 1, 5000));
+    double dt = now_s() - t0;
+    assert_true(dt >= 0.19 && dt < 2.0);
+    assert_int_equal(fx->why, DR_END_TIMEOUT);
+    assert_int_equal(fx->signal, SIGTERM);
+    assert_int_equal(fx->exit_code, -1);
+    errno = 0;
+    assert_int_equal(kill(-pgid, 0), -1);
+    assert_int_equal(errno, ESRCH);
+}
+
+/* A job that ignores SIGTERM is killed when the grace period is over. */
+static void test_time_limit_grace(void **state)
+{
+    fx_t *fx = *state;
+    char *argv[] = {"/bin/sh", "-c", (char *)term_proof(fx, "ready"), NULL};
+    dr_msg_launch_t l = mk_launch(fx, 42, argv);
+    l.time_limit_ns = 400 * 1000000LL; /* time for sh to set its trap */
+    l.grace_ns = 300 * 1000000LL;
+    dr_err_t err = {0};
+    double t0 = now_s();
+    assert_int_equal(dr_agent_launch(&fx->a, &l, &err), 0);
+    pid_t pgid = fx->pid;
+    assert_true(fx_wait_file(fx, "ready", 3000));
+    assert_int_equal(fx->nended, 0);
+    assert_true(fx_run_until(fx, &fx->nended, 1, 5000));
+    double dt = now_s() - t0;
+    assert_true(dt >= 0.69 && dt < 3.0);
+    assert_int_equal(fx->why, DR_END_TIMEOUT);
+    assert_int_equal(fx->signal, SIGKILL);
+    assert_true(fx_wait_gone(fx, -pgid, 2000));
+}
+
+static void test_grandchild_killed(void **state)
+{
+    fx_t *fx = *state;
+    char script[512];
+    snprintf(script, sizeof script, "sleep 30 & echo $! > %s/bg.pid; exit 0", fx->dir);
+    char *argv[] = {"/bin/sh", "-c", script, NULL};
+    dr_msg_launch_t l = mk_launch(fx, 51, argv);
+    dr_err_t err = {0};
+    assert_int_equal(dr_agent_launch(&fx->a, &l, &err), 0);
+    assert_true(fx_run_until(fx, &fx->nended, 1, 5000));
+    assert_int_equal(fx->exit_code, 0);
+    assert_int_equal(fx->why, DR_END_EXIT);
+    char *text = tu_read(fx_path(fx, "bg.pid"), NULL);
+    pid_t bg = (pid_t)atol(text);
+    free(text);
+    assert_true(bg > 1);
+    assert_true(fx_wait_gone(fx, bg, 2000));
+    assert_true(fx_wait_gone(fx, -fx->pid, 2000));
+}
+
+static void test_kill(void **state)
+{
+    fx_t *fx = *state;
+    char *argv[] = {"sleep", "10", NULL};
+    dr_msg_launch_t l = mk_launch(fx, 61, argv);
+    dr_err_t err = {0};
+    assert_int_equal(dr_agent_launch(&fx->a, &l, &err), 0);
+    l.rank = 1;
+    assert_int_equal(dr_agent_launch(&fx->a, &l, &err), 0);
+    assert_int_equal(dr_agent_running(&fx->a), 2);
+    /* another generation of the same job is not this one */
+    dr_msg_kill_t k = {.job = 61, .gen = 2, .signal = SIGTERM, .grace_ns = 1000000000LL};
+    assert_int_equal(dr_agent_kill(&fx->a, &k), 0);
+    k.gen = 1;
+    k.reason = "scancel";
+    assert_int_equal(dr_agent_kill(&fx->a, &k), 2);
+    assert_true(fx_run_until(fx, &fx->nended, 2, 5000));
+    assert_int_equal(fx->why, DR_END_KILLED);
+    assert_int_equal(fx->signal, SIGTERM);
+    /* both reports are kept; a second KILL finds nothing to do */
+    assert_int_equal(fx->a.njobs, 2);
+    assert_int_equal(dr_agent_kill(&fx->a, &k), 0);
+    dr_msg_kill_t unknown = {.job = 999, .gen = 1, .signal = SIGTERM};
+    assert_int_equal(dr_agent_kill(&fx->a, &unknown), 0);
+}
+
+/* The time limit and a KILL race: the first cause is what is reported. */
+static void test_first_cause_sticks(void **state)
+{
+    fx_t *fx = *state;
+    char *argv[] = {"/bin/sh", "-c", (char *)term_proof(fx, "ready"), NULL};
+    dr_msg_launch_t l = mk_launch(fx, 62, argv);
+    l.time_limit_ns = 300 * 1000000LL; /* time for sh to set its trap */
+    l.grace_ns = 5 * 1000000000LL;
+    dr_err_t err = {0};
+    assert_int_equal(dr_agent_launch(&fx->a, &l, &err), 0);
+    assert_true(fx_wait_file(fx, "ready", 3000));
+    dr_agent_job_t *j = dr_agent_job_find(&fx->a, 62, 1, 0);
+    for (int t = 0; t < 3000 && !j->killing; t += 10)
+        fx_spin(fx, 10);
+    /* the limit fired; TERM is ignored, the grace runs */
+    assert_true(j->killing && j->running);
+    assert_int_equal(fx->nended, 0);
+    dr_msg_kill_t k = {.job = 62, .gen = 1, .signal = SIGKILL, .grace_ns = 0};
+    assert_int_equal(dr_agent_kill(&fx->a, &k), 1);
+    assert_true(fx_run_until(fx, &fx->nended, 1, 5000));
+    assert_int_equal(fx->why, DR_END_TIMEOUT);
+    assert_int_equal(fx->signal, SIGKILL);
+}
+
+static void test_stop_kills_everything(void **state)
+{
+    fx_t *fx = *state;
+    char *argv[] = {"sleep", "30", NULL};
+    char *argv2[] = {"/bin/sh", "-c", (char *)term_proof(fx, "ready"), NULL};
+    dr_err_t err = {0};
+    dr_msg_launch_t l = mk_launch(fx, 71, argv);
+    assert_int_equal(dr_agent_launch(&fx->a, &l, &err), 0);
+    pid_t p1 = fx->pid;
+    l = mk_launch(fx, 72, argv2);
+    assert_int_equal(dr_agent_launch(&fx->a, &l, &err), 0);
+    pid_t p2 = fx->pid;
+    assert_true(fx_wait_file(fx, "ready", 3000));
+    fx->a.notify = NULL; /* the loop itself must end */
+    double t0 = now_s();
+    dr_agent_stop(&fx->a, 0);
+    event_base_dispatch(fx->base);
+    double dt = now_s() - t0;
+    /* the TERM-ignoring one needs the 2 s grace */
+    assert_true(dt >= 1.9 && dt < 4.0);
+    assert_int_equal(dr_agent_running(&fx->a), 0);
+    assert_int_equal(fx->a.exit_code, 0);
+    for (size_t i = 0; i < fx->a.njobs; i++)
+        assert_int_equal(fx->a.jobs[i]->why, DR_END_KILLED);
+    errno = 0;
+    assert_true(kill(-p1, 0) == -1 && errno == ESRCH);
+    assert_true(fx_wait_gone(fx, -p2, 1000));
+    /* stopping: launches are refused */
+    l = mk_launch(fx, 73, argv);
+    assert_int_equal(dr_agent_launch(&fx->a, &l, &err), 1);
+}
+
+static void test_stop_with_nothing_running(void **state)
+{
+    fx_t *fx = *state;
+    dr_agent_stop(&fx->a, 1);
+    double t0 = now_s();
+    event_base_dispatch(fx->base);
+    assert_true(now_s() - t0 < 0.5);
+    assert_int_equal(fx->a.exit_code, 1);
+}
+
+/* Without cgroup2 the agent says so once and still runs jobs. */
+static void test_cgroups_unavailable_logged_once(void **state)
+{
+    fx_t *fx = *state;
+    fx->a.log = open_memstream(&fx->logbuf, &fx->loglen);
+    char *argv[] = {"/bin/true", NULL};
+    dr_err_t err = {0};
+    for (uint64_t id = 81; id <= 82; id++) {
+        dr_msg_launch_t l = mk_launch(fx, id, argv);
+        l.mem_mb = 1024;
+        l.cpu_milli = 1500;
+        assert_int_equal(dr_agent_launch(&fx->a, &l, &err), 0);
+        assert_true(fx_run_until(fx, &fx->nended, (int)(id - 80), 5000));
+        assert_int_equal(fx->exit_code, 0);
+    }
+    fflush(fx->a.log);
+    char want[256];
+    snprintf(want, sizeof want,
+             "drover-agent[n1]: cgroups: unavailable (%s is not a cgroup2 mount); jobs run "
+             "without limits, killed by process group\n",
+             fx->dir);
+    tu_assert_contains(fx->logbuf, want);
+    assert_ptr_equal(strstr(strstr(fx->logbuf, "cgroups:") + 1, "cgroups:"), NULL);
+    assert_int_equal(fx->a.cg_state, -1);
+}
+
+static void test_state_dir(void **state)
+{
+    fx_t *fx = *state;
+    const char *dir = fx_path(fx, "state");
+    dr_err_t err = {0};
+    fx->a.epoch = 42;
+    assert_int_equal(dr_agent_state_init(&fx->a, dir, &err), 0);
+    struct stat st;
+    assert_int_equal(stat(dir, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    char *text = tu_read(fx_path(fx, "state/agent.pid"), NULL);
+    char want[64];
+    snprintf(want, sizeof want, "pid %ld\nepoch 42\n", (long)getpid());
+    assert_string_equal(text, want);
+    free(text);
+    /* existing: fine; a file in the way: an error naming it */
+    assert_int_equal(dr_agent_state_init(&fx->a, dir, &err), 0);
+    const char *file = fx_path(fx, "out");
+    FILE *f = fopen(file, "w");
+    fclose(f);
+    assert_int_equal(dr_agent_state_init(&fx->a, file, &err), DR_EIO);
+    tu_assert_contains(err.msg, "not a directory");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_env_exact),
+        cmocka_unit_test(test_env_cpu_job),
+        cmocka_unit_test(test_env_bad_entry),
+        cmocka_unit_test_setup_teardown(test_launch_exit_code, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_launch_env_and_files, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_launch_failures, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_launch_as_user, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_time_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_time_limit_grace, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_grandchild_killed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kill, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_first_cause_sticks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stop_kills_everything, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stop_with_nothing_running, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cgroups_unavailable_logged_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_state_dir, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -243,6 +243,8 @@ static void link_discover(dr_agent_link_t *l, const dr_msg_welcome_t *w)
     char note[512] = "";
     dr_err_t err = {0};
     if (dr_gpu_discover(&o, &l->gpus, note, sizeof note, &err) != 0) {
+        /* a driver that loaded but failed: its GPUs are not usable, and the
+         * declaration must not pretend they are */
         dr_agent_log(a, "gpu discovery failed: %s; registering no GPUs", err.msg);
         memset(&l->gpus, 0, sizeof l->gpus);
         l->gpus.source = "declared";
@@ -255,6 +257,8 @@ static void link_discover(dr_agent_link_t *l, const dr_msg_welcome_t *w)
     memset(&l->topo, 0, sizeof l->topo);
     if (dr_topo_fill(&l->topo, &l->gpus, &err) != 0)
         dr_agent_log(a, "topology: %s; using the declared cpus and memory", err.msg);
+    else if (l->topo.note[0])
+        dr_agent_log(a, "topology: %s", l->topo.note);
     if (l->topo.cpus == 0)
         l->topo.cpus = w->cpus;
     if (l->topo.mem_mb == 0)

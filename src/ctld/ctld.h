@@ -152,6 +152,7 @@ typedef struct dr_ctld {
     struct evconnlistener *agent_lst;
     struct event *turn_ev, *pass_timer, *tick_ev, *sig_int, *sig_term;
     struct sqlite3 *db;
+    struct sqlite3_stmt *stmts[4]; /* prepared once: the statements every turn runs */
     uint8_t key[DR_PROTO_KEY];
     uint64_t epoch;
     uint64_t next_id;

@@ -78,6 +78,9 @@ int ctld_store_open(dr_ctld_t *c, dr_err_t *err)
 
 void ctld_store_close(dr_ctld_t *c)
 {
+    for (size_t i = 0; i < sizeof c->stmts / sizeof *c->stmts; i++)
+        if (c->stmts[i])
+            sqlite3_finalize(c->stmts[i]);
     if (c->db)
         sqlite3_close(c->db);
     c->db = NULL;
@@ -115,14 +118,32 @@ static int step_done(dr_ctld_t *c, sqlite3_stmt *st, const char *what, dr_err_t 
     return rc;
 }
 
+/* The statements of every turn, prepared once. */
+enum { ST_JOB, ST_EVENT, ST_META };
+static sqlite3_stmt *cached(dr_ctld_t *c, int slot, const char *sql, dr_err_t *err)
+{
+    if (!c->stmts[slot])
+        c->stmts[slot] = prep(c, sql, err);
+    return c->stmts[slot];
+}
+
+static int step_reset(dr_ctld_t *c, sqlite3_stmt *st, const char *what, dr_err_t *err)
+{
+    int rc = sqlite3_step(st) == SQLITE_DONE ? DR_OK : db_fail(c, err, what);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return rc;
+}
+
 int ctld_store_put_meta(dr_ctld_t *c, const char *key, uint64_t v, dr_err_t *err)
 {
-    sqlite3_stmt *st = prep(c, "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", err);
+    sqlite3_stmt *st =
+        cached(c, ST_META, "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", err);
     if (!st)
         return DR_EIO;
     sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)v);
-    return step_done(c, st, "write meta", err);
+    return step_reset(c, st, "write meta", err);
 }
 
 int ctld_store_get_meta(dr_ctld_t *c, const char *key, uint64_t *v)
@@ -213,10 +234,11 @@ int ctld_store_put_job(dr_ctld_t *c, const ctld_job_t *cj, dr_err_t *err)
         return dr_err_set(err, DR_ENOMEM, "store: out of memory for job %llu",
                           (unsigned long long)cj->j.id);
     }
-    sqlite3_stmt *st = prep(c,
-                            "INSERT OR REPLACE INTO jobs(id, user, uid, gid, parent, array_index,"
-                            " terminal, spec, rt, final) VALUES(?,?,?,?,?,?,?,?,?,?)",
-                            err);
+    sqlite3_stmt *st = cached(c, ST_JOB,
+                              "INSERT OR REPLACE INTO jobs(id, user, uid, gid, parent,"
+                              " array_index, terminal, spec, rt, final)"
+                              " VALUES(?,?,?,?,?,?,?,?,?,?)",
+                              err);
     if (!st) {
         free(spec);
         free(rt);
@@ -236,15 +258,15 @@ int ctld_store_put_job(dr_ctld_t *c, const ctld_job_t *cj, dr_err_t *err)
         sqlite3_bind_text(st, 10, fin, -1, free);
     else
         sqlite3_bind_null(st, 10);
-    return step_done(c, st, "write job", err);
+    return step_reset(c, st, "write job", err);
 }
 
 int ctld_store_put_event(dr_ctld_t *c, const dr_event_t *e, const char *detail, dr_err_t *err)
 {
-    sqlite3_stmt *st = prep(c,
-                            "INSERT INTO events(job, t, what, from_s, to_s, detail)"
-                            " VALUES(?,?,?,?,?,?)",
-                            err);
+    sqlite3_stmt *st = cached(c, ST_EVENT,
+                              "INSERT INTO events(job, t, what, from_s, to_s, detail)"
+                              " VALUES(?,?,?,?,?,?)",
+                              err);
     if (!st)
         return DR_EIO;
     sqlite3_bind_int64(st, 1, (sqlite3_int64)e->job);
@@ -253,7 +275,7 @@ int ctld_store_put_event(dr_ctld_t *c, const dr_event_t *e, const char *detail, 
     sqlite3_bind_text(st, 4, dr_job_state_name(e->from), -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 5, dr_job_state_name(e->to), -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 6, detail ? detail : "", -1, SQLITE_TRANSIENT);
-    return step_done(c, st, "write event", err);
+    return step_reset(c, st, "write event", err);
 }
 
 /* ---- reload ---- */

@@ -188,9 +188,12 @@ static char *rt_json(const ctld_job_t *cj)
                           cj->reason, "cost", cj->cost_usd, "kill_sent", cj->kill_sent,
                           "kill_final", (json_int_t)cj->kill_final, "attained",
                           j->attained_gpu_s);
+    json_object_set_new(o, "got_type", json_integer(cj->got_type));
+    json_object_set_new(o, "got_gpus", json_integer(cj->got_gpus));
     if (j->state == DR_JOB_STARTING || j->state == DR_JOB_RUNNING ||
-        j->state == DR_JOB_COMPLETING) {
+        j->state == DR_JOB_COMPLETING)
         json_object_set_new(o, "alloc", alloc_json(&j->alloc));
+    if (cj->nranks) {
         json_t *ranks = json_array();
         for (uint32_t i = 0; i < cj->nranks; i++) {
             const ctld_rank_t *r = &cj->ranks[i];
@@ -349,6 +352,11 @@ static int load_rt(ctld_job_t *cj, const char *text)
     cj->kill_sent = ks;
     cj->kill_final = (uint8_t)kf;
     cj->j.attained_gpu_s = attained;
+    json_int_t gt = -1, gg = 0;
+    get_int(o, "got_type", &gt);
+    get_int(o, "got_gpus", &gg);
+    cj->got_type = (int32_t)gt;
+    cj->got_gpus = (uint32_t)gg;
     json_t *al = json_object_get(o, "alloc");
     if (al && load_alloc(al, &cj->j.alloc) != DR_OK)
         goto out;

@@ -113,11 +113,15 @@ typedef enum dr_proto_rc {
 } dr_proto_rc_t;
 
 /* Try to take one frame from buf[0, len).  Checks, in order: header sanity
- * (fatal), completeness (need), HMAC (dropped, bad_mac), nonce and
- * sequence (dropped, replayed).  HELLO is accepted only with seq 0 and a
- * zero nonce and only while have_peer_nonce is false; any other type while
- * have_peer_nonce is false is dropped as replayed.  A frame that passes
- * advances rx_seq. */
+ * (fatal; checked on whatever part of the header has arrived, so garbage
+ * is refused early), completeness (need), HMAC (dropped, bad_mac), nonce
+ * and sequence (dropped, replayed).  HELLO is accepted only with seq 0 and
+ * a zero nonce and only while have_peer_nonce is false.  WELCOME is
+ * accepted only while have_peer_nonce is false too (it is how the agent
+ * learns the controller's nonce; its header already carries the agent's);
+ * any other type while have_peer_nonce is false is dropped as replayed.
+ * A frame that passes advances rx_seq.  Callers count bad_body themselves
+ * when an accepted frame's body fails its parser. */
 dr_proto_rc_t dr_proto_decode(dr_proto_session_t *s, const uint8_t *buf, size_t len, size_t *used,
                               dr_frame_t *f);
 

@@ -40,7 +40,7 @@
 #define DR_PROTO_MAC      32
 #define DR_PROTO_NONCE    16
 #define DR_PROTO_KEY      32
-#define DR_PROTO_MAX_BODY (1u << 20)
+#define DR_PROTO_MAX_BODY (8u << 20) /* a LAUNCH with a 4 MiB script and its environment */
 
 typedef enum dr_msg_type {
     DR_MSG_HELLO = 1,     /* agent -> ctld: name, nonce, version */
@@ -61,10 +61,10 @@ const char *dr_msg_type_name(int type); /* "hello", ...; "unknown" */
 
 typedef struct dr_proto_stats {
     uint64_t frames_in, frames_out;
-    uint64_t bad_header;  /* wrong magic/version/type/length: stream is unusable */
-    uint64_t bad_mac;     /* forged or corrupted: HMAC mismatch */
-    uint64_t replayed;    /* wrong session nonce or sequence number not increasing */
-    uint64_t bad_body;    /* authentic but not a valid message of its type */
+    uint64_t bad_header; /* wrong magic/version/type/length: stream is unusable */
+    uint64_t bad_mac;    /* forged or corrupted: HMAC mismatch */
+    uint64_t replayed;   /* wrong session nonce or sequence number not increasing */
+    uint64_t bad_body;   /* authentic but not a valid message of its type */
 } dr_proto_stats_t;
 
 /* One end of one connection. */
@@ -105,11 +105,11 @@ typedef struct dr_frame {
 } dr_frame_t;
 
 typedef enum dr_proto_rc {
-    DR_PROTO_FRAME = 1,    /* a frame was taken: *used bytes consumed, f filled */
-    DR_PROTO_NEED = 0,     /* need more bytes (nothing consumed) */
-    DR_PROTO_DROPPED = 2,  /* a whole frame was consumed and dropped (bad MAC,
-                              replay): counted; the stream goes on */
-    DR_PROTO_FATAL = -1    /* bad header: counted; close the connection */
+    DR_PROTO_FRAME = 1,   /* a frame was taken: *used bytes consumed, f filled */
+    DR_PROTO_NEED = 0,    /* need more bytes (nothing consumed) */
+    DR_PROTO_DROPPED = 2, /* a whole frame was consumed and dropped (bad MAC,
+                             replay): counted; the stream goes on */
+    DR_PROTO_FATAL = -1   /* bad header: counted; close the connection */
 } dr_proto_rc_t;
 
 /* Try to take one frame from buf[0, len).  Checks, in order: header sanity
@@ -133,10 +133,11 @@ dr_proto_rc_t dr_proto_decode(dr_proto_session_t *s, const uint8_t *buf, size_t 
  * forward compatibility) and names the bad field in err.  Parsed structs
  * own their strings; free them with the matching _free. */
 
-#define DR_MSG_MAX_GPUS  1024
-#define DR_MSG_MAX_ARGS  4096
-#define DR_MSG_MAX_JOBS  100000
-#define DR_MSG_MAX_STR   4096
+#define DR_MSG_MAX_GPUS 1024
+#define DR_MSG_MAX_ARGS 4096
+#define DR_MSG_MAX_JOBS 100000
+#define DR_MSG_MAX_STR  4096
+#define DR_MSG_MAX_TEXT (4u << 20) /* a batch script (optional fields) */
 
 typedef struct dr_msg_hello {
     uint32_t version; /* DR_PROTO_VERSION of the agent */
@@ -157,9 +158,9 @@ typedef struct dr_msg_welcome {
 
 typedef struct dr_msg_gpu {
     uint32_t index;
-    char *name;   /* as the driver reports it, e.g. "NVIDIA H100 80GB HBM3" */
-    char *uuid;   /* "" if unknown */
-    char *pci;    /* bus id "0000:17:00.0", "" if unknown */
+    char *name; /* as the driver reports it, e.g. "NVIDIA H100 80GB HBM3" */
+    char *uuid; /* "" if unknown */
+    char *pci;  /* bus id "0000:17:00.0", "" if unknown */
     uint64_t mem_mb;
     int32_t numa; /* -1 if unknown */
 } dr_msg_gpu_t;
@@ -223,17 +224,17 @@ typedef struct dr_msg_launch {
 typedef struct dr_msg_kill {
     uint64_t job;
     uint32_t gen;
-    int32_t signal;   /* first signal (SIGTERM); SIGKILL follows after grace */
+    int32_t signal; /* first signal (SIGTERM); SIGKILL follows after grace */
     int64_t grace_ns;
     char *reason;
 } dr_msg_kill_t;
 
 /* Why a rank ended, as the agent saw it. */
 typedef enum dr_end_why {
-    DR_END_EXIT = 0,      /* exited by itself (exit_code / signal say how) */
-    DR_END_TIMEOUT = 1,   /* killed by the agent at its time limit */
-    DR_END_KILLED = 2,    /* killed on a KILL message */
-    DR_END_LAUNCH = 3,    /* could not be started (detail says why) */
+    DR_END_EXIT = 0,    /* exited by itself (exit_code / signal say how) */
+    DR_END_TIMEOUT = 1, /* killed by the agent at its time limit */
+    DR_END_KILLED = 2,  /* killed on a KILL message */
+    DR_END_LAUNCH = 3,  /* could not be started (detail says why) */
     DR_END_NWHY
 } dr_end_why_t;
 
@@ -241,7 +242,7 @@ typedef struct dr_msg_job_state {
     uint64_t job;
     uint32_t gen;
     uint32_t rank;
-    bool started;      /* true: processes started (pid); false: ended */
+    bool started; /* true: processes started (pid); false: ended */
     int32_t pid;
     int32_t exit_code; /* ended: exit status, or -1 when signalled */
     int32_t signal;    /* ended by signal: its number */
@@ -277,7 +278,7 @@ DR_MSG_DECLARE(reject)
 #undef DR_MSG_DECLARE
 
 /* Encode message m of `type` and frame it in one step (*out malloc'd). */
-int dr_proto_send_msg(dr_proto_session_t *s, int type, const void *m, uint8_t **out,
-                      size_t *outlen, dr_err_t *err);
+int dr_proto_send_msg(dr_proto_session_t *s, int type, const void *m, uint8_t **out, size_t *outlen,
+                      dr_err_t *err);
 
 #endif

@@ -190,12 +190,11 @@ int ctld_agents_start(dr_ctld_t *c, dr_err_t *err)
     int rc = parse_hostport(c->o.agent_listen, &ss, &slen, err, "--agent-listen");
     if (rc != DR_OK)
         return rc;
-    c->agent_lst = evconnlistener_new_bind(c->base, on_accept, c,
-                                           LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 128,
-                                           (struct sockaddr *)&ss, slen);
+    c->agent_lst =
+        evconnlistener_new_bind(c->base, on_accept, c, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE,
+                                128, (struct sockaddr *)&ss, slen);
     if (!c->agent_lst)
-        return dr_err_set(err, DR_EIO, "--agent-listen %s: %s", c->o.agent_listen,
-                          strerror(errno));
+        return dr_err_set(err, DR_EIO, "--agent-listen %s: %s", c->o.agent_listen, strerror(errno));
     ctld_log("agents: listening on %s", c->o.agent_listen);
     return DR_OK;
 }

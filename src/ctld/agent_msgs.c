@@ -167,8 +167,7 @@ static void on_register(ctld_agent_t *a, const dr_frame_t *f)
                 continue;
             bool held = false;
             for (uint32_t k = 0; k < m.nheld && !held; k++)
-                held = m.held[k].job == cj->j.id && m.held[k].gen == cj->gen &&
-                       m.held[k].rank == r;
+                held = m.held[k].job == cj->j.id && m.held[k].gen == cj->gen && m.held[k].rank == r;
             if (held)
                 continue;
             if (!cj->ranks[r].started) {

@@ -165,8 +165,7 @@ static void list(dr_ctld_t *c, struct evhttp_request *req)
         ctld_job_t *cj = c->tab[i];
         if (!cj || ctld_job_terminal(cj))
             continue;
-        if (array ? cj->j.array_parent != array
-                  : (cj->parent && cj->j.state == DR_JOB_PENDING))
+        if (array ? cj->j.array_parent != array : (cj->parent && cj->j.state == DR_JOB_PENDING))
             continue; /* a pending task is counted in its parent */
         if (user && strcmp(user, cj->user) != 0)
             continue;
@@ -292,8 +291,7 @@ static void output(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
         ctld_reply_error(req, 404, NULL,
                          "job %llu: no output yet%s%s (the controller reads it where the job "
                          "wrote it: a shared or local file system)",
-                         (unsigned long long)id, path && *path ? " at " : "",
-                         path ? path : "");
+                         (unsigned long long)id, path && *path ? " at " : "", path ? path : "");
         json_decref(o);
         evhttp_clear_headers(&q);
         return;
@@ -359,8 +357,7 @@ static void cancel(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
             ctld_reply_error(req, 403, NULL, "job %llu belongs to %s; you are %s",
                              (unsigned long long)id, owner, who->user);
         } else {
-            ctld_reply_error(req, 409, NULL, "job %llu has already ended",
-                             (unsigned long long)id);
+            ctld_reply_error(req, 409, NULL, "job %llu has already ended", (unsigned long long)id);
         }
         free(js);
         free(owner);

@@ -42,12 +42,12 @@ char *ctld_node_json(dr_ctld_t *c, uint32_t i)
         "{s:b,s:o,s:s,s:i,s:s}", "connected", n->agent && n->agent->registered, "last_heartbeat",
         n->last_heartbeat ? json_real(dr_time_to_s(n->last_heartbeat)) : json_null(), "source",
         n->source, "gpus_found", (json_int_t)n->disc_gpus, "addr", n->addr);
-    json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:i,s:i,s:i,s:I,s:o,s:o}", "name", cn->name, "state",
-                          node_state(c, i), "reason", n->reason, "gpu_type",
-                          cn->ngpus ? c->cl.types[cn->type].name : "", "gpus",
-                          (json_int_t)cn->ngpus, "gpus_alloc", (json_int_t)alloc, "cpus",
-                          (json_int_t)(cn->cpu_milli / 1000), "mem_mb", (json_int_t)cn->mem_mb,
-                          "agent", agent, "jobs", jobs);
+    json_t *o =
+        json_pack("{s:s,s:s,s:s,s:s,s:i,s:i,s:i,s:I,s:o,s:o}", "name", cn->name, "state",
+                  node_state(c, i), "reason", n->reason, "gpu_type",
+                  cn->ngpus ? c->cl.types[cn->type].name : "", "gpus", (json_int_t)cn->ngpus,
+                  "gpus_alloc", (json_int_t)alloc, "cpus", (json_int_t)(cn->cpu_milli / 1000),
+                  "mem_mb", (json_int_t)cn->mem_mb, "agent", agent, "jobs", jobs);
     char *s = json_dumps(o, JSON_COMPACT);
     json_decref(o);
     return s;
@@ -123,7 +123,8 @@ void ctld_api_nodes(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *
         char *s = ctld_node_json(c, (uint32_t)i);
         ctld_reply_json(req, 200, s);
         free(s);
-    } else if (m == EVHTTP_REQ_POST && (strcmp(verb, "drain") == 0 || strcmp(verb, "resume") == 0)) {
+    } else if (m == EVHTTP_REQ_POST &&
+               (strcmp(verb, "drain") == 0 || strcmp(verb, "resume") == 0)) {
         drain(c, req, who, (uint32_t)i, strcmp(verb, "drain") == 0);
     } else {
         ctld_reply_error(req, 404, NULL, "/v1/nodes%s: no such endpoint for this method", path);

@@ -84,8 +84,8 @@ int ctld_array_feed(dr_ctld_t *c, ctld_job_t *parent, dr_time_t now)
         t->got_type = -1;
         snprintf(t->reason, sizeof t->reason, "queued");
         if (ctld_job_insert(c, t) != DR_OK || ctld_submit(c, t, &err) != DR_OK) {
-            ctld_log("array %llu: task %u: %s", (unsigned long long)parent->j.id,
-                     t->j.array_index, err.msg);
+            ctld_log("array %llu: task %u: %s", (unsigned long long)parent->j.id, t->j.array_index,
+                     err.msg);
             ctld_job_remove(c, t);
             ctld_job_free(t);
             return DR_ENOMEM;

@@ -44,13 +44,13 @@ typedef struct ctld_rank {
 typedef struct ctld_array {
     uint32_t *idx; /* task indices, in order */
     uint32_t nidx;
-    uint32_t next;     /* idx[next] is the next task to materialise */
-    uint32_t throttle; /* at most this many tasks active at once; 0 = no limit */
-    uint32_t active;   /* materialised tasks not yet terminal */
+    uint32_t next;          /* idx[next] is the next task to materialise */
+    uint32_t throttle;      /* at most this many tasks active at once; 0 = no limit */
+    uint32_t active;        /* materialised tasks not yet terminal */
     struct ctld_job **live; /* those tasks (active of them) */
     size_t live_cap;
     uint32_t count[DR_JOB_NSTATES]; /* terminal tasks by final state */
-    int32_t first_fail_exit; /* exit code of the first failed task (for wait) */
+    int32_t first_fail_exit;        /* exit code of the first failed task (for wait) */
 } ctld_array_t;
 
 typedef struct ctld_job {
@@ -63,8 +63,8 @@ typedef struct ctld_job {
     uint32_t gen;            /* generation: bumped on each launch (fencing) */
     ctld_rank_t *ranks;
     uint32_t nranks;
-    bool kill_sent;          /* KILL sent to every rank of this generation */
-    uint8_t kill_final;      /* state to end in once killed (CANCELLED, FAILED) */
+    bool kill_sent;            /* KILL sent to every rank of this generation */
+    uint8_t kill_final;        /* state to end in once killed (CANCELLED, FAILED) */
     int32_t exit_code, signal; /* final, once ended (-1 / 0 when unknown) */
     bool has_exit;
     char reason[160];
@@ -76,7 +76,7 @@ typedef struct ctld_job {
     bool in_sched;             /* handed to the scheduler */
     bool dirty;                /* to be written this turn */
     bool dirty_listed;
-    bool evict;                /* terminal and written: may leave memory */
+    bool evict; /* terminal and written: may leave memory */
 } ctld_job_t;
 
 /* ---- nodes ---- */
@@ -84,10 +84,10 @@ typedef struct ctld_job {
 typedef struct ctld_agent ctld_agent_t;
 
 typedef struct ctld_node {
-    uint32_t idx;          /* cluster node index */
-    ctld_agent_t *agent;   /* connected agent, NULL if none */
-    bool registered;       /* an agent registered since the controller started */
-    bool admin_drain;      /* drained by an operator */
+    uint32_t idx;        /* cluster node index */
+    ctld_agent_t *agent; /* connected agent, NULL if none */
+    bool registered;     /* an agent registered since the controller started */
+    bool admin_drain;    /* drained by an operator */
     char reason[160];
     dr_time_t last_heartbeat; /* 0 = never */
     dr_time_t lost_at;        /* agent gone since (0 = connected or never seen) */
@@ -225,15 +225,16 @@ int ctld_store_put_event(dr_ctld_t *c, const dr_event_t *e, const char *detail, 
 int ctld_store_put_meta(dr_ctld_t *c, const char *key, uint64_t v, dr_err_t *err);
 int ctld_store_get_meta(dr_ctld_t *c, const char *key, uint64_t *v);
 /* Reload: calls back once per stored non-evicted job (in id order). */
-int ctld_store_load(dr_ctld_t *c, int (*cb)(dr_ctld_t *, ctld_job_t *, dr_err_t *),
-                    dr_err_t *err);
+int ctld_store_load(dr_ctld_t *c, int (*cb)(dr_ctld_t *, ctld_job_t *, dr_err_t *), dr_err_t *err);
 /* A terminal job no longer in memory: its JOB JSON (malloc'd) or NULL. */
 char *ctld_store_job_json(dr_ctld_t *c, uint64_t id, char **user);
 /* Jobs listing from the store (terminal ones): appends JSON objects. */
 int ctld_store_list_terminal(dr_ctld_t *c, const char *user, uint64_t array, size_t limit,
                              void (*cb)(void *, const char *json), void *ud);
-int ctld_store_events(dr_ctld_t *c, uint64_t job, void (*cb)(void *, double t, const char *what,
-                      const char *from, const char *to, const char *detail), void *ud);
+int ctld_store_events(dr_ctld_t *c, uint64_t job,
+                      void (*cb)(void *, double t, const char *what, const char *from,
+                                 const char *to, const char *detail),
+                      void *ud);
 /* tokens: stored as SHA-256 hashes */
 int ctld_store_put_token(dr_ctld_t *c, const char *hash_hex, const char *user, const char *role,
                          dr_err_t *err);

@@ -160,11 +160,10 @@ static void set_paths(dr_ctld_t *c, ctld_job_t *cj)
     const char *o = sp->out_path ? sp->out_path : dflt;
     free(cj->out_path);
     free(cj->err_path);
-    cj->out_path = dr_jobspec_expand_path(o, cj->j.id, cj->j.array_parent, cj->j.array_index,
-                                          name, cj->user);
-    cj->err_path = sp->err_path ? dr_jobspec_expand_path(sp->err_path, cj->j.id,
-                                                         cj->j.array_parent, cj->j.array_index,
-                                                         name, cj->user)
+    cj->out_path =
+        dr_jobspec_expand_path(o, cj->j.id, cj->j.array_parent, cj->j.array_index, name, cj->user);
+    cj->err_path = sp->err_path ? dr_jobspec_expand_path(sp->err_path, cj->j.id, cj->j.array_parent,
+                                                         cj->j.array_index, name, cj->user)
                                 : dr_strdup(cj->out_path);
     (void)c;
 }
@@ -192,16 +191,16 @@ static char *launch_json(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
     for (uint32_t i = 0; i < nn; i++)
         names[i] = c->cl.nodes[cj->ranks[i].node].name;
     char *nodelist = dr_hostlist_compress(names, nn);
-    const char *tname = j->alloc.nslots && c->cl.nodes[node].ngpus
-                            ? c->cl.types[j->alloc.type].name
-                            : "";
+    const char *tname =
+        j->alloc.nslots && c->cl.nodes[node].ngpus ? c->cl.types[j->alloc.type].name : "";
 
     dr_strvec_t env = {0};
     for (uint32_t i = 0; i < sp->nenv; i++)
         dr_strvec_push(&env, sp->env[i]);
-    const char *jname = sp->name ? sp->name : sp->script_name ? sp->script_name
-                                          : sp->argc      ? sp->argv[0]
-                                                          : "job";
+    const char *jname = sp->name          ? sp->name
+                        : sp->script_name ? sp->script_name
+                        : sp->argc        ? sp->argv[0]
+                                          : "job";
     dr_strvec_push_owned(&env, env_kv("DROVER_JOB_ID", "%llu", (unsigned long long)j->id));
     dr_strvec_push_owned(&env, env_kv("DROVER_JOB_NAME", "%s", jname));
     dr_strvec_push_owned(&env, env_kv("DROVER_JOB_USER", "%s", cj->user));
@@ -211,8 +210,8 @@ static char *launch_json(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
     if (sp->cwd)
         dr_strvec_push_owned(&env, env_kv("DROVER_SUBMIT_DIR", "%s", sp->cwd));
     if (j->array_parent) {
-        dr_strvec_push_owned(&env, env_kv("DROVER_ARRAY_JOB_ID", "%llu",
-                                          (unsigned long long)j->array_parent));
+        dr_strvec_push_owned(
+            &env, env_kv("DROVER_ARRAY_JOB_ID", "%llu", (unsigned long long)j->array_parent));
         dr_strvec_push_owned(&env, env_kv("DROVER_ARRAY_TASK_ID", "%u", j->array_index));
     }
     free(nodelist);
@@ -357,8 +356,8 @@ static void job_finished(dr_ctld_t *c, ctld_job_t *cj)
 static void accrue(dr_ctld_t *c, ctld_job_t *cj, dr_time_t now)
 {
     if (cj->j.start > 0 && now > cj->j.start)
-        cj->cost_usd += dr_time_to_s(now - cj->j.start) / 3600.0 * cj->got_gpus *
-                        price_hr(c, cj->got_type);
+        cj->cost_usd +=
+            dr_time_to_s(now - cj->j.start) / 3600.0 * cj->got_gpus * price_hr(c, cj->got_type);
 }
 
 int ctld_cancel(dr_ctld_t *c, ctld_job_t *cj, const char *why, dr_err_t *err)
@@ -553,7 +552,8 @@ void ctld_node_lost(dr_ctld_t *c, uint32_t node, const char *why)
         if (!cj || cj->array || ctld_job_terminal(cj) || cj->j.state == DR_JOB_PENDING)
             continue;
         for (uint32_t r = 0; r < cj->nranks; r++)
-            if (cj->ranks[r].node == node && dr_grow((void **)&was, &cap, cnt + 1, sizeof *was) == 0) {
+            if (cj->ranks[r].node == node &&
+                dr_grow((void **)&was, &cap, cnt + 1, sizeof *was) == 0) {
                 was[cnt++] = cj;
                 break;
             }
@@ -698,8 +698,7 @@ static void turn(evutil_socket_t fd, short what, void *arg)
     dr_err_t err = {0};
     int rc = c->ndirty || log->n != c->ev_flushed ? write_turn(c, &err) : DR_OK;
     clock_gettime(CLOCK_MONOTONIC, &b);
-    c->st.commit_s_total +=
-        (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+    c->st.commit_s_total += (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
     if (rc != DR_OK) {
         c->st.commit_fail++;
         ctld_log("commit failed (%s); submits of this turn are refused, the rest is retried",
@@ -775,8 +774,7 @@ static int reload_job(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err)
         cj->parent = ctld_job_find(c, cj->j.array_parent);
         if (!cj->parent || !cj->parent->array)
             return dr_err_set(err, DR_EIO, "store: task %llu: its array %llu is missing",
-                              (unsigned long long)cj->j.id,
-                              (unsigned long long)cj->j.array_parent);
+                              (unsigned long long)cj->j.id, (unsigned long long)cj->j.array_parent);
     }
     if (cj->array) {
         int rc = ctld_job_insert(c, cj);
@@ -912,8 +910,8 @@ int dr_ctld_init(dr_ctld_t *c, const ctld_opts_t *o, dr_err_t *err)
         rc = ctld_agents_start(c, err);
     if (rc == DR_OK)
         ctld_want_pass(c);
-    ctld_log("epoch %llu, policy %s, %zu nodes, %zu jobs reloaded",
-             (unsigned long long)c->epoch, c->policy, c->cl.nnodes, c->tab_n);
+    ctld_log("epoch %llu, policy %s, %zu nodes, %zu jobs reloaded", (unsigned long long)c->epoch,
+             c->policy, c->cl.nnodes, c->tab_n);
     return rc;
 }
 

@@ -51,8 +51,7 @@ void ctld_reply_json(struct evhttp_request *req, int status, const char *json)
         evhttp_send_error(req, 503, NULL);
         return;
     }
-    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-                      "application/json");
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/json");
     evbuffer_add(b, json, strlen(json));
     evbuffer_add(b, "\n", 1);
     evhttp_send_reply(req, status, reason_phrase(status), b);
@@ -81,14 +80,14 @@ void ctld_reply_error(struct evhttp_request *req, int status, const char *field,
 
 static void on_ping(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who)
 {
-    json_t *o = json_pack(
-        "{s:b,s:s,s:I,s:s,s:s,s:s,s:I,s:{s:I,s:I,s:I,s:I,s:I,s:f,s:f}}", "ok", 1, "version",
-        "0.1.0", "epoch", (json_int_t)c->epoch, "policy", c->policy, "user", who->user, "role",
-        who->operator_ ? "operator" : "user", "jobs_in_memory", (json_int_t)c->tab_n, "stats",
-        "turns", (json_int_t)c->st.turns, "passes", (json_int_t)c->st.passes, "commits",
-        (json_int_t)c->st.commits, "launches", (json_int_t)c->st.launches, "frames_dropped",
-        (json_int_t)c->st.frames_dropped, "pass_seconds", c->st.pass_s_total, "commit_seconds",
-        c->st.commit_s_total);
+    json_t *o =
+        json_pack("{s:b,s:s,s:I,s:s,s:s,s:s,s:I,s:{s:I,s:I,s:I,s:I,s:I,s:f,s:f}}", "ok", 1,
+                  "version", "0.1.0", "epoch", (json_int_t)c->epoch, "policy", c->policy, "user",
+                  who->user, "role", who->operator_ ? "operator" : "user", "jobs_in_memory",
+                  (json_int_t)c->tab_n, "stats", "turns", (json_int_t)c->st.turns, "passes",
+                  (json_int_t)c->st.passes, "commits", (json_int_t)c->st.commits, "launches",
+                  (json_int_t)c->st.launches, "frames_dropped", (json_int_t)c->st.frames_dropped,
+                  "pass_seconds", c->st.pass_s_total, "commit_seconds", c->st.commit_s_total);
     char *s = json_dumps(o, JSON_COMPACT);
     json_decref(o);
     ctld_reply_json(req, 200, s);
@@ -221,9 +220,9 @@ int ctld_http_start(dr_ctld_t *c, dr_err_t *err)
     int rc = ctld_parse_hostport(c->o.listen, &ss, &slen, err, "--listen");
     if (rc != DR_OK)
         return rc;
-    struct evconnlistener *l = evconnlistener_new_bind(
-        c->base, NULL, NULL, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 128,
-        (struct sockaddr *)&ss, slen);
+    struct evconnlistener *l =
+        evconnlistener_new_bind(c->base, NULL, NULL, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 128,
+                                (struct sockaddr *)&ss, slen);
     if (!l || !evhttp_bind_listener(c->http, l)) {
         if (l)
             evconnlistener_free(l);

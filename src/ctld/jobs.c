@@ -143,11 +143,11 @@ char *ctld_job_json(dr_ctld_t *c, const ctld_job_t *cj)
     const dr_job_t *j = &cj->j;
     const dr_jobspec_t *sp = cj->parent ? &cj->parent->spec : &cj->spec;
     dr_time_t now = c->last_now;
-    bool live = j->state == DR_JOB_STARTING || j->state == DR_JOB_RUNNING ||
-                j->state == DR_JOB_COMPLETING;
+    bool live =
+        j->state == DR_JOB_STARTING || j->state == DR_JOB_RUNNING || j->state == DR_JOB_COMPLETING;
     json_t *o = json_object();
     json_object_set_new(o, "id", json_integer((json_int_t)j->id));
-    const char *name = sp->name ? sp->name
+    const char *name = sp->name          ? sp->name
                        : sp->script_name ? sp->script_name
                        : sp->argc        ? sp->argv[0]
                                          : "";
@@ -164,8 +164,7 @@ char *ctld_job_json(dr_ctld_t *c, const ctld_job_t *cj)
                         cj->got_type >= 0 && (size_t)cj->got_type < c->cl.ntypes
                             ? json_string(c->cl.types[cj->got_type].name)
                             : json_null());
-    json_object_set_new(o, "gpu_types_requested",
-                        json_string(sp->gpu_type ? sp->gpu_type : "any"));
+    json_object_set_new(o, "gpu_types_requested", json_string(sp->gpu_type ? sp->gpu_type : "any"));
     /* nodes: of the current (or last) run */
     json_t *nodes = json_array();
     const char **names = calloc(cj->nranks ? cj->nranks : 1, sizeof *names);
@@ -187,8 +186,8 @@ char *ctld_job_json(dr_ctld_t *c, const ctld_job_t *cj)
     json_object_set_new(o, "start_time",
                         j->first_start != DR_TIME_NEVER ? time_or_null(j->start) : json_null());
     json_object_set_new(o, "end_time", ctld_job_terminal(cj) ? time_or_null(j->end) : json_null());
-    json_object_set_new(o, "time_limit", sp->time_limit ? json_real(dr_time_to_s(sp->time_limit))
-                                                        : json_null());
+    json_object_set_new(o, "time_limit",
+                        sp->time_limit ? json_real(dr_time_to_s(sp->time_limit)) : json_null());
     double elapsed = 0, cost = cj->cost_usd;
     if (j->first_start != DR_TIME_NEVER) {
         dr_time_t until = live ? now : j->end;
@@ -216,8 +215,8 @@ char *ctld_job_json(dr_ctld_t *c, const ctld_job_t *cj)
             json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "total", (json_int_t)a->nidx, "pending",
                       (json_int_t)(a->nidx - done - running), "running", (json_int_t)running,
                       "completed", (json_int_t)a->count[DR_JOB_COMPLETED], "failed",
-                      (json_int_t)(a->count[DR_JOB_FAILED] + a->count[DR_JOB_TIMEOUT]),
-                      "cancelled", (json_int_t)a->count[DR_JOB_CANCELLED], "timeout",
+                      (json_int_t)(a->count[DR_JOB_FAILED] + a->count[DR_JOB_TIMEOUT]), "cancelled",
+                      (json_int_t)a->count[DR_JOB_CANCELLED], "timeout",
                       (json_int_t)a->count[DR_JOB_TIMEOUT]));
     }
     json_t *argv = json_array();

@@ -79,8 +79,7 @@ static int key_file_ok(const char *path)
         return 0;
     }
     if (st.st_mode & 077) {
-        fprintf(stderr,
-                "droverd: --key %s: readable by group or others (mode %o); chmod 600 it\n",
+        fprintf(stderr, "droverd: --key %s: readable by group or others (mode %o); chmod 600 it\n",
                 path, (unsigned)(st.st_mode & 0777));
         return 0;
     }
@@ -117,8 +116,23 @@ int main(int argc, char **argv)
     bool daemonize = false;
     char sock_default[4096], agent_default[300];
     dr_time_t hb = 2 * DR_NSEC_PER_SEC;
-    enum { O_STATE = 256, O_LISTEN, O_SOCKET, O_AGENT, O_KEY, O_POLICY, O_OPER, O_MINPASS,
-           O_ATIMEOUT, O_HB, O_NOFSYNC, O_DAEMON, O_GENKEY, O_HELP, O_VERSION };
+    enum {
+        O_STATE = 256,
+        O_LISTEN,
+        O_SOCKET,
+        O_AGENT,
+        O_KEY,
+        O_POLICY,
+        O_OPER,
+        O_MINPASS,
+        O_ATIMEOUT,
+        O_HB,
+        O_NOFSYNC,
+        O_DAEMON,
+        O_GENKEY,
+        O_HELP,
+        O_VERSION
+    };
     static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
                                          {"state", required_argument, NULL, O_STATE},
                                          {"listen", required_argument, NULL, O_LISTEN},

@@ -181,17 +181,15 @@ static char *rt_json(const ctld_job_t *cj)
     const dr_job_t *j = &cj->j;
     json_t *o = json_pack("{s:i,s:i,s:I,s:I,s:I,s:I,s:i,s:i,s:i,s:b,s:s,s:f,s:b,s:i,s:f}", "state",
                           (json_int_t)j->state, "gen", (json_int_t)cj->gen, "submit",
-                          (json_int_t)j->submit, "first_start", (json_int_t)j->first_start,
-                          "start", (json_int_t)j->start, "end", (json_int_t)j->end, "nstarts",
-                          (json_int_t)j->nstarts, "exit_code", (json_int_t)cj->exit_code,
-                          "signal", (json_int_t)cj->signal, "has_exit", cj->has_exit, "reason",
-                          cj->reason, "cost", cj->cost_usd, "kill_sent", cj->kill_sent,
-                          "kill_final", (json_int_t)cj->kill_final, "attained",
-                          j->attained_gpu_s);
+                          (json_int_t)j->submit, "first_start", (json_int_t)j->first_start, "start",
+                          (json_int_t)j->start, "end", (json_int_t)j->end, "nstarts",
+                          (json_int_t)j->nstarts, "exit_code", (json_int_t)cj->exit_code, "signal",
+                          (json_int_t)cj->signal, "has_exit", cj->has_exit, "reason", cj->reason,
+                          "cost", cj->cost_usd, "kill_sent", cj->kill_sent, "kill_final",
+                          (json_int_t)cj->kill_final, "attained", j->attained_gpu_s);
     json_object_set_new(o, "got_type", json_integer(cj->got_type));
     json_object_set_new(o, "got_gpus", json_integer(cj->got_gpus));
-    if (j->state == DR_JOB_STARTING || j->state == DR_JOB_RUNNING ||
-        j->state == DR_JOB_COMPLETING)
+    if (j->state == DR_JOB_STARTING || j->state == DR_JOB_RUNNING || j->state == DR_JOB_COMPLETING)
         json_object_set_new(o, "alloc", alloc_json(&j->alloc));
     if (cj->nranks) {
         json_t *ranks = json_array();
@@ -331,9 +329,9 @@ static int load_rt(ctld_job_t *cj, const char *text)
     double cost = 0, attained = 0;
     if (json_unpack(o, "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:s,s:F,s:b,s:I,s:F}", "state",
                     &state, "gen", &gen, "submit", &submit, "first_start", &fs, "start", &start,
-                    "end", &end, "nstarts", &nstarts, "exit_code", &ex, "signal", &sig,
-                    "has_exit", &has_exit, "reason", &reason, "cost", &cost, "kill_sent", &ks,
-                    "kill_final", &kf, "attained", &attained) != 0)
+                    "end", &end, "nstarts", &nstarts, "exit_code", &ex, "signal", &sig, "has_exit",
+                    &has_exit, "reason", &reason, "cost", &cost, "kill_sent", &ks, "kill_final",
+                    &kf, "attained", &attained) != 0)
         goto out;
     if (state < 0 || state >= DR_JOB_NSTATES)
         goto out;
@@ -373,8 +371,8 @@ static int load_rt(ctld_job_t *cj, const char *text)
                             "started", &started, "ended", &ended, "exit", &e2, "sig", &s2, "why",
                             &why) != 0)
                 goto out;
-            cj->ranks[i] = (ctld_rank_t){(uint32_t)node, started, ended, (int32_t)e2,
-                                         (int32_t)s2, (uint8_t)why};
+            cj->ranks[i] = (ctld_rank_t){(uint32_t)node, started,     ended,
+                                         (int32_t)e2,    (int32_t)s2, (uint8_t)why};
         }
     }
     json_t *ar = json_object_get(o, "array");
@@ -485,9 +483,8 @@ int ctld_store_events(dr_ctld_t *c, uint64_t job,
                                  const char *to, const char *detail),
                       void *ud)
 {
-    sqlite3_stmt *st =
-        prep(c, "SELECT t, what, from_s, to_s, detail FROM events WHERE job = ? ORDER BY seq",
-             NULL);
+    sqlite3_stmt *st = prep(
+        c, "SELECT t, what, from_s, to_s, detail FROM events WHERE job = ? ORDER BY seq", NULL);
     if (!st)
         return DR_EIO;
     sqlite3_bind_int64(st, 1, (sqlite3_int64)job);

@@ -24,6 +24,7 @@ typedef enum fkind {
     F_WHY,   /* uint8_t, < DR_END_NWHY */
     F_BOOL,  /* bool */
     F_STR,   /* char *, <= DR_MSG_MAX_STR bytes; NULL encodes as "" */
+    F_TEXT,  /* char *, <= DR_MSG_MAX_TEXT bytes, optional: NULL is left out */
     F_NONCE, /* uint8_t[DR_PROTO_NONCE], as 32 hex digits */
     F_STRV,  /* char **, count at cnt */
     F_U32V,  /* uint32_t *, count at cnt */
@@ -65,6 +66,7 @@ typedef uint8_t nonce_t[DR_PROTO_NONCE];
 #define WHY(T, name) FIELD(T, name, F_WHY, uint8_t)
 #define BOOL(T, name) FIELD(T, name, F_BOOL, bool)
 #define STR(T, name) FIELD(T, name, F_STR, char *)
+#define TEXT(T, name) FIELD(T, name, F_TEXT, char *)
 #define NONCE(T, name) FIELD(T, name, F_NONCE, nonce_t)
 #define ARRAY(T, name, cnt, kind, ctype, lo, hi, sub) \
     {#name, kind, TYPED_OFF(T, name, ctype), TYPED_OFF(T, cnt, uint32_t), lo, hi, sub}
@@ -118,6 +120,7 @@ static const field_t launch_f[] = {
     U32(dr_msg_launch_t, rank),
     U32(dr_msg_launch_t, nranks),
     STRV(dr_msg_launch_t, argv, argc, 1, DR_MSG_MAX_ARGS),
+    TEXT(dr_msg_launch_t, script),
     STRV(dr_msg_launch_t, env, nenv, 0, DR_MSG_MAX_ARGS),
     STR(dr_msg_launch_t, cwd),
     STR(dr_msg_launch_t, out_path),
@@ -208,7 +211,8 @@ static void obj_free(const msgdesc_t *d, void *m)
     for (size_t i = 0; i < d->nf; i++) {
         const field_t *f = &d->f[i];
         switch (f->kind) {
-        case F_STR: free(*(char **)FP(m, f)); break;
+        case F_STR:
+        case F_TEXT: free(*(char **)FP(m, f)); break;
         case F_STRV: {
             char **v = *(char ***)FP(m, f);
             for (uint32_t k = 0; v && k < *FCNT(m, f); k++)
@@ -234,17 +238,23 @@ static void obj_free(const msgdesc_t *d, void *m)
 
 static int enc_obj(const msgdesc_t *d, const void *m, const path_t *p, json_t **out, dr_err_t *err);
 
-static int enc_str(const char *s, const path_t *p, const char *fname, json_t **out, dr_err_t *err)
+static int enc_strn(const char *s, size_t max, const path_t *p, const char *fname, json_t **out,
+                    dr_err_t *err)
 {
     if (!s)
         s = "";
     size_t n = strlen(s);
-    if (n > DR_MSG_MAX_STR)
-        return ferr(err, DR_EINVAL, p, fname, "longer than %d bytes", DR_MSG_MAX_STR);
+    if (n > max)
+        return ferr(err, DR_EINVAL, p, fname, "longer than %zu bytes", max);
     *out = json_stringn(s, n);
     if (!*out)
         return ferr(err, DR_EINVAL, p, fname, "not valid UTF-8");
     return DR_OK;
+}
+
+static int enc_str(const char *s, const path_t *p, const char *fname, json_t **out, dr_err_t *err)
+{
+    return enc_strn(s, DR_MSG_MAX_STR, p, fname, out, err);
 }
 
 static int enc_field(const field_t *f, const void *m, const path_t *p, json_t **out, dr_err_t *err)
@@ -271,6 +281,7 @@ static int enc_field(const field_t *f, const void *m, const path_t *p, json_t **
     }
     case F_BOOL: *out = json_boolean(*(const bool *)v); break;
     case F_STR: return enc_str(*(char *const *)v, p, f->name, out, err);
+    case F_TEXT: return enc_strn(*(char *const *)v, DR_MSG_MAX_TEXT, p, f->name, out, err);
     case F_NONCE: {
         static const char hex[] = "0123456789abcdef";
         const uint8_t *b = v;
@@ -333,6 +344,8 @@ static int enc_obj(const msgdesc_t *d, const void *m, const path_t *p, json_t **
         return dr_err_set(err, DR_ENOMEM, "%s: out of memory", d->name);
     for (size_t i = 0; i < d->nf; i++) {
         json_t *v;
+        if (d->f[i].kind == F_TEXT && !*(char *const *)FCP(m, &d->f[i]))
+            continue; /* optional and absent */
         int rc = enc_field(&d->f[i], m, p, &v, err);
         if (rc == DR_OK && json_object_set_new(o, d->f[i].name, v) != 0)
             rc = dr_err_set(err, DR_ENOMEM, "%s%s: out of memory", p->s, d->f[i].name);
@@ -381,14 +394,15 @@ static int get_int(json_t *v, long long lo, long long hi, const path_t *p, const
     return DR_OK;
 }
 
-static int get_str(json_t *v, const path_t *p, const char *fname, char **out, dr_err_t *err)
+static int get_strn(json_t *v, size_t max, const path_t *p, const char *fname, char **out,
+                    dr_err_t *err)
 {
     if (!json_is_string(v))
         return ferr(err, DR_EINVAL, p, fname, "not a string");
     size_t n = json_string_length(v);
     const char *s = json_string_value(v);
-    if (n > DR_MSG_MAX_STR)
-        return ferr(err, DR_EINVAL, p, fname, "longer than %d bytes", DR_MSG_MAX_STR);
+    if (n > max)
+        return ferr(err, DR_EINVAL, p, fname, "longer than %zu bytes", max);
     if (memchr(s, '\0', n))
         return ferr(err, DR_EINVAL, p, fname, "contains a NUL byte");
     char *c = malloc(n + 1);
@@ -397,6 +411,11 @@ static int get_str(json_t *v, const path_t *p, const char *fname, char **out, dr
     memcpy(c, s, n + 1);
     *out = c;
     return DR_OK;
+}
+
+static int get_str(json_t *v, const path_t *p, const char *fname, char **out, dr_err_t *err)
+{
+    return get_strn(v, DR_MSG_MAX_STR, p, fname, out, err);
 }
 
 static int hexval(char c)
@@ -487,6 +506,7 @@ static int parse_field(const field_t *f, void *m, json_t *v, const path_t *p, dr
         *(bool *)dst = json_is_true(v);
         return DR_OK;
     case F_STR: return get_str(v, p, f->name, (char **)dst, err);
+    case F_TEXT: return get_strn(v, DR_MSG_MAX_TEXT, p, f->name, (char **)dst, err);
     case F_NONCE: {
         const char *s = json_string_value(v);
         if (!s || json_string_length(v) != 2 * DR_PROTO_NONCE)
@@ -511,6 +531,8 @@ static int parse_obj(const msgdesc_t *d, void *m, json_t *o, const path_t *p, dr
 {
     for (size_t i = 0; i < d->nf; i++) {
         json_t *v = json_object_get(o, d->f[i].name);
+        if ((!v || json_is_null(v)) && d->f[i].kind == F_TEXT)
+            continue; /* optional */
         if (!v)
             return ferr(err, DR_EINVAL, p, d->f[i].name, "missing");
         int rc = parse_field(&d->f[i], m, v, p, err);

@@ -130,11 +130,8 @@ int main(int argc, char **argv)
     if (dr_msg_welcome_parse(&w, f.body, f.len, &err) != DR_OK)
         die(err.msg);
     dr_proto_session_set_peer_nonce(&s, w.nonce);
-    dr_msg_register_t reg = {.source = "declared",
-                             .cpus = w.cpus,
-                             .mem_mb = w.mem_mb,
-                             .hostname = "fake",
-                             .ngpus = 0};
+    dr_msg_register_t reg = {
+        .source = "declared", .cpus = w.cpus, .mem_mb = w.mem_mb, .hostname = "fake", .ngpus = 0};
     dr_msg_welcome_free(&w);
     send_msg(&s, DR_MSG_REGISTER, &reg, NULL, NULL);
 
@@ -142,8 +139,8 @@ int main(int argc, char **argv)
     dr_msg_launch_t l = {0};
     if (dr_msg_launch_parse(&l, f.body, f.len, &err) != DR_OK)
         die(err.msg);
-    dr_msg_job_state_t st = {.job = l.job, .gen = l.gen, .rank = l.rank, .started = true,
-                             .pid = 4242, .detail = ""};
+    dr_msg_job_state_t st = {
+        .job = l.job, .gen = l.gen, .rank = l.rank, .started = true, .pid = 4242, .detail = ""};
     uint8_t *started = NULL;
     size_t started_len = 0;
     send_msg(&s, DR_MSG_JOB_STATE, &st, &started, &started_len);
@@ -151,8 +148,13 @@ int main(int argc, char **argv)
     send_raw(started, started_len);
     free(started);
     /* (2) forged: a well-formed frame under the wrong key */
-    dr_msg_job_state_t fin = {.job = l.job, .gen = l.gen, .rank = l.rank, .started = false,
-                              .exit_code = 0, .why = DR_END_EXIT, .detail = ""};
+    dr_msg_job_state_t fin = {.job = l.job,
+                              .gen = l.gen,
+                              .rank = l.rank,
+                              .started = false,
+                              .exit_code = 0,
+                              .why = DR_END_EXIT,
+                              .detail = ""};
     dr_proto_session_t forged = s;
     memcpy(forged.key, bad_key, sizeof bad_key);
     send_msg(&forged, DR_MSG_JOB_STATE, &fin, NULL, NULL);

@@ -78,6 +78,8 @@ typedef uint8_t nonce_t[DR_PROTO_NONCE];
 #define DESC(T, label, fields) {label, sizeof(T), fields, sizeof(fields) / sizeof((fields)[0])}
 /* clang-format on */
 
+/* one field per line: each table reads as the message it describes */
+/* clang-format off */
 static const field_t hello_f[] = {
     U32(dr_msg_hello_t, version),
     STR(dr_msg_hello_t, name),
@@ -162,6 +164,7 @@ static const msgdesc_t kill_d = DESC(dr_msg_kill_t, "kill", kill_f);
 static const msgdesc_t job_state_d = DESC(dr_msg_job_state_t, "job_state", job_state_f);
 static const msgdesc_t ack_d = DESC(dr_msg_ack_t, "ack", ack_f);
 static const msgdesc_t reject_d = DESC(dr_msg_reject_t, "reject", reject_f);
+/* clang-format on */
 
 /* ---- errors: "launch: argv[3]: not a string" ---- */
 

@@ -159,6 +159,8 @@ int dr_agent_cg_create(dr_agent_t *a, dr_agent_job_t *j, uint32_t cpu_milli, uin
     if (mkdir(dir, 0755) != 0 && errno != EEXIST)
         return dr_err_set(err, DR_EIO, "mkdir %s: %s", dir, strerror(errno));
     char val[64];
+    if (!a->cg_limits)
+        mem_mb = cpu_milli = 0; /* the probe said why, once */
     if (mem_mb) {
         snprintf(val, sizeof val, "%llu", (unsigned long long)mem_mb * 1024 * 1024);
         int e = cg_write(dir, "memory.max", val);

@@ -5,6 +5,8 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
@@ -582,6 +584,27 @@ static void test_stop_kills_everything(void **state)
     assert_int_equal(dr_agent_launch(&fx->a, &l, &err), 1);
 }
 
+/* SIGTERM to the agent is wired to the orderly stop. */
+static void test_sigterm_stops(void **state)
+{
+    fx_t *fx = *state;
+    char *argv[] = {"sleep", "30", NULL};
+    dr_err_t err = {0};
+    dr_msg_launch_t l = mk_launch(fx, 75, argv);
+    assert_int_equal(dr_agent_launch(&fx->a, &l, &err), 0);
+    pid_t pid = fx->pid;
+    fx->a.notify = NULL;
+    raise(SIGTERM); /* caught by the agent's signal event, not fatal */
+    double t0 = now_s();
+    event_base_dispatch(fx->base);
+    assert_true(now_s() - t0 < 1.5);
+    assert_true(fx->a.stopping);
+    assert_int_equal(fx->a.exit_code, 0);
+    assert_int_equal(dr_agent_running(&fx->a), 0);
+    errno = 0;
+    assert_true(kill(-pid, 0) == -1 && errno == ESRCH);
+}
+
 static void test_stop_with_nothing_running(void **state)
 {
     fx_t *fx = *state;
@@ -616,6 +639,66 @@ static void test_cgroups_unavailable_logged_once(void **state)
     tu_assert_contains(fx->logbuf, want);
     assert_ptr_equal(strstr(strstr(fx->logbuf, "cgroups:") + 1, "cgroups:"), NULL);
     assert_int_equal(fx->a.cg_state, -1);
+}
+
+/* Opt-in (it changes the machine's cgroup tree): DROVER_TEST_CGROUP2=MOUNT
+ * names a writable cgroup2 mount.  A grandchild that leaves the job's
+ * process group with setsid is still killed, through the rank's cgroup,
+ * and the cgroup is removed afterwards.  The test process moves itself
+ * back and removes the agent's directories at the end. */
+static void test_cgroup2_kills_escapees(void **state)
+{
+    fx_t *fx = *state;
+    const char *mount = getenv("DROVER_TEST_CGROUP2");
+    if (!mount || !mount[0])
+        skip();
+    char own[PATH_MAX] = "";
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    char line[PATH_MAX - 8];
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "0::", 3) == 0)
+            snprintf(own, sizeof own, "%s", line + 3);
+    if (f)
+        fclose(f);
+    own[strcspn(own, "\n")] = '\0';
+    fx->a.cg_mount = mount;
+    assert_int_equal(dr_agent_cg_probe(&fx->a), 1);
+    char script[512];
+    snprintf(script, sizeof script, "setsid sleep 30 & echo $! > %s/bg.pid; sleep 0.2; exit 0",
+             fx->dir);
+    char *argv[] = {"/bin/sh", "-c", script, NULL};
+    dr_msg_launch_t l = mk_launch(fx, 91, argv);
+    l.mem_mb = 512;
+    l.cpu_milli = 500;
+    dr_err_t err = {0};
+    assert_int_equal(dr_agent_launch(&fx->a, &l, &err), 0);
+    dr_agent_job_t *j = dr_agent_job_find(&fx->a, 91, 1, 0);
+    assert_non_null(j->cgroup);
+    char cg[PATH_MAX];
+    snprintf(cg, sizeof cg, "%s", j->cgroup);
+    assert_true(fx_run_until(fx, &fx->nended, 1, 5000));
+    char *text = tu_read(fx_path(fx, "bg.pid"), NULL);
+    pid_t bg = (pid_t)atol(text);
+    free(text);
+    assert_true(bg > 1);
+    assert_true(getpgid(bg) != fx->pid || errno == ESRCH); /* it left the group */
+    assert_true(fx_wait_gone(fx, bg, 3000));
+    struct stat st;
+    for (int t = 0; t < 3000 && stat(cg, &st) == 0; t += 20)
+        fx_spin(fx, 20);
+    assert_int_not_equal(stat(cg, &st), 0);
+    /* put the test process back where it was */
+    char back[PATH_MAX * 2], pid[32];
+    snprintf(back, sizeof back, "%s%s/cgroup.procs", mount, strcmp(own, "/") ? own : "");
+    snprintf(pid, sizeof pid, "%ld", (long)getpid());
+    int fd = open(back, O_WRONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, pid, strlen(pid)), (ssize_t)strlen(pid));
+    close(fd);
+    char dir[PATH_MAX + 16];
+    snprintf(dir, sizeof dir, "%s/agent", fx->a.cg_base);
+    assert_int_equal(rmdir(dir), 0);
+    assert_int_equal(rmdir(fx->a.cg_base), 0);
 }
 
 static void test_state_dir(void **state)
@@ -658,8 +741,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_kill, setup, teardown),
         cmocka_unit_test_setup_teardown(test_first_cause_sticks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop_kills_everything, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sigterm_stops, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop_with_nothing_running, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cgroups_unavailable_logged_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cgroup2_kills_escapees, setup, teardown),
         cmocka_unit_test_setup_teardown(test_state_dir, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -328,8 +328,8 @@ static void link_on_welcome(dr_agent_link_t *l, const dr_frame_t *f)
     dr_err_t err = {0};
     if (dr_msg_welcome_parse(&w, f->body, f->len, &err) != 0) {
         l->s.stats.bad_body++;
-        link_lost(l, "bad WELCOME");
         dr_agent_log(a, "bad WELCOME: %s", err.msg);
+        link_lost(l, "bad WELCOME");
         return;
     }
     dr_proto_session_set_peer_nonce(&l->s, w.nonce);

@@ -155,8 +155,10 @@ void dr_agent_job_signal(dr_agent_t *a, dr_agent_job_t *j, int sig, int64_t grac
     if (sig <= 0 || sig >= NSIG)
         sig = SIGTERM;
     (void)killpg(j->pid, sig);
-    if (sig == SIGKILL)
+    if (sig == SIGKILL) {
         dr_agent_cg_kill(a, j);
+        return; /* nothing left to escalate to */
+    }
     if (!j->grace_ev) {
         j->grace_ev = evtimer_new(a->base, on_grace, j);
         struct timeval tv = ns_tv(grace_ns);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -195,10 +196,24 @@ void dr_agent_stop(dr_agent_t *a, int code)
         a->stopping = true;
         a->exit_code = code;
     }
+    struct timeval stop_grace = {AGENT_STOP_GRACE_NS / 1000000000LL, 0}, now, left;
     for (size_t i = 0; i < a->njobs; i++) {
         dr_agent_job_t *j = a->jobs[i];
-        if (j->running && !j->killing)
+        if (!j->running)
+            continue;
+        if (!j->killing) {
             dr_agent_job_signal(a, j, SIGTERM, AGENT_STOP_GRACE_NS, DR_END_KILLED);
+            continue;
+        }
+        /* already being killed (KILL, time limit): with a longer grace it
+         * would hold up the exit, so SIGKILL comes at 2 s at the latest */
+        struct timeval at;
+        if (j->grace_ev && event_pending(j->grace_ev, EV_TIMEOUT, &at) &&
+            event_base_gettimeofday_cached(a->base, &now) == 0) {
+            timersub(&at, &now, &left);
+            if (timercmp(&left, &stop_grace, >))
+                evtimer_add(j->grace_ev, &stop_grace);
+        }
     }
     /* Poll for the table to drain: the loop exits once nothing runs. */
     if (!a->stop_ev) {

@@ -69,8 +69,9 @@ typedef struct dr_agent {
     void *notify_ctx;
 
     struct event *sigchld_ev, *sigterm_ev, *sigint_ev, *stop_ev;
-    bool stopping; /* SIGTERM/SIGINT/REJECT: no new launches, jobs being killed */
-    int exit_code; /* what the loop's owner should exit with */
+    bool stopping;       /* SIGTERM/SIGINT/REJECT: no new launches, jobs being killed */
+    bool noted_not_root; /* "jobs run as the agent's uid" was logged */
+    int exit_code;       /* what the loop's owner should exit with */
 
     char *state_dir; /* --state DIR, NULL when none */
     uint64_t epoch;  /* controller epoch of the current (last) session */

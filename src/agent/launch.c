@@ -173,9 +173,13 @@ static int plan_identity(dr_agent_t *a, const dr_msg_launch_t *l, launch_plan_t 
     p->uid = root ? (uid_t)l->uid : geteuid();
     p->gid = root ? (gid_t)l->gid : getegid();
     p->change_ids = root && l->uid != 0;
-    if (!root && l->uid != (uint32_t)geteuid())
-        dr_agent_debug(a, "job %llu.%u: not root, so it runs as uid %u (not %u)",
-                       (unsigned long long)l->job, l->gen, (unsigned)p->uid, l->uid);
+    if (!root && l->uid != (uint32_t)geteuid() && !a->noted_not_root) {
+        dr_agent_log(a,
+                     "not running as root: jobs run as uid %u, not as their users (first: "
+                     "job %llu.%u, uid %u)",
+                     (unsigned)p->uid, (unsigned long long)l->job, l->gen, l->uid);
+        a->noted_not_root = true;
+    }
     struct passwd *res = NULL;
     *have_pw = getpwuid_r(p->uid, pw, buf, buflen, &res) == 0 && res;
     if (!p->change_ids)

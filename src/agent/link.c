@@ -457,36 +457,54 @@ static void link_on_frame(dr_agent_link_t *l, const dr_frame_t *f)
     }
 }
 
+/* How many bytes the frame at the head of `in` takes, or 0 while its header
+ * is incomplete.  Lets the reader make exactly one frame contiguous instead
+ * of the whole buffer on every read. */
+static size_t link_frame_size(struct evbuffer *in, uint8_t hdr[DR_PROTO_HDR], size_t *hlen)
+{
+    ev_ssize_t n = evbuffer_copyout(in, hdr, DR_PROTO_HDR);
+    *hlen = n > 0 ? (size_t)n : 0;
+    if (*hlen < DR_PROTO_HDR)
+        return 0;
+    uint32_t blen = (uint32_t)hdr[8] << 24 | (uint32_t)hdr[9] << 16 | (uint32_t)hdr[10] << 8 |
+                    (uint32_t)hdr[11];
+    return (size_t)DR_PROTO_HDR + blen + DR_PROTO_MAC;
+}
+
 static void link_on_read(struct bufferevent *bev, void *arg)
 {
     dr_agent_link_t *l = arg;
     struct evbuffer *in = bufferevent_get_input(bev);
-    size_t len = evbuffer_get_length(in);
-    if (len == 0)
-        return;
     /* bounded by the read high-water mark: at most one maximal frame */
-    const uint8_t *buf = evbuffer_pullup(in, -1);
-    size_t off = 0;
-    while (off < len) {
-        size_t used = 0;
+    for (;;) {
+        size_t len = evbuffer_get_length(in);
+        if (len == 0)
+            return;
+        uint8_t hdr[DR_PROTO_HDR];
+        size_t hlen, used = 0;
         dr_frame_t f;
-        dr_proto_rc_t rc = dr_proto_decode(&l->s, buf + off, len - off, &used, &f);
+        size_t need = link_frame_size(in, hdr, &hlen);
+        dr_proto_rc_t rc;
+        if (need == 0 || len < need || need > LINK_IN_MAX)
+            rc = dr_proto_decode(&l->s, hdr, hlen, &used, &f); /* header checks only */
+        else
+            rc = dr_proto_decode(&l->s, evbuffer_pullup(in, (ev_ssize_t)need), need, &used, &f);
         if (rc == DR_PROTO_NEED)
-            break;
+            return;
         if (rc == DR_PROTO_FATAL) {
             link_lost(l, "unusable stream (bad frame header)");
             return;
         }
-        off += used;
         if (rc == DR_PROTO_DROPPED) {
+            evbuffer_drain(in, used);
             link_note_drop(l);
             continue;
         }
-        link_on_frame(l, &f);
+        link_on_frame(l, &f); /* f.body points into the input buffer */
         if (l->bev != bev)
-            return; /* the handler closed the connection (buf is gone) */
+            return; /* the handler closed the connection (and the buffer) */
+        evbuffer_drain(in, used);
     }
-    evbuffer_drain(in, off);
 }
 
 static void link_on_event(struct bufferevent *bev, short what, void *arg)

@@ -584,6 +584,27 @@ static void test_stop_kills_everything(void **state)
     assert_int_equal(dr_agent_launch(&fx->a, &l, &err), 1);
 }
 
+/* A rank already in a long KILL grace gets SIGKILL at the stop's 2 s. */
+static void test_stop_shortens_grace(void **state)
+{
+    fx_t *fx = *state;
+    char *argv[] = {"/bin/sh", "-c", (char *)term_proof(fx, "ready"), NULL};
+    dr_err_t err = {0};
+    dr_msg_launch_t l = mk_launch(fx, 74, argv);
+    assert_int_equal(dr_agent_launch(&fx->a, &l, &err), 0);
+    assert_true(fx_wait_file(fx, "ready", 3000));
+    dr_msg_kill_t k = {.job = 74, .gen = 1, .signal = SIGTERM, .grace_ns = 60 * 1000000000LL};
+    assert_int_equal(dr_agent_kill(&fx->a, &k), 1);
+    fx->a.notify = NULL;
+    double t0 = now_s();
+    dr_agent_stop(&fx->a, 0);
+    event_base_dispatch(fx->base);
+    double dt = now_s() - t0;
+    assert_true(dt >= 1.9 && dt < 4.0);
+    assert_int_equal(dr_agent_running(&fx->a), 0);
+    assert_int_equal(fx->a.jobs[0]->signal, SIGKILL);
+}
+
 /* SIGTERM to the agent is wired to the orderly stop. */
 static void test_sigterm_stops(void **state)
 {
@@ -741,6 +762,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_kill, setup, teardown),
         cmocka_unit_test_setup_teardown(test_first_cause_sticks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop_kills_everything, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stop_shortens_grace, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sigterm_stops, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop_with_nothing_running, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cgroups_unavailable_logged_once, setup, teardown),

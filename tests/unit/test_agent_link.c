@@ -583,6 +583,72 @@ static void test_forged_and_replayed_dropped(void **state)
     assert_int_equal(c->nconn, 1);
 }
 
+/* A large LAUNCH arriving in pieces is put together; two frames in one
+ * write are both taken. */
+static void test_fragmented_large_frame(void **state)
+{
+    fx_t *fx = *state;
+    connect_agent(fx);
+    ctld_t *c = &fx->c;
+    /* 100 entries of 3000 bytes (a string may be at most 4096) */
+    enum { NV = 100, VLEN = 3000 };
+    char **env = calloc(NV, sizeof *env);
+    for (int i = 0; i < NV; i++) {
+        env[i] = malloc(VLEN + 16);
+        int n = snprintf(env[i], 16, "B%d=", i);
+        memset(env[i] + n, 'x', VLEN);
+        env[i][n + VLEN] = '\0';
+    }
+    char *argv[] = {"/bin/sh", "-c", "echo $(env | grep -c '^B[0-9]*=') ${#B99}", NULL};
+    dr_msg_launch_t l = mk_launch(fx, 10, argv);
+    l.env = env;
+    l.nenv = NV;
+    uint8_t *frame = NULL;
+    size_t len = 0;
+    dr_err_t err = {0};
+    assert_int_equal(dr_proto_send_msg(&c->s, DR_MSG_LAUNCH, &l, &frame, &len, &err), 0);
+    for (int i = 0; i < NV; i++)
+        free(env[i]);
+    free(env);
+    assert_true(len > NV * VLEN);
+    size_t cut[] = {10, 36, 5000, len / 2, len - 1, len};
+    size_t at = 0;
+    for (size_t i = 0; i < sizeof cut / sizeof cut[0]; i++) {
+        bufferevent_write(c->bev, frame + at, cut[i] - at);
+        at = cut[i];
+        spin(fx, 30);
+        if (i < 5)
+            assert_int_equal(c->count[DR_MSG_JOB_STATE], 0);
+    }
+    free(frame);
+    assert_true(run_until(fx, &c->count[DR_MSG_JOB_STATE], 2, 5000));
+    char path[128];
+    snprintf(path, sizeof path, "%s/out", fx->dir);
+    char *out = tu_read(path, NULL);
+    assert_string_equal(out, "100 3000\n");
+    free(out);
+    /* an ACK and a KILL of nothing in one write: both read */
+    uint8_t *a1 = NULL, *a2 = NULL;
+    size_t n1 = 0, n2 = 0;
+    dr_msg_ack_t ack = {.job = 10, .gen = 1};
+    dr_msg_kill_t k = {.job = 77, .gen = 1, .signal = SIGTERM};
+    assert_int_equal(dr_proto_send_msg(&c->s, DR_MSG_ACK, &ack, &a1, &n1, &err), 0);
+    assert_int_equal(dr_proto_send_msg(&c->s, DR_MSG_KILL, &k, &a2, &n2, &err), 0);
+    uint8_t both[2048];
+    assert_true(n1 + n2 <= sizeof both);
+    memcpy(both, a1, n1);
+    memcpy(both + n1, a2, n2);
+    bufferevent_write(c->bev, both, n1 + n2);
+    free(a1);
+    free(a2);
+    for (int i = 0; i < 100 && fx->a.njobs; i++)
+        spin(fx, 10);
+    assert_int_equal(fx->a.njobs, 0);
+    dr_proto_stats_t st = dr_agent_link_stats(&fx->a);
+    assert_int_equal(st.bad_mac + st.replayed + st.bad_header + st.bad_body, 0);
+    assert_int_equal(c->nconn, 1);
+}
+
 static void test_bad_header_reconnects(void **state)
 {
     fx_t *fx = *state;
@@ -682,6 +748,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reconnect_reports_held, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reject_exits_1, setup, teardown),
         cmocka_unit_test_setup_teardown(test_forged_and_replayed_dropped, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fragmented_large_frame, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_header_reconnects, setup, teardown),
         cmocka_unit_test_setup_teardown(test_controller_down_then_up, setup, teardown),
         cmocka_unit_test_setup_teardown(test_key_file, setup, teardown),

@@ -40,6 +40,7 @@ typedef struct dr_agent_job {
     int64_t start_ns, end_ns; /* Unix ns */
     char *detail;             /* launch failure text; "" otherwise */
     char *cgroup;             /* its cgroup directory, NULL when none */
+    char *script;             /* the batch script's file, removed at the end; NULL if none */
     int cg_tries;             /* rmdir attempts of an emptied cgroup */
     int64_t grace_ns;         /* SIGKILL this long after the first signal */
     struct event *limit_ev;   /* time limit */

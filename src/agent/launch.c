@@ -216,6 +216,56 @@ static void plan_free(launch_plan_t *p)
         close(p->procs_fd);
 }
 
+/* A batch script: written to a file of the job's user that only it can
+ * read, and run in argv[0]'s place (through /bin/sh when it has no #!
+ * line); the file goes when the rank ends. */
+static int write_script(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_t *l,
+                        launch_plan_t *p, char *detail, size_t dlen)
+{
+    char path[PATH_MAX];
+    const char *dir = a->state_dir ? a->state_dir : "/tmp";
+    snprintf(path, sizeof path, "%s/job-%llu.%u.%u.sh", dir, (unsigned long long)j->job, j->gen,
+             j->rank);
+    unlink(path); /* a leftover of an earlier agent */
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
+    if (fd < 0) {
+        snprintf(detail, dlen, "script %s: %s", path, strerror(errno));
+        return -1;
+    }
+    size_t n = strlen(l->script), off = 0;
+    while (off < n) {
+        ssize_t w = write(fd, l->script + off, n - off);
+        if (w <= 0) {
+            snprintf(detail, dlen, "script %s: %s", path, strerror(errno));
+            close(fd);
+            unlink(path);
+            return -1;
+        }
+        off += (size_t)w;
+    }
+    if (p->change_ids && fchown(fd, p->uid, p->gid) != 0) {
+        snprintf(detail, dlen, "script %s: chown: %s", path, strerror(errno));
+        close(fd);
+        unlink(path);
+        return -1;
+    }
+    close(fd);
+    j->script = dr_strdup(path);
+    if (!j->script) {
+        unlink(path);
+        snprintf(detail, dlen, "script: out of memory");
+        return -1;
+    }
+    if (strncmp(l->script, "#!", 2) == 0) {
+        p->argv[0] = j->script;
+    } else {
+        memmove(p->argv + 1, p->argv, (size_t)l->argc * sizeof *p->argv);
+        p->argv[0] = "/bin/sh";
+        p->argv[1] = j->script;
+    }
+    return 0;
+}
+
 /* Build argv, envp, identity and the cgroup; on failure *detail says why. */
 static int plan_prepare(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_t *l,
                         launch_plan_t *p, char *detail, size_t dlen)
@@ -248,13 +298,15 @@ static int plan_prepare(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_t 
     }
     memcpy(p->envp, env.v, env.n * sizeof *p->envp);
     free(env.v); /* the strings now belong to envp */
-    p->argv = calloc((size_t)l->argc + 1, sizeof *p->argv);
+    p->argv = calloc((size_t)l->argc + 2, sizeof *p->argv);
     if (!p->argv) {
         snprintf(detail, dlen, "argv: out of memory");
         return DR_ENOMEM;
     }
     for (uint32_t i = 0; i < l->argc; i++)
         p->argv[i] = l->argv[i];
+    if (l->script && write_script(a, j, l, p, detail, dlen) != 0)
+        return DR_EIO;
     if (dr_agent_cg_probe(a)) {
         if (dr_agent_cg_create(a, j, l->cpu_milli, l->mem_mb, &p->procs_fd, &err) != 0)
             dr_agent_log(a, "job %llu.%u rank %u: no cgroup (%s); runs without limits",

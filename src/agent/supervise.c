@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/wait.h>
 
 #include <event2/event.h>
@@ -60,6 +61,11 @@ void dr_agent_job_ended(dr_agent_t *a, dr_agent_job_t *j)
 {
     j->running = false;
     j->end_ns = dr_agent_now_ns();
+    if (j->script) {
+        unlink(j->script);
+        free(j->script);
+        j->script = NULL;
+    }
     if (j->limit_ev) {
         event_free(j->limit_ev);
         j->limit_ev = NULL;

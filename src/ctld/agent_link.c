@@ -97,10 +97,17 @@ static void on_read(struct bufferevent *bev, void *arg)
         bool still = false;
         for (ctld_agent_t *x = c->agents; x; x = x->next)
             still |= x == a;
-        if (!still)
+        if (!still || a->closing)
             return;
         evbuffer_drain(in, used);
     }
+}
+
+static void on_write(struct bufferevent *bev, void *arg)
+{
+    ctld_agent_t *a = arg;
+    if (a->closing && evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+        ctld_agent_close(a, "rejected");
 }
 
 static void on_event(struct bufferevent *bev, short what, void *arg)
@@ -147,7 +154,7 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
         evutil_closesocket(fd);
         return;
     }
-    bufferevent_setcb(a->bev, on_read, NULL, on_event, a);
+    bufferevent_setcb(a->bev, on_read, on_write, on_event, a);
     bufferevent_setwatermark(a->bev, EV_READ, 0, AGENT_MAX_BUF);
     bufferevent_enable(a->bev, EV_READ | EV_WRITE);
     a->next = c->agents;

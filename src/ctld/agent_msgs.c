@@ -11,21 +11,35 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/bufferevent.h>
+
 #include "ctld/ctld.h"
 
+/* Refuse an agent.  Its decoder takes nothing but WELCOME before it knows
+ * the controller's nonce, so a bare WELCOME (no node) goes first. */
 static void reject(ctld_agent_t *a, const char *fmt, const char *arg)
 {
     char reason[256];
     snprintf(reason, sizeof reason, fmt, arg);
     ctld_log("agent %s: rejected: %s", a->addr, reason);
+    dr_msg_welcome_t w = {
+        .epoch = a->c->epoch, .heartbeat_ms = a->c->o.heartbeat_ms, .gpu_type = ""};
+    memcpy(w.nonce, a->sess.my_nonce, sizeof w.nonce);
     dr_msg_reject_t m = {.reason = reason};
     char *json = NULL;
     size_t len;
-    if (a->sess.have_peer_nonce && dr_msg_reject_encode(&m, &json, &len, NULL) == DR_OK) {
-        ctld_agent_send(a, DR_MSG_REJECT, json);
+    if (a->sess.have_peer_nonce && dr_msg_welcome_encode(&w, &json, &len, NULL) == DR_OK) {
+        ctld_agent_send(a, DR_MSG_WELCOME, json);
+        free(json);
+        json = NULL;
+        if (dr_msg_reject_encode(&m, &json, &len, NULL) == DR_OK)
+            ctld_agent_send(a, DR_MSG_REJECT, json);
         free(json);
     }
-    ctld_agent_close(a, "rejected");
+    /* let the frames drain before the connection goes */
+    a->closing = true;
+    bufferevent_disable(a->bev, EV_READ);
+    bufferevent_setwatermark(a->bev, EV_WRITE, 0, 0);
 }
 
 static void on_hello(ctld_agent_t *a, const dr_frame_t *f)

@@ -104,6 +104,7 @@ struct ctld_agent {
     dr_proto_session_t sess;
     int node; /* cluster node index once HELLO named it, else -1 */
     bool welcomed, registered;
+    bool closing; /* rejected: close once the output has drained */
     char addr[64];
     struct ctld_agent *next;
 };

@@ -1,0 +1,80 @@
+/* client.h - the CLI's blocking HTTP/1.1 client of the controller's API
+ * (docs/api.md): one request per connection, over a Unix socket (the peer's
+ * uid is the user; no token) or TCP (a bearer token), with connect and read
+ * timeouts and a bounded response.  No dependency beyond sockets: the
+ * response is parsed by http_parse.c. */
+#ifndef DROVER_CLI_CLIENT_H
+#define DROVER_CLI_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "cli/http_parse.h"
+#include "drover/error.h"
+
+#define CLI_DEFAULT_SOCKET  "/run/drover/droverd.sock"
+#define CLI_DEFAULT_URL     "http://127.0.0.1:6817"
+#define CLI_CONNECT_TIMEOUT 5000  /* ms */
+#define CLI_READ_TIMEOUT    30000 /* ms without a byte from the server */
+
+/* Where the controller is: a socket path or a TCP host and port. */
+typedef struct cli_endpoint {
+    bool is_unix;
+    char *path;        /* Unix socket */
+    char *host, *port; /* TCP (host without IPv6 brackets) */
+    char *display;     /* for messages: the path, or "http://HOST:PORT" */
+} cli_endpoint_t;
+
+/* "http://HOST:PORT[/]", "HOST:PORT", "[::1]:6817", "unix:PATH" or a path
+ * (anything with a '/', or without a ':').  Errors: "--server 'x': ...". */
+int cli_endpoint_parse(const char *spec, cli_endpoint_t *ep, dr_err_t *err);
+void cli_endpoint_free(cli_endpoint_t *ep);
+
+typedef struct cli_client {
+    cli_endpoint_t ep;
+    /* No --server and no DROVER_SERVER: the default socket, then the default
+     * TCP address when the socket is absent or refuses. */
+    bool fallback;
+    cli_endpoint_t alt;
+    char *token; /* for TCP; NULL = none found */
+    bool token_loaded;
+    int connect_timeout_ms, read_timeout_ms;
+    size_t max_body;
+    /* Set by a request that failed before any reply (connect, send, read
+     * timeout): the verbs that poll retry those. */
+    bool unreachable;
+    int last_status; /* HTTP status of the last reply, 0 if none */
+} cli_client_t;
+
+/* The server from `server` (--server; NULL = none), else $DROVER_SERVER,
+ * else the defaults.  Nothing is connected yet. */
+int cli_client_init(cli_client_t *c, const char *server, dr_err_t *err);
+void cli_client_free(cli_client_t *c);
+
+/* The bearer token: $DROVER_TOKEN, else the first line of
+ * $HOME/.config/drover/token; NULL if neither (malloc'd). */
+char *cli_token_load(void);
+/* $HOME/.config/drover/token (malloc'd), NULL if there is no home. */
+char *cli_token_path(void);
+
+/* One request.  `body` (may be NULL) is sent with `ctype`.  On DR_OK *resp
+ * holds any status (the caller judges it); connection errors are DR_EIO
+ * "cannot reach the controller at X: <strerror> (set --server or
+ * DROVER_SERVER)". */
+int cli_client_request(cli_client_t *c, const char *method, const char *target, const char *ctype,
+                       const char *body, size_t body_len, cli_http_resp_t *resp, dr_err_t *err);
+
+/* A JSON request (body NULL: none) expecting a JSON reply.  2xx: DR_OK.
+ * Otherwise the server's "error" text goes to err (404 DR_ENOENT, 409
+ * DR_ESTATE, 413 DR_ELIMIT, 503 DR_EIO, 507 DR_ENOSPC, others DR_EINVAL).
+ * *reply (if not NULL) is the parsed JSON whenever there was any, also on
+ * errors (a 409 to cancel says the state); the caller decrefs. */
+int cli_client_json(cli_client_t *c, const char *method, const char *target, json_t *body,
+                    json_t **reply, dr_err_t *err);
+
+/* Percent-encode a query value (malloc'd). */
+char *cli_url_escape(const char *s);
+
+#endif

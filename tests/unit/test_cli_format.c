@@ -1,0 +1,295 @@
+/* test_cli_format.c - what the live-cluster verbs print: Slurm-style
+ * durations, local times, ages, memory, shell-quoted commands, aligned
+ * tables (control characters neutralised, UTF-8 widths), the reading of
+ * JOB objects (terminal states, wait's exit statuses, ids, TIME, progress
+ * lines), and the parsing of --server addresses. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/client.h"
+#include "cli/format.h"
+
+static void expect_duration(double s, const char *want)
+{
+    char buf[32];
+    assert_string_equal(cli_fmt_duration(s, buf, sizeof buf), want);
+}
+
+static void test_duration(void **state)
+{
+    (void)state;
+    expect_duration(0, "0:00");
+    expect_duration(12.9, "0:12"); /* truncated, as Slurm does */
+    expect_duration(59, "0:59");
+    expect_duration(61, "1:01");
+    expect_duration(3599, "59:59");
+    expect_duration(3600, "1:00:00");
+    expect_duration(36000 + 62, "10:01:02");
+    expect_duration(86399, "23:59:59");
+    expect_duration(86400, "1-00:00:00");
+    expect_duration(86400 + 3661, "1-01:01:01");
+    expect_duration(400 * 86400.0 + 5, "400-00:00:05");
+    expect_duration(-5, "0:00"); /* clocks a little apart */
+    expect_duration(NAN, "-");
+}
+
+static void test_time_age_mem(void **state)
+{
+    (void)state;
+    char buf[64];
+    setenv("TZ", "UTC", 1);
+    tzset();
+    assert_string_equal(cli_fmt_time(1767000000.0, buf, sizeof buf), "2025-12-29 09:20:00");
+    assert_string_equal(cli_fmt_time(1767000000.9, buf, sizeof buf), "2025-12-29 09:20:00");
+    assert_string_equal(cli_fmt_time(NAN, buf, sizeof buf), "-");
+    setenv("TZ", "CET-1", 1); /* POSIX form: no tzdata needed */
+    tzset();
+    assert_string_equal(cli_fmt_time(1767000000.0, buf, sizeof buf), "2025-12-29 10:20:00");
+    setenv("TZ", "UTC", 1);
+    tzset();
+
+    assert_string_equal(cli_fmt_age(0.4, buf, sizeof buf), "0s");
+    assert_string_equal(cli_fmt_age(119, buf, sizeof buf), "119s");
+    assert_string_equal(cli_fmt_age(120, buf, sizeof buf), "2m");
+    assert_string_equal(cli_fmt_age(7199, buf, sizeof buf), "119m");
+    assert_string_equal(cli_fmt_age(7200, buf, sizeof buf), "2h");
+    assert_string_equal(cli_fmt_age(3 * 86400, buf, sizeof buf), "3d");
+    assert_string_equal(cli_fmt_age(-3, buf, sizeof buf), "0s");
+
+    assert_string_equal(cli_fmt_mem_mb(0, buf, sizeof buf), "0M");
+    assert_string_equal(cli_fmt_mem_mb(512, buf, sizeof buf), "512M");
+    assert_string_equal(cli_fmt_mem_mb(1024, buf, sizeof buf), "1G");
+    assert_string_equal(cli_fmt_mem_mb(1536, buf, sizeof buf), "1.5G");
+    assert_string_equal(cli_fmt_mem_mb(512000, buf, sizeof buf), "500G");
+    assert_string_equal(cli_fmt_mem_mb(2097152, buf, sizeof buf), "2T");
+}
+
+static void expect_argv(const char *const *argv, size_t n, const char *want)
+{
+    char *s = cli_fmt_argv(argv, n);
+    assert_non_null(s);
+    assert_string_equal(s, want);
+    free(s);
+}
+
+static void test_argv(void **state)
+{
+    (void)state;
+    const char *a[] = {"python", "train.py", "--lr=3e-4", "/data/x,y"};
+    expect_argv(a, 4, "python train.py --lr=3e-4 /data/x,y");
+    const char *b[] = {"sh", "-c", "echo $HOME; ls", "", "it's"};
+    expect_argv(b, 5, "sh -c 'echo $HOME; ls' '' 'it'\\''s'");
+    expect_argv(NULL, 0, "");
+}
+
+static char *render(cli_table_t *t)
+{
+    char *s = cli_table_render(t);
+    assert_non_null(s);
+    return s;
+}
+
+static void test_table(void **state)
+{
+    (void)state;
+    static const char *const head[] = {"ID", "NAME", "GPUS", "REASON"};
+    cli_table_t t;
+    assert_int_equal(cli_table_init(&t, 4, head), DR_OK);
+    cli_table_right(&t, 0);
+    cli_table_right(&t, 2);
+    cli_table_right(&t, 9); /* out of range: ignored */
+    const char *r1[] = {"7", "train", "16", "waiting for 16 GPUs"};
+    const char *r2[] = {"1234_5", "a", "1", NULL};
+    const char *r3[] = {"8", "x\ny\033[2J", "0", "ok"};
+    const char *r4[] = {"9", "héllo", "2", ""};
+    assert_int_equal(cli_table_add(&t, r1), DR_OK);
+    assert_int_equal(cli_table_add(&t, r2), DR_OK);
+    assert_int_equal(cli_table_add(&t, r3), DR_OK);
+    assert_int_equal(cli_table_add(&t, r4), DR_OK);
+    char *s = render(&t);
+    assert_string_equal(s, "    ID  NAME     GPUS  REASON\n"
+                           "     7  train      16  waiting for 16 GPUs\n"
+                           "1234_5  a           1\n"
+                           "     8  x?y?[2J     0  ok\n"
+                           "     9  héllo       2\n");
+    free(s);
+    cli_table_free(&t);
+
+    /* a header alone; C1 controls in UTF-8 are neutralised too */
+    static const char *const h2[] = {"A", "B"};
+    assert_int_equal(cli_table_init(&t, 2, h2), DR_OK);
+    const char *c1[] = {"\xc2\x9b"
+                        "31m",
+                        "z"};
+    assert_int_equal(cli_table_add(&t, c1), DR_OK);
+    s = render(&t);
+    assert_string_equal(s, "A     B\n?31m  z\n");
+    free(s);
+    cli_table_free(&t);
+}
+
+static json_t *job(const char *text)
+{
+    json_error_t e;
+    json_t *j = json_loads(text, 0, &e);
+    if (!j)
+        fail_msg("bad test JSON: %s: %s", e.text, text);
+    return j;
+}
+
+static void expect_exit(const char *text, int want)
+{
+    json_t *j = job(text);
+    int got = cli_job_exit_status(j);
+    if (got != want)
+        fail_msg("exit status %d, want %d for %s", got, want, text);
+    json_decref(j);
+}
+
+static void test_exit_status(void **state)
+{
+    (void)state;
+    expect_exit("{\"state\":\"completed\",\"exit_code\":0}", 0);
+    expect_exit("{\"state\":\"failed\",\"exit_code\":3}", 3);
+    expect_exit("{\"state\":\"failed\",\"exit_code\":256}", 1); /* 256 & 255 = 0: still a failure */
+    expect_exit("{\"state\":\"failed\",\"exit_code\":257}", 1);
+    expect_exit("{\"state\":\"failed\",\"exit_code\":-1,\"signal\":9}", 137);
+    expect_exit("{\"state\":\"failed\",\"exit_code\":-1,\"signal\":null}", 1);
+    expect_exit("{\"state\":\"failed\",\"exit_code\":null,\"reason\":\"node n1 failed\"}", 1);
+    expect_exit("{\"state\":\"failed\",\"exit_code\":0}", 1);
+    expect_exit("{\"state\":\"cancelled\",\"exit_code\":null}", 1);
+    expect_exit("{\"state\":\"timeout\",\"exit_code\":-1,\"signal\":15}", 124);
+    expect_exit("{\"state\":\"running\"}", -1);
+    expect_exit("{\"state\":\"preempted\"}", -1);
+    expect_exit("{\"state\":\"requeued\"}", -1);
+    expect_exit("{}", -1);
+    assert_true(cli_state_terminal("timeout"));
+    assert_false(cli_state_terminal("completing"));
+    assert_false(cli_state_terminal(NULL));
+}
+
+static void test_job_text(void **state)
+{
+    (void)state;
+    char buf[256];
+    json_t *j = job("{\"id\":42,\"state\":\"running\",\"nodelist\":\"n1\",\"gpu_type\":\"H100\","
+                    "\"submit_time\":1000.0,\"start_time\":1003.0,\"end_time\":null,"
+                    "\"elapsed\":12.5,\"reason\":\"\",\"array_parent\":null,\"array_index\":null}");
+    assert_string_equal(cli_job_id(j, buf, sizeof buf), "42");
+    assert_string_equal(cli_job_time(j, 2000, buf, sizeof buf), "0:12"); /* the server's elapsed */
+    assert_string_equal(cli_job_progress(j, 2000, buf, sizeof buf),
+                        "job 42: running 0:12 on n1 (H100)");
+    json_object_del(j, "elapsed");
+    assert_string_equal(cli_job_time(j, 1065, buf, sizeof buf), "1:02"); /* now - start */
+    json_decref(j);
+
+    j = job("{\"id\":43,\"state\":\"pending\",\"nodelist\":\"\",\"gpu_type\":null,"
+            "\"submit_time\":1000.0,\"start_time\":null,\"reason\":\"waiting for 8 GPUs\"}");
+    assert_string_equal(cli_job_time(j, 1005, buf, sizeof buf), "0:05");
+    assert_string_equal(cli_job_progress(j, 1005, buf, sizeof buf),
+                        "job 43: pending 0:05 (waiting for 8 GPUs)");
+    json_decref(j);
+
+    j = job("{\"id\":44,\"state\":\"completed\",\"start_time\":10.0,\"end_time\":3730.0,"
+            "\"array_parent\":40,\"array_index\":7}");
+    assert_string_equal(cli_job_id(j, buf, sizeof buf), "40_7");
+    assert_string_equal(cli_job_time(j, 99999, buf, sizeof buf), "1:02:00"); /* end - start */
+    json_decref(j);
+
+    j = job("{\"id\":42,\"state\":\"running\",\"tasks\":{\"total\":1000,\"pending\":144,"
+            "\"running\":16,\"completed\":838,\"failed\":2,\"cancelled\":0}}");
+    assert_string_equal(cli_job_progress(j, 0, buf, sizeof buf),
+                        "array 42: 840/1000 done, 16 running, 2 failed");
+    json_decref(j);
+    j = job("{\"id\":42,\"tasks\":{\"total\":10,\"running\":3,\"completed\":7}}");
+    assert_string_equal(cli_job_progress(j, 0, buf, sizeof buf), "array 42: 7/10 done, 3 running");
+    json_decref(j);
+
+    /* accessors tolerate absent, null and mistyped members */
+    j = job("{\"s\":\"x\",\"n\":null,\"i\":3,\"f\":2.5}");
+    assert_string_equal(cli_json_str(j, "s", "d"), "x");
+    assert_string_equal(cli_json_str(j, "n", "d"), "d");
+    assert_string_equal(cli_json_str(j, "i", "d"), "d");
+    assert_true(cli_json_num(j, "i") == 3 && cli_json_num(j, "f") == 2.5);
+    assert_true(isnan(cli_json_num(j, "n")) && isnan(cli_json_num(j, "missing")));
+    json_decref(j);
+}
+
+static void expect_endpoint(const char *spec, bool is_unix, const char *a, const char *b,
+                            const char *display)
+{
+    cli_endpoint_t ep;
+    dr_err_t err = {0};
+    if (cli_endpoint_parse(spec, &ep, &err) != DR_OK)
+        fail_msg("'%s': %s", spec, err.msg);
+    assert_int_equal(ep.is_unix, is_unix);
+    if (is_unix) {
+        assert_string_equal(ep.path, a);
+    } else {
+        assert_string_equal(ep.host, a);
+        assert_string_equal(ep.port, b);
+    }
+    assert_string_equal(ep.display, display);
+    cli_endpoint_free(&ep);
+}
+
+static void expect_endpoint_error(const char *spec, const char *msg)
+{
+    cli_endpoint_t ep;
+    dr_err_t err = {0};
+    assert_int_equal(cli_endpoint_parse(spec, &ep, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, msg);
+}
+
+static void test_endpoint(void **state)
+{
+    (void)state;
+    expect_endpoint("http://127.0.0.1:6817", false, "127.0.0.1", "6817", "http://127.0.0.1:6817");
+    expect_endpoint("http://ctl.example:80/", false, "ctl.example", "80", "http://ctl.example:80");
+    expect_endpoint("http://ctl", false, "ctl", "6817", "http://ctl:6817");
+    expect_endpoint("ctl:7000", false, "ctl", "7000", "http://ctl:7000");
+    expect_endpoint("[::1]:6817", false, "::1", "6817", "http://[::1]:6817");
+    expect_endpoint("http://[fe80::1]", false, "fe80::1", "6817", "http://[fe80::1]:6817");
+    expect_endpoint("/run/drover/droverd.sock", true, "/run/drover/droverd.sock", NULL,
+                    "/run/drover/droverd.sock");
+    expect_endpoint("./d.sock", true, "./d.sock", NULL, "./d.sock");
+    expect_endpoint("d.sock", true, "d.sock", NULL, "d.sock");
+    expect_endpoint("unix:/tmp/a:b.sock", true, "/tmp/a:b.sock", NULL, "/tmp/a:b.sock");
+    expect_endpoint_error("", "empty");
+    expect_endpoint_error("https://ctl:443", "https is not supported");
+    expect_endpoint_error("http://ctl:6817/api", "a path after the address is not supported");
+    expect_endpoint_error("ctl:0", "port '0' is not a number from 1 to 65535");
+    expect_endpoint_error("ctl:65536", "port '65536'");
+    expect_endpoint_error("ctl:68x", "port '68x'");
+    expect_endpoint_error("::1:6817", "brackets");
+    expect_endpoint_error("[::1:6817", "unbalanced '['");
+    expect_endpoint_error("http://:6817", "no host");
+    char longpath[200];
+    memset(longpath, 'a', sizeof longpath - 1);
+    longpath[0] = '/';
+    longpath[sizeof longpath - 1] = '\0';
+    expect_endpoint_error(longpath, "socket path longer than 107 bytes");
+
+    char *e = cli_url_escape("pending,running");
+    assert_string_equal(e, "pending,running");
+    free(e);
+    e = cli_url_escape("a b&c=d/é");
+    assert_string_equal(e, "a%20b%26c%3Dd%2F%C3%A9");
+    free(e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_duration),    cmocka_unit_test(test_time_age_mem),
+        cmocka_unit_test(test_argv),        cmocka_unit_test(test_table),
+        cmocka_unit_test(test_exit_status), cmocka_unit_test(test_job_text),
+        cmocka_unit_test(test_endpoint),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

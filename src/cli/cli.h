@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "drover/catalog.h"
 #include "drover/cluster.h"
 #include "drover/error.h"
@@ -13,6 +15,33 @@ int cli_sim(int argc, char **argv);
 /* `drover sim --openb`: the openb packing benchmark (openb.c) */
 int cli_sim_openb(int argc, char **argv);
 int cli_plan(int argc, char **argv);
+
+/* Live-cluster verbs: clients of the controller's HTTP API (docs/api.md,
+ * docs/cli.md "Live cluster").  jobs.c, nodes.c, token.c. */
+int cli_submit(int argc, char **argv);
+int cli_queue(int argc, char **argv);
+int cli_show(int argc, char **argv);
+int cli_cancel(int argc, char **argv);
+int cli_wait(int argc, char **argv);
+int cli_events(int argc, char **argv);
+int cli_logs(int argc, char **argv);
+int cli_nodes(int argc, char **argv);
+int cli_token(int argc, char **argv);
+
+/* `drover --server X VERB ...`: the server named before the verb (NULL if
+ * none); a verb's own --server wins. */
+extern const char *cli_server_arg;
+
+/* Option "--name VALUE" or "--name=VALUE" at argv[*i]: 1 and *val set (and
+ * *i advanced past a separate value), 0 if argv[*i] is another option, -1
+ * (after a usage message) if the value is missing. */
+int cli_opt_value(int argc, char **argv, int *i, const char *name, const char **val);
+/* Print JSON as the server sent it, indented, to stdout. */
+void cli_print_json(const json_t *j);
+/* Wall-clock now, Unix seconds (for ages and pending times). */
+double cli_wall_now(void);
+/* Sleep this many milliseconds. */
+void cli_sleep_ms(int ms);
 
 /* Print "drover: <msg>" to stderr; returns exit code 1 (or 2 for usage). */
 int cli_fail(const dr_err_t *err);

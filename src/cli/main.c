@@ -1,34 +1,76 @@
-/* main.c - the drover command: a thin tool over libdrover (and, later, the
- * controller's API).  Each verb group lives in its own file. */
+/* main.c - the drover command: a thin tool over libdrover (plan, sim) and
+ * over the controller's API (the live-cluster verbs).  Each verb group
+ * lives in its own file. */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/client.h"
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: drover <command> [options]\n"
-               "\n"
-               "commands:\n"
-               "  plan     size a training run, a service or a batch array: GPU type, count,\n"
-               "           time, cost and energy (train | serve | array)\n"
-               "  sim      replay a trace on a simulated cluster with one or more policies\n"
-               "  version  print the version\n"
-               "\n"
-               "Run 'drover <command> --help' for the options of a command.\n");
+    fprintf(f,
+            "usage: drover [--server URL|SOCKET] <command> [options]\n"
+            "\n"
+            "offline:\n"
+            "  plan     size a training run, a service or a batch array: GPU type, count,\n"
+            "           time, cost and energy (train | serve | array)\n"
+            "  sim      replay a trace on a simulated cluster with one or more policies\n"
+            "\n"
+            "live cluster (the controller, droverd):\n"
+            "  submit   run a command or a batch script (drover submit [opts] -- CMD ARGS)\n"
+            "  queue    list jobs that are not over (--all: every job)\n"
+            "  show     every field of a job\n"
+            "  cancel   cancel jobs\n"
+            "  wait     wait for jobs to end; exits with the first failing job's status\n"
+            "  events   a job's history\n"
+            "  logs     a job's output (-f follows it)\n"
+            "  nodes    the nodes, their GPUs and agents\n"
+            "  token    create a bearer token for TCP access\n"
+            "\n"
+            "  version  print the version\n"
+            "\n"
+            "The controller: --server, else $DROVER_SERVER, else %s, then %s.\n"
+            "Run 'drover <command> --help' for the options of a command.\n",
+            CLI_DEFAULT_SOCKET, CLI_DEFAULT_URL);
 }
+
+typedef struct verb {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} verb_t;
+
+static const verb_t verbs[] = {
+    {"sim", cli_sim},   {"plan", cli_plan},     {"submit", cli_submit}, {"queue", cli_queue},
+    {"show", cli_show}, {"cancel", cli_cancel}, {"wait", cli_wait},     {"events", cli_events},
+    {"logs", cli_logs}, {"nodes", cli_nodes},   {"token", cli_token},
+};
 
 int main(int argc, char **argv)
 {
+    /* `drover --server X VERB`: the server for any live verb */
+    while (argc >= 2 && strncmp(argv[1], "--server", 8) == 0 &&
+           (argv[1][8] == '=' || argv[1][8] == '\0')) {
+        if (argv[1][8] == '=') {
+            cli_server_arg = argv[1] + 9;
+            argc--;
+            argv++;
+        } else if (argc >= 3) {
+            cli_server_arg = argv[2];
+            argc -= 2;
+            argv += 2;
+        } else {
+            return cli_usage_error("--server needs a value");
+        }
+    }
     if (argc < 2) {
         usage(stderr);
         return 2;
     }
     const char *cmd = argv[1];
-    if (strcmp(cmd, "sim") == 0)
-        return cli_sim(argc - 1, argv + 1);
-    if (strcmp(cmd, "plan") == 0)
-        return cli_plan(argc - 1, argv + 1);
+    for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++)
+        if (strcmp(cmd, verbs[i].name) == 0)
+            return verbs[i].run(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("drover 0.1.0\n");
         return 0;

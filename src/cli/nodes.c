@@ -1,0 +1,102 @@
+/* nodes.c - `drover nodes`: the controller's nodes as a table (GET
+ * /v1/nodes), with the GPUs in use, the agent's liveness and how long ago
+ * it was last heard from. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/client.h"
+#include "cli/format.h"
+
+static long long int_of(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_integer(v) ? (long long)json_integer_value(v) : 0;
+}
+
+int cli_nodes(int argc, char **argv)
+{
+    const char *server = NULL;
+    bool as_json = false;
+    for (int i = 1; i < argc; i++) {
+        int m;
+        if (strcmp(argv[i], "--json") == 0) {
+            as_json = true;
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("usage: drover nodes [--json] [--server URL|SOCKET]\n");
+            return 0;
+        } else if ((m = cli_opt_value(argc, argv, &i, "--server", &server)) != 0) {
+            if (m < 0)
+                return 2;
+        } else {
+            return cli_usage_error("nodes: unknown argument '%s'", argv[i]);
+        }
+    }
+    cli_client_t c;
+    dr_err_t err = {0};
+    if (cli_client_init(&c, server ? server : cli_server_arg, &err) != DR_OK) {
+        cli_client_free(&c);
+        return cli_usage_error("%s", err.msg);
+    }
+    json_t *reply = NULL;
+    int rc = cli_client_json(&c, "GET", "/v1/nodes", NULL, &reply, &err);
+    cli_client_free(&c);
+    if (rc != DR_OK) {
+        json_decref(reply);
+        return cli_fail(&err);
+    }
+    if (as_json) {
+        cli_print_json(reply);
+        json_decref(reply);
+        return 0;
+    }
+    static const char *const head[] = {"NAME", "STATE", "TYPE",  "GPUS",
+                                       "CPUS", "MEM",   "AGENT", "REASON"};
+    cli_table_t t;
+    if (cli_table_init(&t, 8, head) != DR_OK) {
+        json_decref(reply);
+        return cli_fail(&(dr_err_t){DR_ENOMEM, "out of memory"});
+    }
+    cli_table_right(&t, 3);
+    cli_table_right(&t, 4);
+    cli_table_right(&t, 5);
+    double now = cli_wall_now();
+    size_t k;
+    json_t *nd;
+    json_array_foreach(json_object_get(reply, "nodes"), k, nd)
+    {
+        char gpus[48], cpus[24], mem[24], agent[48], age[32];
+        snprintf(gpus, sizeof gpus, "%lld/%lld", int_of(nd, "gpus_alloc"), int_of(nd, "gpus"));
+        snprintf(cpus, sizeof cpus, "%lld", int_of(nd, "cpus"));
+        long long mb = int_of(nd, "mem_mb");
+        cli_fmt_mem_mb(mb > 0 ? (uint64_t)mb : 0, mem, sizeof mem);
+        const json_t *ag = json_object_get(nd, "agent");
+        bool up = json_is_true(json_object_get(ag, "connected"));
+        double hb = cli_json_num(ag, "last_heartbeat");
+        if (isnan(hb))
+            snprintf(agent, sizeof agent, "%s", up ? "up" : "down");
+        else
+            snprintf(agent, sizeof agent, "%s %s", up ? "up" : "down",
+                     cli_fmt_age(now - hb, age, sizeof age));
+        const char *type = cli_json_str(nd, "gpu_type", "");
+        const char *row[] = {cli_json_str(nd, "name", "?"),
+                             cli_json_str(nd, "state", "?"),
+                             *type ? type : "-",
+                             gpus,
+                             cpus,
+                             mem,
+                             agent,
+                             cli_json_str(nd, "reason", "")};
+        if (cli_table_add(&t, row) != DR_OK)
+            break;
+    }
+    char *out = cli_table_render(&t);
+    if (out)
+        fputs(out, stdout);
+    free(out);
+    cli_table_free(&t);
+    json_decref(reply);
+    return 0;
+}

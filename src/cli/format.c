@@ -54,8 +54,14 @@ char *cli_fmt_age(double secs, char *buf, size_t n)
 char *cli_fmt_time(double unix_s, char *buf, size_t n)
 {
     struct tm tm;
+    /* NaN or beyond year 9999 either way: nothing to show (and no cast of
+     * an unrepresentable value) */
+    if (!(unix_s > -6e10 && unix_s < 2.5e11)) {
+        snprintf(buf, n, "-");
+        return buf;
+    }
     time_t t = (time_t)floor(unix_s);
-    if (isnan(unix_s) || !localtime_r(&t, &tm) || strftime(buf, n, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+    if (!localtime_r(&t, &tm) || strftime(buf, n, "%Y-%m-%d %H:%M:%S", &tm) == 0)
         snprintf(buf, n, "-");
     return buf;
 }

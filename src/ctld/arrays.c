@@ -50,7 +50,7 @@ static uint32_t array_queued(const ctld_array_t *a)
 int ctld_array_feed(dr_ctld_t *c, ctld_job_t *parent, dr_time_t now)
 {
     ctld_array_t *a = parent->array;
-    uint32_t queued = array_queued(a);
+    uint32_t queued = array_queued(a), before = a->next;
     while (a->next < a->nidx && (!a->throttle || a->active < a->throttle) &&
            queued < ARRAY_WINDOW) {
         if (dr_grow((void **)&a->live, &a->live_cap, a->active + 1, sizeof *a->live) != 0)
@@ -93,7 +93,8 @@ int ctld_array_feed(dr_ctld_t *c, ctld_job_t *parent, dr_time_t now)
         a->live[a->active++] = t;
         queued++;
     }
-    ctld_job_dirty(c, parent);
+    if (a->next != before)
+        ctld_job_dirty(c, parent);
     (void)now;
     return DR_OK;
 }

@@ -679,6 +679,7 @@ static void turn(evutil_socket_t fd, short what, void *arg)
     dr_time_t now = ctld_now(c);
     for (size_t i = 0; i < c->narrays; i++)
         ctld_array_feed(c, c->arrays[i], now);
+    now = ctld_now(c); /* after the feed's submits: the log is time-ordered */
     if (c->pass_wanted) {
         if (now >= c->last_pass + c->o.min_pass_interval) {
             c->pass_wanted = false;

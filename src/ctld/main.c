@@ -170,8 +170,10 @@ int main(int argc, char **argv)
                 return 2;
             break;
         case O_HB:
-            if (!parse_dur("--heartbeat", optarg, &hb) || hb < 10 * 1000 * 1000) {
-                fprintf(stderr, "droverd: --heartbeat: at least 10ms\n");
+            if (!parse_dur("--heartbeat", optarg, &hb))
+                return 2;
+            if (hb < 10 * 1000 * 1000) {
+                fprintf(stderr, "droverd: --heartbeat: at least 0.01s\n");
                 return 2;
             }
             break;

@@ -1020,7 +1020,8 @@ static int dpol_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, 
     d->last_gen = v->cluster->freed_gen;
     if (d->alpha > 0 && v->npending)
         *wake_at = dr_time_add(v->now, dr_time_from_s(d->wake_s));
-    return rc == DR_OK ? DR_OK : dr_err_set(err, rc, "drover: applying decisions failed");
+    return rc == DR_OK ? DR_OK
+                       : dr_err_set(err, rc, "drover: applying decisions failed: %s", dr_strerror(rc));
 }
 
 const dr_policy_ops_t dr_policy_drover = {

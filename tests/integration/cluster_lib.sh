@@ -59,7 +59,7 @@ cl_droverd() {
     [ -f "$CL_KEY" ] || "$DROVERD" --gen-key "$CL_KEY" || return 1
     "$DROVERD" -c "$T/cluster.conf" --state "$CL_STATE" --listen "127.0.0.1:$CL_PORT" \
         --agent-listen "0.0.0.0:$CL_APORT" --key "$CL_KEY" --agent-timeout 3s \
-        --heartbeat 200ms "$@" >>"$T/droverd.log" 2>&1 &
+        --heartbeat 0.2s "$@" >>"$T/droverd.log" 2>&1 &
     CL_DPID=$!
     CL_PIDS="$CL_PIDS $CL_DPID"
     i=0

@@ -27,7 +27,10 @@ id=$("$DROVER" submit --parsable --gpus-per-node 1 --gpu-type A100 -- sh -c 'exi
 "$DROVER" wait "$id" && [ "$(job_field "$id" state)" = completed ] &&
     ok "exit 0: completed" || bad "exit 0: $(job_field "$id" state)"
 cost=$(job_field "$id" cost_usd)
-[ "$(echo "$cost >= 0" | bc 2>/dev/null || echo 1)" = 1 ] && ok "cost_usd reported ($cost)" || bad "cost $cost"
+el=$(job_field "$id" elapsed)
+# one A100 for `elapsed` seconds at the catalog's price (> 0): cost = elapsed/3600 * price
+awk "BEGIN{exit !($cost > 0 && $cost < $el / 3600 * 20)}" && ok "cost_usd charged ($cost for ${el}s of one A100)" ||
+    bad "cost $cost for ${el}s"
 
 # an array of 20 tasks, at most 2 at once
 cat >"$T/task.sh" <<'SH'

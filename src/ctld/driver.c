@@ -885,17 +885,18 @@ int dr_ctld_init(dr_ctld_t *c, const ctld_opts_t *o, dr_err_t *err)
         (rc = ctld_store_put_meta(c, "epoch", c->epoch, err)) != DR_OK ||
         (rc = ctld_store_commit(c, err)) != DR_OK)
         return rc;
-    dr_time_t now = ctld_now(c);
     rc = ctld_store_load(c, reload_job, err);
     if (rc != DR_OK)
         return rc;
+    dr_time_t now = ctld_now(c); /* after the reload's records: the log is time-ordered */
     /* until its agent registers, a node runs what it runs and starts nothing */
     for (size_t i = 0; i < c->cl.nnodes; i++) {
         c->nodes[i].idx = (uint32_t)i;
         c->nodes[i].lost_at = now;
         snprintf(c->nodes[i].reason, sizeof c->nodes[i].reason, "agent not connected");
         if (c->cl.nodes[i].state == DR_NODE_UP &&
-            dr_sched_node_set_state(c->sched, (uint32_t)i, DR_NODE_DRAIN, now, err) != DR_OK)
+            (rc = dr_sched_node_set_state(c->sched, (uint32_t)i, DR_NODE_DRAIN, now, err)) !=
+                DR_OK)
             return rc;
     }
     c->base = event_base_new();

@@ -43,7 +43,8 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer drv_nope
 alice=$(api POST /v1/tokens '{"user":"alice"}' | head -1 | jq -r .token)
 bob=$(api POST /v1/tokens '{"user":"bob"}' | head -1 | jq -r .token)
 case "$alice$bob" in drv_*drv_*) ok "operator made tokens for alice and bob" ;; *) bad "tokens: $alice $bob" ;; esac
-aid=$(DROVER_SERVER="$TCP" DROVER_TOKEN="$alice" "$DROVER" submit --parsable -- sleep 300)
+# alice has no account here: her job runs as nobody, so not in $T (mode 0700)
+aid=$(DROVER_SERVER="$TCP" DROVER_TOKEN="$alice" "$DROVER" submit --parsable --chdir /tmp -o /dev/null -- sleep 300)
 [ "$(job_field "$aid" user)" = alice ] && ok "alice's job is hers" || bad "owner $(job_field "$aid" user)"
 out=$(DROVER_SERVER="$TCP" DROVER_TOKEN="$bob" "$DROVER" cancel "$aid" 2>&1)
 [ $? -ne 0 ] && echo "$out" | grep -q "belongs to alice" && ok "bob cannot cancel alice's job" ||

@@ -149,36 +149,70 @@ static int types_mask(const char *list, const dr_cluster_t *c, dr_typemask_t *ma
     return DR_OK;
 }
 
-/* Why r can never fit, named by the field to change: the GPUs (or the node
- * count) if it does not fit even without CPUs and memory, else the CPUs or
- * the memory. */
+/* Nodes (UP or not, pools included) that could hold r's per-node share,
+ * and the most GPUs of one allowed type on such nodes. */
+static uint64_t nodes_fitting(const dr_cluster_t *c, const dr_job_req_t *r, uint64_t *type_gpus)
+{
+    uint64_t n = 0, gpus[DR_MAX_GPU_TYPES] = {0};
+    *type_gpus = 0;
+    for (size_t i = 0; i < c->nnodes; i++) {
+        const dr_node_t *nd = &c->nodes[i];
+        if (nd->cpu_milli < r->cpu_milli_per_node || nd->mem_mb < r->mem_mb_per_node)
+            continue;
+        if (r->gpus_per_node) {
+            if (nd->ngpus == 0 || nd->type >= DR_MAX_GPU_TYPES ||
+                (r->types && !(r->types >> nd->type & 1)) ||
+                (r->nodes && nd->ngpus < r->gpus_per_node))
+                continue;
+            gpus[nd->type] += nd->ngpus;
+            if (gpus[nd->type] > *type_gpus)
+                *type_gpus = gpus[nd->type];
+        }
+        n++;
+    }
+    return n;
+}
+
+/* Why r can never fit, named by the field to change: the GPUs if they do
+ * not fit even on one node without CPUs and memory, the node count if one
+ * node would do, else the CPUs or the memory (or both). */
 static int impossible(const dr_jobspec_t *s, const dr_cluster_t *c, const dr_job_req_t *r,
                       dr_err_t *err)
 {
-    dr_err_t why = {0};
-    int rc = dr_cluster_req_possible(c, r, &why);
+    int rc = dr_cluster_req_possible(c, r, NULL);
     if (rc == DR_OK)
         return DR_OK;
     dr_job_req_t t = *r;
     t.cpu_milli_per_node = 0;
     t.mem_mb_per_node = 0;
-    const char *field;
-    if (dr_cluster_req_possible(c, &t, NULL) != DR_OK) {
-        t.nodes = r->nodes > 1 ? 1 : r->nodes;
-        if (r->nodes > 1 && dr_cluster_req_possible(c, &t, NULL) == DR_OK)
-            field = "nodes";
-        else
-            field = s->gpus ? "gpus" : s->gpus_per_node ? "gpus_per_node" : "nodes";
-    } else {
-        t = *r;
+    if (t.nodes > 1)
+        t.nodes = 1;
+    dr_err_t why = {0};
+    if (r->gpus_per_node && dr_cluster_req_possible(c, &t, &why) != DR_OK)
+        return dr_err_set(err, why.code, "%s: %s", s->gpus ? "gpus" : "gpus_per_node", why.msg);
+    const char *field = "nodes";
+    t = *r;
+    t.nodes = r->nodes > 1 ? 1 : r->nodes;
+    if (dr_cluster_req_possible(c, &t, NULL) != DR_OK) { /* not even one node: CPUs, memory */
         t.mem_mb_per_node = 0;
         bool cpu_bad = dr_cluster_req_possible(c, &t, NULL) != DR_OK;
-        t = *r;
+        t.mem_mb_per_node = r->mem_mb_per_node;
         t.cpu_milli_per_node = 0;
         bool mem_bad = dr_cluster_req_possible(c, &t, NULL) != DR_OK;
         field = cpu_bad == mem_bad ? "cpus_per_node, mem" : cpu_bad ? "cpus_per_node" : "mem";
     }
-    return dr_err_set(err, rc, "%s: %s", field, why.msg);
+    uint64_t type_gpus, n = nodes_fitting(c, r, &type_gpus);
+    if (r->nodes == 0)
+        return dr_err_set(err, rc,
+                          "%s: needs %u GPUs of one type on nodes with %u CPUs and %" PRIu64
+                          " MB each; the largest eligible type has %" PRIu64 " there",
+                          field, r->gpus_per_node, r->cpu_milli_per_node / 1000, r->mem_mb_per_node,
+                          type_gpus);
+    return dr_err_set(err, rc,
+                      "%s: needs %u nodes with %u GPUs, %u CPUs and %" PRIu64
+                      " MB each; the cluster has %" PRIu64 " such nodes",
+                      field, r->nodes, r->gpus_per_node, r->cpu_milli_per_node / 1000,
+                      r->mem_mb_per_node, n);
 }
 
 int dr_jobspec_to_job(const dr_jobspec_t *s, const dr_cluster_t *c, dr_time_t submit, dr_job_t *j,

@@ -437,11 +437,8 @@ static int p_gpus(dr_jobspec_t *s, const jf_def_t *d, bool gres, const char *b, 
     uint64_t v = 1;
     const char *type = NULL;
     size_t tlen = 0;
-    if (gres && np - k == 1 && !parse_count(part[k], plen[k], d->max, &v)) {
-        type = part[k]; /* Slurm's gpu:TYPE, one GPU */
-        tlen = plen[k];
-        k++;
-    } else if (np - k == 2) {
+    /* TYPE:N, or --gres's gpu:TYPE (one GPU) */
+    if (np - k == 2 || (gres && np - k == 1 && !parse_count(part[k], plen[k], d->max, &v))) {
         type = part[k];
         tlen = plen[k];
         k++;
@@ -526,7 +523,7 @@ static int p_types(dr_jobspec_t *s, const jf_def_t *d, const char *b, size_t n, 
 /* Whole seconds, rounded up, so that "0.5s" is a limit and not "none". */
 static int p_time(dr_jobspec_t *s, const jf_def_t *d, const char *v, dr_err_t *err)
 {
-    dr_time_t t;
+    dr_time_t t = 0;
     int rc = dr_time_limit_parse(v, &t, err);
     if (rc != 0) {
         dr_err_prefix(err, "%s: ", d->pub.name);

@@ -19,14 +19,22 @@
 
 static int str_of(json_t *v, const char *key, const char **out, size_t max, dr_err_t *err)
 {
-    if (!json_is_string(v))
-        return dr_err_set(err, DR_EINVAL, "%.*s: must be a string", KQ(key));
+    *out = "";
+    if (!json_is_string(v)) {
+        dr_err_set(err, DR_EINVAL, "%.*s: must be a string", KQ(key));
+        return DR_EINVAL;
+    }
     size_t n = json_string_length(v);
-    *out = json_string_value(v);
-    if (strlen(*out) != n)
-        return dr_err_set(err, DR_EINVAL, "%.*s: must not contain NUL", KQ(key));
-    if (n > max)
-        return dr_err_set(err, DR_ELIMIT, "%.*s: longer than %zu bytes", KQ(key), max);
+    const char *s = json_string_value(v);
+    if (strlen(s) != n) {
+        dr_err_set(err, DR_EINVAL, "%.*s: must not contain NUL", KQ(key));
+        return DR_EINVAL;
+    }
+    if (n > max) {
+        dr_err_set(err, DR_ELIMIT, "%.*s: longer than %zu bytes", KQ(key), max);
+        return DR_ELIMIT;
+    }
+    *out = s;
     return DR_OK;
 }
 
@@ -44,8 +52,9 @@ static int str_array(json_t *v, const char *key, uint32_t max, bool env, char **
         const char *s;
         if (!json_is_string(e))
             return dr_err_set(err, DR_EINVAL, "%s: must be an array of strings", key);
-        if (str_of(e, key, &s, DR_JOBSPEC_MAX_SCRIPT, err) != DR_OK)
-            return err ? err->code : DR_EINVAL;
+        int rc = str_of(e, key, &s, DR_JOBSPEC_MAX_SCRIPT, err);
+        if (rc != DR_OK)
+            return rc;
         const char *eq = env ? strchr(s, '=') : NULL;
         if (env && (!eq || eq == s))
             return dr_err_set(err, DR_EINVAL, "%s: '%.64s' is not KEY=VALUE", key, s);

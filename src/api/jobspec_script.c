@@ -219,6 +219,10 @@ int dr_jobspec_parse_script(dr_jobspec_t *s, const char *name, const char *buf, 
         return dr_err_set(err, DR_ELIMIT, "%s: larger than %u bytes", name, DR_JOBSPEC_MAX_SCRIPT);
     if (memchr(buf, '\0', len))
         return dr_err_set(err, DR_EINVAL, "%s: contains a NUL byte", name);
+    size_t nlen = strlen(name);
+    if (nlen > JF_MAX_PATH || !jf_utf8_ok(name, nlen)) /* it goes into the JSON */
+        return dr_err_set(err, DR_EINVAL, "script name: longer than %u bytes or not UTF-8",
+                          JF_MAX_PATH);
     dr_jobspec_t dv, sb; /* what #DROVER and #SBATCH say */
     dr_jobspec_init(&dv);
     dr_jobspec_init(&sb);
@@ -255,6 +259,9 @@ int dr_jobspec_parse_script(dr_jobspec_t *s, const char *name, const char *buf, 
     char *sname = rc == DR_OK ? dr_strdup(name) : NULL;
     if (rc == DR_OK && (!script || !sname))
         rc = dr_err_set(err, DR_ENOMEM, "%s: out of memory", name);
+    if (rc == DR_OK && (uint64_t)nignored + s->nignored > DR_JOBSPEC_MAX_ARGS)
+        rc = dr_err_set(err, DR_ELIMIT, "%s: more than %u directives drover does not act on", name,
+                        DR_JOBSPEC_MAX_ARGS);
     for (uint32_t i = 0; rc == DR_OK && i < nignored; i++)
         if (jf_vec_push(&s->ignored, &s->nignored, ignored[i]) != 0)
             rc = dr_err_set(err, DR_ENOMEM, "%s: out of memory", name);

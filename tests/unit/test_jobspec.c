@@ -504,6 +504,26 @@ static void test_script_errors(void **state)
     free(buf);
     assert_int_equal(strlen(s.script), DR_JOBSPEC_MAX_SCRIPT);
     dr_jobspec_free(&s);
+
+    /* the ignored list is bounded as the JSON's is */
+    const char *line = "#SBATCH --qos=x\n";
+    size_t ll = strlen(line);
+    buf = malloc(ll * (DR_JOBSPEC_MAX_ARGS + 1));
+    for (int i = 0; i <= DR_JOBSPEC_MAX_ARGS; i++)
+        memcpy(buf + (size_t)i * ll, line, ll);
+    dr_jobspec_init(&s);
+    assert_int_equal(dr_jobspec_parse_script(&s, "job.sh", buf, ll * DR_JOBSPEC_MAX_ARGS, &err),
+                     DR_OK);
+    assert_int_equal(s.nignored, DR_JOBSPEC_MAX_ARGS);
+    dr_jobspec_free(&s);
+    assert_int_equal(
+        dr_jobspec_parse_script(&s, "job.sh", buf, ll * (DR_JOBSPEC_MAX_ARGS + 1), &err),
+        DR_ELIMIT);
+    assert_string_equal(err.msg, "job.sh: more than 4096 directives drover does not act on");
+    free(buf);
+    assert_int_equal(dr_jobspec_parse_script(&s, "\xff.sh", "echo\n", 5, &err), DR_EINVAL);
+    assert_string_equal(err.msg, "script name: longer than 4095 bytes or not UTF-8");
+    dr_jobspec_free(&s);
 }
 
 /* ------------------------------------------------------------------ */

@@ -21,6 +21,7 @@
 
 #include "drover/catalog.h"
 #include "drover/cluster.h"
+#include "drover/config.h"
 #include "drover/openb.h"
 #include "drover/util.h"
 #include "drover/workload.h"

@@ -31,6 +31,13 @@ int dr_config_parse(dr_cluster_t *c, const dr_catalog_t *cat, const char *name, 
                     size_t len, dr_err_t *err);
 int dr_config_load(dr_cluster_t *c, const dr_catalog_t *cat, const char *path, dr_err_t *err);
 
+/* The Alibaba openb node list (sn,cpu_milli,memory_mib,gpu,model) into c
+ * (initialised; finalised on success), one node per row.  GPU models
+ * missing from cat become declared types whose figures are unknown.  The
+ * "openb" preset is this list (docs/config.md). */
+int dr_openb_nodes_parse(dr_cluster_t *c, const dr_catalog_t *cat, const char *name,
+                         const char *buf, size_t len, dr_err_t *err);
+
 /* Built-in cluster presets ("gavel-36-36-36", "openb", "philly", "mixed-modern",
  * ...).  Returns DR_ENOENT for an unknown name. */
 int dr_cluster_preset(dr_cluster_t *c, const dr_catalog_t *cat, const char *name, dr_err_t *err);

@@ -32,6 +32,7 @@
 #include "drover/cluster.h"
 #include "drover/error.h"
 #include "drover/job.h"
+#include "drover/perf.h"
 
 #define DR_PERFMODEL_REASON_MAX 256
 
@@ -280,19 +281,27 @@ int dr_perfmodel_hint_rate(double params, dr_precision_t prec, uint32_t gpus,
                            const dr_gpu_spec_t *gpu, const dr_perfmodel_net_t *net,
                            double *tokens_per_s, dr_perfmodel_train_est_t *est, dr_err_t *err);
 
-/* Model-hint jobs for the schedulers.  For every job of wl with
- * hint_params > 0 and perf_class 0, give it a perf class (shared by jobs with
- * the same parameters, GPU count and precision) whose rate on each GPU type
- * of cluster c is this model's throughput in tokens per second for the job's
- * GPU count on that type's nodes and network (0 where it does not fit), and
- * make its work hint_tokens.  A job whose trace already gave its work in
- * seconds (work_total > 0) keeps it unless tokens_replace_duration, and a
- * job with neither work nor tokens is left alone.  The table's columns are
- * the cluster's types when it has none yet; otherwise existing columns are
- * matched to cluster types as dr_perf_bind does.  Returns the number of jobs
- * converted, or a negative DR_E* code.  (Implemented in src/sim.) */
-struct dr_workload;
-int dr_perf_add_hint_classes(struct dr_workload *wl, const dr_cluster_t *c,
-                             bool tokens_replace_duration, dr_err_t *err);
+/* Model-hint jobs for the schedulers (src/core/perfmodel_hint.c).  A job
+ * may describe itself by its model (hint_params, precision) instead of a
+ * measured throughput; it then runs in a perf class of its own hints, whose
+ * work is in tokens.
+ *
+ * The perf class of job j's hints in table p: found by name ("hint
+ * params=7e+09 gpus=8 milli=1000 bf16": the parameters, the GPUs its request
+ * occupies - a share counts as one GPU at that share of its speed - and the
+ * precision, bf16 when unset) or added, with the rate in each column = this
+ * model's tokens per second for the whole job on that column's GPU type of
+ * cluster c, over that type's nodes and network (0 where it does not fit,
+ * or no cluster type matches the column).  Jobs with the same hints share
+ * a class.  p gets c's types as columns first if it has none
+ * (dr_perf_hint_columns); existing columns are matched to cluster types as
+ * dr_perf_bind does.  Adding a class costs O(GPU types x nodes); finding
+ * one, a name lookup.  DR_EINVAL for a job without usable hints
+ * (hint_params not a positive finite number, or no GPUs). */
+int dr_perf_hint_class(dr_perf_table_t *p, const dr_cluster_t *c, const dr_job_t *j,
+                       uint32_t *klass, dr_err_t *err);
+/* Give p the cluster's GPU types as its columns if it has none yet
+ * (DR_ESTATE if it has classes beyond class 0 but no columns). */
+int dr_perf_hint_columns(dr_perf_table_t *p, const dr_cluster_t *c, dr_err_t *err);
 
 #endif

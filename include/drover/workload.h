@@ -91,10 +91,17 @@ int dr_gavel_throughputs_parse(dr_perf_table_t *p, const char *name, const char 
                                dr_err_t *err);
 int dr_gavel_throughputs_builtin(dr_perf_table_t *p, dr_err_t *err);
 
-/* openb node list (sn,cpu_milli,memory_mib,gpu,model) into a cluster.  GPU
- * models missing from the catalog become declared types with unknown specs. */
-int dr_openb_nodes_parse(dr_cluster_t *c, const dr_catalog_t *cat, const char *name,
-                         const char *buf, size_t len, dr_err_t *err);
+/* Model-hint jobs for the schedulers.  For every job of wl with
+ * hint_params > 0 and perf_class 0, give it the perf class of its hints
+ * (dr_perf_hint_class, perfmodel.h: rates in tokens per second on each GPU
+ * type of c, shared by jobs with the same hints) and make its work
+ * hint_tokens.  A job whose trace already gave its work in seconds (its
+ * true work > 0) keeps it unless tokens_replace_duration, and a job with
+ * neither work nor tokens, or without GPUs, is left alone.  The table's
+ * columns are the cluster's types when it has none yet.  Returns the number
+ * of jobs converted, or a negative DR_E* code. */
+int dr_perf_add_hint_classes(dr_workload_t *wl, const dr_cluster_t *c, bool tokens_replace_duration,
+                             dr_err_t *err);
 
 /* A synthetic workload for benchmarks and tests: job shapes drawn from a
  * training-cluster mix (1/2/4/8 GPUs, 2x8 and 4x8 gangs), log-uniform run

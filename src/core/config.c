@@ -15,7 +15,6 @@
 #include "drover/hostlist.h"
 #include "drover/time.h"
 #include "drover/util.h"
-#include "drover/workload.h"
 
 /* --- keys --- */
 

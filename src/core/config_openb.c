@@ -9,8 +9,8 @@
 #include "core/config_priv.h"
 #include "drover/catalog.h"
 #include "drover/cluster.h"
+#include "drover/config.h"
 #include "drover/util.h"
-#include "drover/workload.h"
 
 enum { OB_SN, OB_CPU, OB_MEM, OB_GPU, OB_MODEL, OB_NCOLS };
 static const char *const ob_cols[OB_NCOLS] = {"sn", "cpu_milli", "memory_mib", "gpu", "model"};

@@ -13,6 +13,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -1231,6 +1232,14 @@ int dr_perfmodel_net_from_cluster(dr_perfmodel_net_t *n, const dr_cluster_t *c, 
     bool any = false, nvlink = false;
     int32_t leaf = DR_NONE;
     bool one_leaf = true;
+    /* a domain spanning several nodes (an NVL72 rack) counts them all: the
+     * type's GPUs per domain, summed in one pass (domain ids are dense) */
+    uint32_t *dom_gpus = c->nnvl ? calloc(c->nnvl, sizeof *dom_gpus) : NULL;
+    for (size_t i = 0; dom_gpus && i < c->nnodes; i++) {
+        const dr_node_t *nd = &c->nodes[i];
+        if (nd->type == type && nd->nvl_domain >= 0 && (size_t)nd->nvl_domain < c->nnvl)
+            dom_gpus[nd->nvl_domain] += nd->ngpus;
+    }
     for (size_t i = 0; i < c->nnodes; i++) {
         const dr_node_t *nd = &c->nodes[i];
         if (nd->ngpus == 0 || nd->type != type)
@@ -1238,11 +1247,13 @@ int dr_perfmodel_net_from_cluster(dr_perfmodel_net_t *n, const dr_cluster_t *c, 
         uint32_t g = nd->ngpus;
         if (nd->nvl_domain != DR_NONE) {
             nvlink = true;
-            /* a domain spanning several nodes (an NVL72 rack) counts them all */
             uint32_t dom = 0;
-            for (size_t k = 0; k < c->nnodes; k++)
-                if (c->nodes[k].nvl_domain == nd->nvl_domain && c->nodes[k].type == type)
-                    dom += c->nodes[k].ngpus;
+            if (dom_gpus && nd->nvl_domain >= 0 && (size_t)nd->nvl_domain < c->nnvl)
+                dom = dom_gpus[nd->nvl_domain];
+            else /* out of memory (or a stray id): count by scanning */
+                for (size_t k = 0; k < c->nnodes; k++)
+                    if (c->nodes[k].nvl_domain == nd->nvl_domain && c->nodes[k].type == type)
+                        dom += c->nodes[k].ngpus;
             if (dom > g)
                 g = dom;
         }
@@ -1254,6 +1265,7 @@ int dr_perfmodel_net_from_cluster(dr_perfmodel_net_t *n, const dr_cluster_t *c, 
             one_leaf = false;
         any = true;
     }
+    free(dom_gpus);
     if (!any)
         return dr_err_set(err, DR_EINVAL, "cluster type %s has no nodes", c->types[type].name);
     n->node_gpus = node_gpus;

@@ -10,6 +10,7 @@
 
 #include "drover/catalog.h"
 #include "drover/cluster.h"
+#include "drover/config.h"
 #include "drover/openb.h"
 #include "drover/pack.h"
 #include "drover/placement.h"

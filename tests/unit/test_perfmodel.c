@@ -419,6 +419,20 @@ static void test_net_from_cluster(void **state)
     assert_int_equal(n.kind, DR_NET_ETH);
     assert_int_equal(dr_perfmodel_net_from_cluster(&n, &c, 7, &err), DR_EINVAL);
     dr_cluster_free(&c);
+    /* an NVLink domain spanning nodes counts all of their GPUs (of its
+     * type), the largest domain wins, and one-node domains stay per node */
+    dr_cluster_init(&c);
+    conf = "NodeName=r[01-18] Gpus=GB200:4 Cpus=72 MemGB=480 NvlinkDomain=rack-a\n"
+           "NodeName=s[01-02] Gpus=GB200:4 Cpus=72 MemGB=480 NvlinkDomain=rack-b\n"
+           "NodeName=h[1-3] Gpus=H100:8 Cpus=64 MemGB=512 NvlinkDomain=node\n"
+           "NodeName=x1 Gpus=H100:8 Cpus=64 MemGB=512 NvlinkDomain=rack-b\n";
+    assert_int_equal(dr_config_parse(&c, &cat, "t.conf", conf, strlen(conf), &err), 0);
+    assert_int_equal(dr_perfmodel_net_from_cluster(&n, &c, 0, &err), 0);
+    assert_int_equal(n.node_gpus, 72);
+    assert_true(n.intra_nvlink);
+    assert_int_equal(dr_perfmodel_net_from_cluster(&n, &c, 1, &err), 0);
+    assert_int_equal(n.node_gpus, 8); /* x1 shares rack-b with GB200s: only its own 8 count */
+    dr_cluster_free(&c);
 }
 
 static void test_hint_classes(void **state)
@@ -472,6 +486,73 @@ static void test_hint_classes(void **state)
     dr_cluster_free(&c);
 }
 
+/* One job's hints at a time (what the controller does at submit): the same
+ * classes and rates as converting the workload, a share at that share of
+ * the speed, no class for a job without hints. */
+static void test_hint_class_per_job(void **state)
+{
+    (void)state;
+    dr_err_t err;
+    dr_cluster_t c;
+    dr_cluster_init(&c);
+    assert_int_equal(dr_cluster_preset(&c, &cat, "mixed-modern", &err), 0);
+    dr_job_t j;
+    dr_job_init(&j);
+    j.id = 1;
+    j.req.gpus_per_node = 8;
+    j.hint_params = 7e9;
+    j.hint_tokens = 1e10;
+    dr_perf_table_t p;
+    dr_perf_init(&p);
+    uint32_t k = 0, k2 = 0;
+    assert_int_equal(dr_perf_hint_class(&p, &c, &j, &k, &err), DR_OK);
+    assert_int_equal(k, 1);
+    assert_int_equal(p.ntypes, c.ntypes); /* columns: the cluster's types */
+    assert_string_equal(p.class_names[1], "hint params=7e+09 gpus=8 milli=1000 bf16");
+    assert_int_equal(dr_perf_hint_class(&p, &c, &j, &k2, &err), DR_OK);
+    assert_int_equal(k2, 1); /* found, not added again */
+    assert_int_equal(p.nclasses, 2);
+    /* the workload conversion gives the same row */
+    dr_workload_t wl;
+    dr_workload_init(&wl);
+    assert_int_equal(dr_workload_add(&wl, &j, 0, NULL), 0);
+    assert_int_equal(dr_perf_add_hint_classes(&wl, &c, false, &err), 1);
+    assert_int_equal(wl.perf.nclasses, 2);
+    assert_int_equal(wl.perf.ntypes, p.ntypes);
+    for (size_t t = 0; t < p.ntypes; t++)
+        assert_true(wl.perf.rate[1 * p.ntypes + t] == p.rate[1 * p.ntypes + t]);
+    /* a quarter of one GPU: a class of its own at a quarter of one GPU's
+     * speed (a 1B model, which fits on one GPU) */
+    j.req.gpus_per_node = 1;
+    j.hint_params = 1e9;
+    assert_int_equal(dr_perf_hint_class(&p, &c, &j, &k, &err), DR_OK);
+    j.req.gpu_milli = 250;
+    assert_int_equal(dr_perf_hint_class(&p, &c, &j, &k2, &err), DR_OK);
+    assert_int_equal(k, 2);
+    assert_int_equal(k2, 3);
+    int h100 = dr_cluster_find_type(&c, "H100");
+    assert_true(p.rate[2 * p.ntypes + (size_t)h100] > 0);
+    assert_close(p.rate[3 * p.ntypes + (size_t)h100], p.rate[2 * p.ntypes + (size_t)h100] / 4,
+                 1e-12);
+    /* fp8 is another class */
+    j.precision = DR_PREC_FP8;
+    assert_int_equal(dr_perf_hint_class(&p, &c, &j, &k, &err), DR_OK);
+    assert_int_equal(k, 4);
+    /* no hints, no GPUs */
+    j.hint_params = 0;
+    assert_int_equal(dr_perf_hint_class(&p, &c, &j, &k, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "job 1: no model hints");
+    j.hint_params = NAN;
+    assert_int_equal(dr_perf_hint_class(&p, &c, &j, &k, &err), DR_EINVAL);
+    j.hint_params = 7e9;
+    j.req.gpus_per_node = 0;
+    assert_int_equal(dr_perf_hint_class(&p, &c, &j, &k, &err), DR_EINVAL);
+    assert_int_equal(p.nclasses, 5);
+    dr_perf_free(&p);
+    dr_workload_free(&wl);
+    dr_cluster_free(&c);
+}
+
 /* The model's own numbers for a few well-known runs stay in a sane band
  * (the accuracy proof is bench/plan_validation, bench/RESULTS.md). */
 static void test_sanity(void **state)
@@ -510,7 +591,8 @@ int main(void)
         cmocka_unit_test(test_precision),    cmocka_unit_test(test_monotonic),
         cmocka_unit_test(test_topology),     cmocka_unit_test(test_arch),
         cmocka_unit_test(test_serve),        cmocka_unit_test(test_net_from_cluster),
-        cmocka_unit_test(test_hint_classes), cmocka_unit_test(test_sanity),
+        cmocka_unit_test(test_hint_classes), cmocka_unit_test(test_hint_class_per_job),
+        cmocka_unit_test(test_sanity),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

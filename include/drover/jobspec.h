@@ -42,7 +42,7 @@ typedef struct dr_jobspec {
     uint64_t mem_mb;        /* --mem per node, "16G", "512M"; 0 = default */
     dr_time_t ckpt_every;   /* --checkpoint-every; 0 = none */
     dr_time_t deadline;     /* --deadline, relative to submit; 0 = none */
-    char **argv;            /* the command; argv[argc] == NULL */
+    char **argv;            /* the command, or with a script its arguments; argv[argc] == NULL */
     uint32_t argc;
     char *script;      /* contents of a batch script (run with /bin/sh if no #!) */
     char *script_name; /* its file name, for messages and the default job name */

@@ -54,8 +54,6 @@ int dr_jobspec_validate(const dr_jobspec_t *s, dr_err_t *err)
     int rc;
     if (s->argc == 0 && !s->script)
         return dr_err_set(err, DR_EINVAL, "argv: a job needs a command or a script");
-    if (s->argc > 0 && s->script)
-        return dr_err_set(err, DR_EINVAL, "argv: a job runs a command or a script, not both");
     if ((rc = check_strings("argv", s->argv, s->argc, DR_JOBSPEC_MAX_ARGS, false, err)) != 0 ||
         (rc = check_strings("env", s->env, s->nenv, DR_JOBSPEC_MAX_ENV, true, err)) != 0)
         return rc;

@@ -348,13 +348,13 @@ int cli_submit(int argc, char **argv)
         s.argc = (uint32_t)(argc - i);
     } else {
         const char *path = argv[i];
-        if (i + 1 < argc) {
-            /* a job is a command or a script (docs/jobspec.md): there is no
-             * place yet for a script's own arguments */
-            dr_jobspec_free(&s);
-            return cli_usage_error("submit: arguments after the script ('%s') are not supported; "
-                                   "set them in the script, or use 'drover submit -- %s ARGS'",
-                                   argv[i + 1], path);
+        if (i + 1 < argc) { /* the script's own arguments, as sbatch passes them */
+            s.argv = dup_argv(argv + i + 1, argc - i - 1);
+            s.argc = (uint32_t)(argc - i - 1);
+            if (!s.argv) {
+                dr_jobspec_free(&s);
+                return fail_msg("out of memory");
+            }
         }
         char *buf = NULL;
         size_t len = 0;

@@ -222,14 +222,17 @@ static char *launch_json(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
     m.epoch = c->epoch;
     m.rank = rank;
     m.nranks = cj->nranks;
-    char *script_argv[2] = {NULL, NULL};
-    if (sp->argc) {
+    /* a script runs with its name as argv[0] and its arguments after it */
+    char **script_argv = NULL;
+    if (!sp->script) {
         m.argv = sp->argv;
         m.argc = sp->argc;
-    } else {
+    } else if ((script_argv = calloc((size_t)sp->argc + 2, sizeof *script_argv))) {
         script_argv[0] = sp->script_name ? sp->script_name : "script";
+        for (uint32_t i = 0; i < sp->argc; i++)
+            script_argv[i + 1] = sp->argv[i];
         m.argv = script_argv;
-        m.argc = 1;
+        m.argc = sp->argc + 1;
         m.script = sp->script;
     }
     m.env = env.v;
@@ -250,6 +253,7 @@ static char *launch_json(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
     dr_err_t err = {0};
     if (dr_msg_launch_encode(&m, &json, &len, &err) != DR_OK)
         ctld_log("job %llu: cannot encode its launch: %s", (unsigned long long)j->id, err.msg);
+    free(script_argv);
     dr_strvec_free(&env);
     return json;
 }
@@ -895,8 +899,7 @@ int dr_ctld_init(dr_ctld_t *c, const ctld_opts_t *o, dr_err_t *err)
         c->nodes[i].lost_at = now;
         snprintf(c->nodes[i].reason, sizeof c->nodes[i].reason, "agent not connected");
         if (c->cl.nodes[i].state == DR_NODE_UP &&
-            (rc = dr_sched_node_set_state(c->sched, (uint32_t)i, DR_NODE_DRAIN, now, err)) !=
-                DR_OK)
+            (rc = dr_sched_node_set_state(c->sched, (uint32_t)i, DR_NODE_DRAIN, now, err)) != DR_OK)
             return rc;
     }
     c->base = event_base_new();

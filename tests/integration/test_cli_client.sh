@@ -117,8 +117,9 @@ req_check "submit SCRIPT: the command line wins over directives" POST /v1/jobs '
 printf '#!/bin/sh\n#DROVER --bogus 1\ntrue\n' >"$T/work/bad.sh"
 expect_fail "submit: a bad #DROVER line names file and line" 1 "work/bad.sh:2: unknown option '--bogus'" \
     -- submit "$T/work/bad.sh"
-expect_fail "submit: script arguments are refused" 2 "arguments after the script" \
-    -- submit "$T/work/job.sh" x
+(cd "$T" && "$DROVER" submit work/job.sh x "y z") >"$T/out" 2>"$T/err"
+req_check "submit SCRIPT ARGS: the arguments go with the script" POST /v1/jobs \
+    '.body.argv == ["x", "y z"] and (.body.script | length) > 0'
 printf 'echo from stdin\n' | "$DROVER" submit --parsable - >"$T/out" 2>"$T/err"
 req_check "submit -: the script from stdin" POST /v1/jobs '.body.script == "echo from stdin\n"'
 

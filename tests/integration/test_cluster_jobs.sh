@@ -80,6 +80,40 @@ took=$(($(date +%s) - start))
     ok "walltime: killed at its limit (state timeout after ${took}s)" ||
     bad "walltime: state $(job_field "$id" state) after ${took}s"
 
+# a Slurm batch script, unchanged: #SBATCH lines, its own arguments, exit status
+cat >"$T/job.sh" <<'SH'
+#!/bin/sh
+#SBATCH -J scripted
+#SBATCH --time=1
+#SBATCH --gpus-per-node=1
+#SBATCH --mail-type=END
+echo "script $1 $2 as $(id -un) on $DROVER_GPU_TYPE"
+exit 5
+SH
+id=$("$DROVER" submit --parsable "$T/job.sh" a "b c" 2>"$T/submit.err")
+grep -q "ignoring '#SBATCH --mail-type=END'" "$T/submit.err" && ok "submit says which #SBATCH lines it ignores" ||
+    bad "no note on --mail-type: $(cat "$T/submit.err")"
+"$DROVER" wait "$id" >/dev/null 2>&1
+rc=$?
+[ "$rc" -eq 5 ] && [ "$(job_field "$id" name)" = scripted ] && [ "$(job_field "$id" time_limit)" = 60 ] &&
+    ok "batch script ran with its #SBATCH name and time limit, exit 5" ||
+    bad "script: rc $rc, $(job_field "$id" name), limit $(job_field "$id" time_limit)"
+grep -q "^script a b c as $(id -un) on " "$T/drover-$id.out" && ok "script got its arguments" ||
+    bad "script output: $(cat "$T/drover-$id.out")"
+
+# a 50,000-task array is one record until its tasks start
+id=$("$DROVER" submit --parsable --array 0-49999%4 --gpus-per-node 1 --gpu-type A100 -- sleep 30)
+sleep 0.5
+mem=$(curl -s --unix-socket "$DROVER_SERVER" http://x/v1/ping | jq .jobs_in_memory)
+[ "$mem" -lt 300 ] && ok "50,000-task array: $mem jobs in memory, not 50,000" || bad "array in memory: $mem"
+[ "$(job_field "$id" tasks.running)" = 4 ] && [ "$(job_field "$id" tasks.total)" = 50000 ] &&
+    ok "50,000-task array: 4 running under %4" || bad "tasks: $("$DROVER" show "$id" --json | jq -c .tasks)"
+"$DROVER" cancel "$id" >/dev/null
+"$DROVER" wait "$id" >/dev/null 2>&1
+[ "$(job_field "$id" state)" = cancelled ] && [ "$(job_field "$id" tasks.cancelled)" = 50000 ] &&
+    ok "cancel of the array: all 50,000 tasks cancelled" ||
+    bad "array cancel: $(job_field "$id" state) $("$DROVER" show "$id" --json | jq -c .tasks)"
+
 # GPUs are exclusive: four 1-GPU jobs on n1's four H100s each see another GPU
 for k in 1 2 3 4; do
     "$DROVER" submit --parsable --gpus-per-node 1 --gpu-type H100 -o "$T/g$k.out" -- \

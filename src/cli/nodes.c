@@ -1,6 +1,6 @@
 /* nodes.c - `drover nodes`: the controller's nodes as a table (GET
  * /v1/nodes), with the GPUs in use, the agent's liveness and how long ago
- * it was last heard from. */
+ * it was last heard from; `drover nodes drain|resume NODE` for operators. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,8 +16,55 @@ static long long int_of(const json_t *o, const char *key)
     return json_is_integer(v) ? (long long)json_integer_value(v) : 0;
 }
 
+/* `drover nodes drain NODE --reason TEXT` / `drover nodes resume NODE` */
+static int drain_or_resume(int argc, char **argv)
+{
+    bool drain = strcmp(argv[1], "drain") == 0;
+    const char *server = NULL, *reason = NULL, *node = NULL;
+    for (int i = 2; i < argc; i++) {
+        int m;
+        if ((m = cli_opt_value(argc, argv, &i, "--server", &server)) != 0 ||
+            (drain && (m = cli_opt_value(argc, argv, &i, "--reason", &reason)) != 0)) {
+            if (m < 0)
+                return 2;
+        } else if (argv[i][0] == '-' || node) {
+            return cli_usage_error("nodes %s: unexpected argument '%s'", argv[1], argv[i]);
+        } else {
+            node = argv[i];
+        }
+    }
+    if (!node)
+        return cli_usage_error("usage: drover nodes %s NODE%s", argv[1],
+                               drain ? " --reason TEXT" : "");
+    cli_client_t c;
+    dr_err_t err = {0};
+    if (cli_client_init(&c, server ? server : cli_server_arg, &err) != DR_OK) {
+        cli_client_free(&c);
+        return cli_usage_error("%s", err.msg);
+    }
+    char *esc = cli_url_escape(node);
+    char path[1024];
+    snprintf(path, sizeof path, "/v1/nodes/%s/%s", esc ? esc : node, argv[1]);
+    free(esc);
+    json_t *body = json_pack("{s:s}", "reason", reason ? reason : "");
+    json_t *reply = NULL;
+    int rc = cli_client_json(&c, "POST", path, body, &reply, &err);
+    json_decref(body);
+    cli_client_free(&c);
+    if (rc != DR_OK) {
+        json_decref(reply);
+        return cli_fail(&err);
+    }
+    printf("node %s: %s%s%s\n", node, cli_json_str(reply, "state", "?"),
+           *cli_json_str(reply, "reason", "") ? " - " : "", cli_json_str(reply, "reason", ""));
+    json_decref(reply);
+    return 0;
+}
+
 int cli_nodes(int argc, char **argv)
 {
+    if (argc > 1 && (strcmp(argv[1], "drain") == 0 || strcmp(argv[1], "resume") == 0))
+        return drain_or_resume(argc, argv);
     const char *server = NULL;
     bool as_json = false;
     for (int i = 1; i < argc; i++) {
@@ -25,7 +72,9 @@ int cli_nodes(int argc, char **argv)
         if (strcmp(argv[i], "--json") == 0) {
             as_json = true;
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("usage: drover nodes [--json] [--server URL|SOCKET]\n");
+            printf("usage: drover nodes [--json] [--server URL|SOCKET]\n"
+                   "       drover nodes drain NODE --reason TEXT   (operators)\n"
+                   "       drover nodes resume NODE                (operators)\n");
             return 0;
         } else if ((m = cli_opt_value(argc, argv, &i, "--server", &server)) != 0) {
             if (m < 0)

@@ -114,6 +114,17 @@ mem=$(curl -s --unix-socket "$DROVER_SERVER" http://x/v1/ping | jq .jobs_in_memo
     ok "cancel of the array: all 50,000 tasks cancelled" ||
     bad "array cancel: $(job_field "$id" state) $("$DROVER" show "$id" --json | jq -c .tasks)"
 
+# drain: nothing new starts on a drained node; resume lets it
+"$DROVER" nodes drain n1 --reason "GPU 3 flaky" >/dev/null
+"$DROVER" nodes --json | jq -e '.nodes[] | select(.name == "n1") | .state == "drain" and (.reason | test("GPU 3 flaky"))' >/dev/null &&
+    ok "drain: n1 drained, reason shown" || bad "drain: $("$DROVER" nodes | grep n1)"
+id=$("$DROVER" submit --parsable --gpu-type H100 --gpus-per-node 1 -- true)
+sleep 0.5
+[ "$(job_field "$id" state)" = pending ] && ok "drain: an H100 job waits while n1 is drained" ||
+    bad "drain: job $(job_field "$id" state)"
+"$DROVER" nodes resume n1 >/dev/null
+"$DROVER" wait "$id" >/dev/null 2>&1 && ok "resume: the job ran" || bad "resume: $(job_field "$id" state)"
+
 # GPUs are exclusive: four 1-GPU jobs on n1's four H100s each see another GPU
 for k in 1 2 3 4; do
     "$DROVER" submit --parsable --gpus-per-node 1 --gpu-type H100 -o "$T/g$k.out" -- \

@@ -21,9 +21,10 @@
  *  3. Act.  Jobs planned onto a type start there (running ones on their own
  *     type just continue; a task whose array's throttle this pass's starts
  *     used up waits); running jobs planned elsewhere or nowhere are
- *     preempted.  This runs even when nothing waits, if a running job would
- *     run faster on a type with free GPUs: it migrates there rather than
- *     stay on the slow type a burst left it on.
+ *     preempted - if they checkpoint: one that does not would lose all its
+ *     work, so it keeps its GPUs (may_stop).  This runs even when nothing waits, if a running job
+ * would run faster on a type with free GPUs: it migrates there rather than stay on the slow type a
+ * burst left it on.
  *
  * Remaining work is an estimate (size_estimate.h): from the size the user
  * declared, corrected by how far declarations proved off on completed jobs,
@@ -279,6 +280,26 @@ static double run_time(const dr_sched_view_t *v, const dr_job_t *j, double remw,
     if (s > left)
         s = left;
     return s > 60 ? s : 60;
+}
+
+/* Stopping a running job costs the work since its last checkpoint.  One
+ * that declares no checkpoints is never stopped for another job (it would
+ * lose all it did: the starts planned in its place find no room and wait),
+ * and moved to a faster type only while what it loses is under a tenth of
+ * what it has left, or when it would not finish in its walltime where it
+ * is. */
+static bool may_stop(const dpol_t *d, const dr_sched_view_t *v, size_t m, bool migrate)
+{
+    const dr_job_t *j = d->act[m];
+    if (j->ckpt_every > 0)
+        return true;
+    if (!migrate)
+        return false;
+    /* where it runs it would not finish within its walltime: nothing to keep */
+    if (j->work_rate > 0 && d->remw[m] / j->work_rate > d->left[m])
+        return true;
+    double lost = dr_job_work_done(j, v->now) - dr_job_ckpt_progress(j, v->now);
+    return lost <= 0.1 * d->remw[m];
 }
 
 static double remaining_time(const dpol_t *d, const dr_sched_view_t *v, size_t m, unsigned t)
@@ -992,7 +1013,7 @@ static int dpol_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, 
         d->pick[p->m] = p->t;
     }
     for (size_t m = 0; m < nrun && rc == DR_OK; m++)
-        if (d->pick[m] != (int)d->act[m]->alloc.type)
+        if (d->pick[m] != (int)d->act[m]->alloc.type && may_stop(d, v, m, d->pick[m] >= 0))
             rc = dr_sched_decide_preempt(v->sched, d->act[m], "outbid by a shorter job");
     for (size_t m = 0; m < na && rc == DR_OK; m++) {
         dr_job_t *j = d->act[m];
@@ -1020,8 +1041,9 @@ static int dpol_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, 
     d->last_gen = v->cluster->freed_gen;
     if (d->alpha > 0 && v->npending)
         *wake_at = dr_time_add(v->now, dr_time_from_s(d->wake_s));
-    return rc == DR_OK ? DR_OK
-                       : dr_err_set(err, rc, "drover: applying decisions failed: %s", dr_strerror(rc));
+    return rc == DR_OK
+               ? DR_OK
+               : dr_err_set(err, rc, "drover: applying decisions failed: %s", dr_strerror(rc));
 }
 
 const dr_policy_ops_t dr_policy_drover = {

@@ -4,7 +4,10 @@
  * the site), nodes (each with GPUs of one type, CPUs, memory, a leaf switch
  * and an NVLink domain), a switch tree, and elastic pools.  The ledger part
  * tracks what is free: milli-GPUs per GPU, CPUs and memory per node, and keeps
- * per-type indexes so placement is O(log nodes), not O(nodes).
+ * per-type indexes so placement is O(log nodes), not O(nodes).  The ledger
+ * has one home (src/core/ledger.c) and one interface, the "ledger" section
+ * below: booking, node state, and the queries placement and the policies
+ * make of the index (whose structures nothing outside src/core sees).
  *
  * Everything here is pure memory; config.h reads the admin's file. */
 #ifndef DROVER_CLUSTER_H
@@ -138,10 +141,17 @@ bool dr_node_has_shard(const dr_cluster_t *c, uint32_t node, uint32_t shard);
  * placement index.  Must be called before placement or ledger use. */
 int dr_cluster_finalize(dr_cluster_t *c, dr_err_t *err);
 
-/* --- ledger --- */
-/* Book an allocation (every slot must fit) / give it back. */
+/* --- ledger (src/core/ledger.c) --- */
+/* Book an allocation (every slot must fit; slots of one node contiguous,
+ * the first carrying the node's CPU and memory) / give it back.  The one
+ * path every booking takes: placement and the packers (pack.h), the
+ * scheduler adopting a running job after a restart (dr_sched_adopt), a
+ * policy trying what a preemption would free.  A failed take changes
+ * nothing; DR_ENOSPC names the node that lacks room. */
 int dr_cluster_take(dr_cluster_t *c, const dr_alloc_t *a, dr_err_t *err);
 void dr_cluster_give(dr_cluster_t *c, const dr_alloc_t *a);
+/* Drivers change node states through the scheduler
+ * (dr_sched_node_set_state), which logs them; this is the ledger's part. */
 void dr_cluster_set_state(dr_cluster_t *c, uint32_t node, dr_node_state_t st);
 /* Hide/unhide a node from placement without changing its state. */
 void dr_cluster_hide(dr_cluster_t *c, uint32_t node, bool hidden);
@@ -166,6 +176,87 @@ dr_typemask_t dr_cluster_hostable_types(const dr_cluster_t *c, const dr_job_req_
 int dr_cluster_req_possible(const dr_cluster_t *c, const dr_job_req_t *r, dr_err_t *err);
 
 const char *dr_node_state_name(dr_node_state_t s);
+
+/* --- ledger queries (placement, policies) ---
+ * Finalised clusters only.  A node's index entry bounds what it has free:
+ * idle GPUs, the largest free share on one GPU, on one partly used GPU,
+ * the idle GPUs of a node partly in use, and free CPU.  Nodes that are not
+ * UP, or hidden, have no room in the trees; bucket keys count idle GPUs of
+ * UP nodes (hidden ones included: placement skips those by dr_node_fits).
+ * Every answer is an upper bound on what fits: the caller confirms a node
+ * with dr_node_fits. */
+#define DR_LEDGER_NIL UINT32_MAX /* no node */
+#define DR_LEDGER_ALL (-1)       /* "type" of the tree over every node (CPU-only requests) */
+
+typedef struct dr_ledger_q {
+    uint16_t idle;  /* idle GPUs */
+    uint16_t milli; /* free milli on one GPU */
+    uint16_t part;  /* free milli on one partly used GPU (best-fit shares) */
+    uint16_t pidle; /* idle GPUs on a node partly in use */
+    uint32_t cpu;   /* free milli-CPU */
+} dr_ledger_q_t;
+
+bool dr_cluster_finalized(const dr_cluster_t *c);
+/* Positions 0..npos-1: a GPU type's nodes in node order (DR_LEDGER_ALL:
+ * every node). */
+size_t dr_ledger_npos(const dr_cluster_t *c, int type);
+/* The first node at position >= *from whose bound admits q (every field at
+ * least q's), then *from is one past its position; DR_LEDGER_NIL (and
+ * *from unchanged) if none.  O(log nodes).  Loop with the same *from to
+ * visit the candidates in node order. */
+uint32_t dr_ledger_find(const dr_cluster_t *c, int type, size_t *from, const dr_ledger_q_t *q);
+/* The largest bound over a type's nodes (O(1)): nothing needing more fits. */
+dr_ledger_q_t dr_ledger_max(const dr_cluster_t *c, int type);
+/* Buckets of a GPU type's nodes by idle GPUs (0..max_gpus; 0 also for nodes
+ * that are not UP).  Walk one with first / next until DR_LEDGER_NIL. */
+uint16_t dr_ledger_max_gpus(const dr_cluster_t *c, int type); /* most GPUs on one node */
+uint32_t dr_ledger_bucket_count(const dr_cluster_t *c, int type, uint32_t idle);
+uint32_t dr_ledger_bucket_first(const dr_cluster_t *c, int type, uint32_t idle);
+uint32_t dr_ledger_bucket_next(const dr_cluster_t *c, uint32_t node);
+/* UP nodes of the type with every GPU idle; idle GPUs on its UP nodes. */
+uint32_t dr_ledger_whole_nodes(const dr_cluster_t *c, int type);
+uint64_t dr_ledger_idle_gpus(const dr_cluster_t *c, int type);
+
+/* Topology groups: per GPU type, the nodes sharing a multi-node NVLink
+ * domain, and those sharing a leaf switch, with counts of their idle GPUs
+ * kept current, so a gang finds a group with room in O(groups).  A cluster
+ * without topology has none. */
+typedef enum dr_ledger_grp_kind { DR_LEDGER_NVL = 0, DR_LEDGER_LEAF = 1 } dr_ledger_grp_kind_t;
+/* A group as the ledger keeps it (read it, never write it). */
+typedef struct dr_ledger_grp {
+    int32_t id; /* NVLink domain or leaf switch */
+    uint16_t type;
+    uint16_t maxg;     /* most GPUs on one of its nodes */
+    uint32_t first, n; /* its nodes (dr_ledger_group_nodes), how many */
+    size_t hist;       /* the ledger's own: where its idle-GPU histogram is */
+    uint64_t idle;     /* idle GPUs of its UP nodes */
+} dr_ledger_grp_t;
+bool dr_ledger_has_groups(const dr_cluster_t *c);
+/* The groups of a type and kind: ids first .. first + count - 1, and a
+ * pointer to the first of them (they are contiguous). */
+const dr_ledger_grp_t *dr_ledger_groups(const dr_cluster_t *c, int type, dr_ledger_grp_kind_t kind,
+                                        uint32_t *first, uint32_t *count);
+const dr_ledger_grp_t *dr_ledger_group(const dr_cluster_t *c, uint32_t g);
+const uint32_t *dr_ledger_group_nodes(const dr_cluster_t *c, uint32_t g); /* n, ascending */
+/* For groups first .. first + n - 1: out[i] = the group's nodes with at
+ * least k idle GPUs (fit), or the fewest of its nodes that hold `gpus` idle
+ * GPUs together, UINT64_MAX if it has fewer (min_nodes).  One call for a
+ * whole range, since a gang reads every group of its type. */
+void dr_ledger_groups_fit(const dr_cluster_t *c, uint32_t first, uint32_t n, uint32_t k,
+                          uint64_t *out);
+void dr_ledger_groups_min_nodes(const dr_cluster_t *c, uint32_t first, uint32_t n, uint64_t gpus,
+                                uint64_t *out);
+
+/* Placement's state kept with the cluster (copied and freed with it): the
+ * round-robin cursor of tasks whose shard no node holds (a position in the
+ * type's tree; DR_LEDGER_ALL for CPU-only tasks), and the packers of the
+ * packing strategies (pack.h), made on first use. */
+#define DR_CLUSTER_NPACKERS 2
+uint32_t dr_ledger_rr_cursor(const dr_cluster_t *c, int type);
+void dr_ledger_set_rr_cursor(dr_cluster_t *c, int type, uint32_t pos);
+void *dr_cluster_packer(const dr_cluster_t *c, unsigned k);
+/* Keep packer k (freed with the cluster by free_fn). */
+void dr_cluster_set_packer(dr_cluster_t *c, unsigned k, void *packer, void (*free_fn)(void *));
 
 /* Internal consistency check of the ledger against a set of allocations
  * (used by tests and by the simulator's --check mode): every GPU's free milli

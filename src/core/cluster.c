@@ -1,16 +1,9 @@
-/* cluster.c - the cluster model (builder) and its resource ledger.
- *
- * The ledger keeps, per GPU type, a max-segment-tree over that type's nodes
- * (largest idle-GPU count, largest free share on one GPU, most free CPU) and
- * buckets of nodes by idle-GPU count.  First-fit descends the tree and
- * best-fit walks the buckets, so finding room for a job costs O(log nodes)
- * instead of a scan: that is what lets one scheduling pass stay linear in
- * the queue length on a 10,000-node cluster.  A tree over all nodes serves
- * CPU-only requests. */
+/* cluster.c - the cluster model: building it (types, nodes, switches,
+ * pools), finalising it (the switch tree's levels, the node shapes, then the
+ * ledger's index: ledger.c), copying it, and what could ever fit on it.
+ * What is free now - the ledger - is ledger.c's. */
 #include "drover/cluster.h"
 
-#include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,27 +30,10 @@ void dr_cluster_init(dr_cluster_t *c)
 
 static void index_free_trees(struct dr_cluster_index *ix)
 {
-    for (size_t t = 0; t <= DR_MAX_GPU_TYPES; t++) {
-        free(ix->tree[t].pos2node);
-        free(ix->tree[t].seg);
-        free(ix->buckets[t].head);
-        free(ix->buckets[t].count);
-    }
-    memset(ix->tree, 0, sizeof ix->tree);
-    memset(ix->buckets, 0, sizeof ix->buckets);
-    free(ix->node_pos);
-    free(ix->node_allpos);
-    free(ix->bnext);
-    free(ix->bprev);
-    free(ix->bkey);
+    dr_ledger_index_free(ix);
     free(ix->shapes);
     ix->shapes = NULL;
     ix->nshapes = ix->shapes_cap = 0;
-    ix->node_pos = ix->node_allpos = NULL;
-    ix->bnext = ix->bprev = NULL;
-    ix->bkey = NULL;
-    dr_cluster_topo_free(ix);
-    ix->built = false;
 }
 
 void dr_cluster_free(dr_cluster_t *c)
@@ -73,7 +49,7 @@ void dr_cluster_free(dr_cluster_t *c)
     free(c->pools);
     dr_cluster_shards_free(c);
     if (c->index) {
-        for (size_t i = 0; i < 2; i++)
+        for (size_t i = 0; i < DR_CLUSTER_NPACKERS; i++)
             if (c->index->packers[i] && c->index->packer_free)
                 c->index->packer_free(c->index->packers[i]);
         index_free_trees(c->index);
@@ -217,133 +193,6 @@ int dr_cluster_add_pool(dr_cluster_t *c, const dr_pool_t *p, dr_err_t *err)
     return (int)c->npools - 1;
 }
 
-/* --- the index --- */
-
-/* Bucket key.  Hidden nodes stay in their bucket (placement skips them
- * with dr_node_fits): hiding is a temporary, per-pass thing, and moving
- * nodes between buckets would reorder them and make placement depend on
- * how often a policy hid and unhid its reservations. */
-static inline uint16_t eff_idle(const dr_node_t *n)
-{
-    return n->state == DR_NODE_UP ? n->gpus_idle : 0;
-}
-
-static inline dr_seg_t eff_seg(const dr_node_t *n)
-{
-    dr_seg_t s = {0, 0, 0, 0, 0};
-    if (dr_node_usable(n)) {
-        s.idle = n->gpus_idle;
-        s.milli = n->max_milli;
-        s.part = n->max_part;
-        s.pidle = n->gpus_idle < n->ngpus ? n->gpus_idle : 0;
-        s.cpu = n->cpu_free;
-    }
-    return s;
-}
-
-static inline dr_seg_t seg_max(dr_seg_t a, dr_seg_t b)
-{
-    dr_seg_t r;
-    r.idle = a.idle > b.idle ? a.idle : b.idle;
-    r.milli = a.milli > b.milli ? a.milli : b.milli;
-    r.part = a.part > b.part ? a.part : b.part;
-    r.pidle = a.pidle > b.pidle ? a.pidle : b.pidle;
-    r.cpu = a.cpu > b.cpu ? a.cpu : b.cpu;
-    return r;
-}
-
-static void seg_set(dr_segtree_t *t, size_t pos, dr_seg_t v)
-{
-    size_t i = pos + t->size;
-    t->seg[i] = v;
-    for (i >>= 1; i >= 1; i >>= 1)
-        t->seg[i] = seg_max(t->seg[2 * i], t->seg[2 * i + 1]);
-}
-
-static int tree_build(dr_segtree_t *t, const dr_cluster_t *c, int type)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < c->nnodes; i++)
-        if (type < 0 || (c->nodes[i].ngpus > 0 && c->nodes[i].type == type))
-            n++;
-    t->n = n;
-    t->size = 1;
-    while (t->size < n)
-        t->size <<= 1;
-    t->pos2node = malloc((n ? n : 1) * sizeof *t->pos2node);
-    t->seg = calloc(2 * t->size, sizeof *t->seg);
-    if (!t->pos2node || !t->seg)
-        return DR_ENOMEM;
-    size_t k = 0;
-    for (size_t i = 0; i < c->nnodes; i++) {
-        if (type < 0 || (c->nodes[i].ngpus > 0 && c->nodes[i].type == type)) {
-            t->pos2node[k] = (uint32_t)i;
-            if (type < 0)
-                c->index->node_allpos[i] = (uint32_t)k;
-            else
-                c->index->node_pos[i] = (uint32_t)k;
-            t->seg[t->size + k] = eff_seg(&c->nodes[i]);
-            k++;
-        }
-    }
-    for (size_t i = t->size - 1; i >= 1; i--)
-        t->seg[i] = seg_max(t->seg[2 * i], t->seg[2 * i + 1]);
-    return DR_OK;
-}
-
-static void bucket_unlink(struct dr_cluster_index *ix, uint32_t node, int type)
-{
-    dr_buckets_t *b = &ix->buckets[type];
-    uint16_t k = ix->bkey[node];
-    uint32_t p = ix->bprev[node], nx = ix->bnext[node];
-    if (p != DR_NIL)
-        ix->bnext[p] = nx;
-    else
-        b->head[k] = nx;
-    if (nx != DR_NIL)
-        ix->bprev[nx] = p;
-    b->count[k]--;
-}
-
-static void bucket_link(struct dr_cluster_index *ix, uint32_t node, int type, uint16_t k)
-{
-    dr_buckets_t *b = &ix->buckets[type];
-    /* keep each bucket in ascending node order for determinism: insert at the
-     * head if smaller than the head, else at the head's position is not
-     * ordered - we accept LIFO order within a bucket; placement breaks ties
-     * deterministically because the sequence of operations is deterministic. */
-    ix->bkey[node] = k;
-    ix->bprev[node] = DR_NIL;
-    ix->bnext[node] = b->head[k];
-    if (b->head[k] != DR_NIL)
-        ix->bprev[b->head[k]] = node;
-    b->head[k] = node;
-    b->count[k]++;
-}
-
-/* Re-index one node after its ledger, state or hidden flag changed. */
-void dr_cluster_reindex(dr_cluster_t *c, uint32_t node)
-{
-    struct dr_cluster_index *ix = c->index;
-    if (!ix || !ix->built)
-        return;
-    dr_node_t *n = &c->nodes[node];
-    dr_seg_t v = eff_seg(n);
-    seg_set(&ix->tree[DR_MAX_GPU_TYPES], ix->node_allpos[node], v);
-    if (n->ngpus) {
-        seg_set(&ix->tree[n->type], ix->node_pos[node], v);
-        uint16_t k = eff_idle(n), old = ix->bkey[node];
-        if (k != old) {
-            bucket_unlink(ix, node, n->type);
-            bucket_link(ix, node, n->type, k);
-            /* a key equal to the GPU count means UP with every GPU idle */
-            ix->buckets[n->type].nfree += (k == n->ngpus) - (old == n->ngpus);
-            if (ix->ngrps)
-                dr_cluster_topo_move(ix, node, old, k);
-        }
-    }
-}
-
 int dr_cluster_finalize(dr_cluster_t *c, dr_err_t *err)
 {
     if (index_alloc(c) != 0)
@@ -368,31 +217,6 @@ int dr_cluster_finalize(dr_cluster_t *c, dr_err_t *err)
                 c->switches[p].level = lvl;
         }
     }
-    size_t nn = c->nnodes ? c->nnodes : 1;
-    ix->node_pos = calloc(nn, sizeof *ix->node_pos);
-    ix->node_allpos = calloc(nn, sizeof *ix->node_allpos);
-    ix->bnext = malloc(nn * sizeof *ix->bnext);
-    ix->bprev = malloc(nn * sizeof *ix->bprev);
-    ix->bkey = calloc(nn, sizeof *ix->bkey);
-    if (!ix->node_pos || !ix->node_allpos || !ix->bnext || !ix->bprev || !ix->bkey)
-        goto oom;
-    for (size_t t = 0; t < c->ntypes; t++) {
-        if (tree_build(&ix->tree[t], c, (int)t) != 0)
-            goto oom;
-        uint16_t maxg = 0;
-        for (size_t i = 0; i < c->nnodes; i++)
-            if (c->nodes[i].ngpus && c->nodes[i].type == t && c->nodes[i].ngpus > maxg)
-                maxg = c->nodes[i].ngpus;
-        ix->buckets[t].maxg = maxg;
-        ix->buckets[t].head = malloc((maxg + 1u) * sizeof(uint32_t));
-        ix->buckets[t].count = calloc(maxg + 1u, sizeof(uint32_t));
-        if (!ix->buckets[t].head || !ix->buckets[t].count)
-            goto oom;
-        for (size_t k = 0; k <= maxg; k++)
-            ix->buckets[t].head[k] = DR_NIL;
-    }
-    if (tree_build(&ix->tree[DR_MAX_GPU_TYPES], c, -1) != 0)
-        goto oom;
     for (size_t i = 0; i < c->nnodes; i++) {
         const dr_node_t *n = &c->nodes[i];
         dr_node_shape_t sh = {n->ngpus ? n->type : -1, n->ngpus, n->cpu_milli, n->mem_mb, 1};
@@ -406,27 +230,8 @@ int dr_cluster_finalize(dr_cluster_t *c, dr_err_t *err)
         else if (DR_PUSH(ix->shapes, ix->nshapes, ix->shapes_cap, sh) != 0)
             goto oom;
     }
-    /* link nodes in descending order so each bucket starts ascending */
-    for (size_t i = c->nnodes; i-- > 0;)
-        if (c->nodes[i].ngpus) {
-            uint16_t k = eff_idle(&c->nodes[i]);
-            bucket_link(ix, (uint32_t)i, c->nodes[i].type, k);
-            ix->buckets[c->nodes[i].type].nfree += k == c->nodes[i].ngpus;
-        }
-    if (dr_cluster_topo_build(c) != DR_OK)
+    if (dr_ledger_index_build(c) != DR_OK)
         goto oom;
-    memset(c->gpus_of_type, 0, sizeof c->gpus_of_type);
-    memset(c->milli_free_of_type, 0, sizeof c->milli_free_of_type);
-    for (size_t i = 0; i < c->nnodes; i++) {
-        const dr_node_t *n = &c->nodes[i];
-        if (!n->ngpus)
-            continue;
-        if (n->state == DR_NODE_UP || n->state == DR_NODE_DRAIN)
-            c->gpus_of_type[n->type] += n->ngpus;
-        if (dr_node_usable(n))
-            for (uint16_t g = 0; g < n->ngpus; g++)
-                c->milli_free_of_type[n->type] += c->gpu_free[n->gpu_base + g];
-    }
     ix->built = true;
     return DR_OK;
 oom:
@@ -497,195 +302,6 @@ oom:
 fail:
     dr_cluster_free(dst);
     return err ? err->code : DR_ENOMEM;
-}
-
-/* --- ledger --- */
-
-bool dr_node_usable(const dr_node_t *n)
-{
-    return n->state == DR_NODE_UP && !n->hidden;
-}
-
-static void node_refresh(dr_cluster_t *c, dr_node_t *n)
-{
-    uint16_t idle = 0, mx = 0, part = 0;
-    for (uint16_t g = 0; g < n->ngpus; g++) {
-        uint16_t f = c->gpu_free[n->gpu_base + g];
-        if (f == 1000)
-            idle++;
-        else if (f > part)
-            part = f;
-        if (f > mx)
-            mx = f;
-    }
-    n->gpus_idle = idle;
-    n->max_milli = mx;
-    n->max_part = part;
-}
-
-/* Slots of one node must be contiguous (placement builds them that way);
- * the first slot of each node carries the node's CPU and memory. */
-int dr_cluster_take(dr_cluster_t *c, const dr_alloc_t *a, dr_err_t *err)
-{
-    /* validate everything first so a failed take changes nothing */
-    for (uint32_t i = 0, j; i < a->nslots; i = j) {
-        uint32_t node = a->slots[i].node;
-        for (j = i; j < a->nslots && a->slots[j].node == node; j++)
-            ;
-        if (node >= c->nnodes)
-            return dr_err_set(err, DR_EINVAL, "allocation: node %u does not exist", node);
-        for (uint32_t k = 0; k < i; k++)
-            if (a->slots[k].node == node)
-                return dr_err_set(err, DR_EINVAL, "allocation: slots of %s are not contiguous",
-                                  c->nodes[node].name);
-        const dr_node_t *n = &c->nodes[node];
-        if (n->cpu_free < a->cpu_milli_per_node || n->mem_free < a->mem_mb_per_node)
-            return dr_err_set(err, DR_ENOSPC, "allocation: %s lacks CPU or memory", n->name);
-        for (uint32_t k = i; k < j; k++) {
-            const dr_slot_t *s = &a->slots[k];
-            if (s->gpu == DR_NO_GPU)
-                continue;
-            if (s->gpu >= n->ngpus)
-                return dr_err_set(err, DR_EINVAL, "allocation: %s has no GPU %u", n->name, s->gpu);
-            uint32_t want = 0;
-            for (uint32_t q = i; q < j; q++)
-                if (a->slots[q].gpu == s->gpu)
-                    want += a->slots[q].milli;
-            if (want > c->gpu_free[n->gpu_base + s->gpu])
-                return dr_err_set(err, DR_ENOSPC,
-                                  "allocation: %s GPU %u has %u milli free, needs %u", n->name,
-                                  s->gpu, c->gpu_free[n->gpu_base + s->gpu], want);
-        }
-    }
-    for (uint32_t i = 0; i < a->nslots; i++) {
-        const dr_slot_t *s = &a->slots[i];
-        dr_node_t *n = &c->nodes[s->node];
-        if (i == 0 || a->slots[i - 1].node != s->node) {
-            n->cpu_free -= a->cpu_milli_per_node;
-            n->mem_free -= a->mem_mb_per_node;
-            n->njobs++;
-        }
-        if (s->gpu != DR_NO_GPU) {
-            c->gpu_free[n->gpu_base + s->gpu] -= s->milli;
-            if (dr_node_usable(n))
-                c->milli_free_of_type[n->type] -= s->milli;
-        }
-    }
-    for (uint32_t i = 0; i < a->nslots; i++)
-        if (i == 0 || a->slots[i].node != a->slots[i - 1].node) {
-            node_refresh(c, &c->nodes[a->slots[i].node]);
-            dr_cluster_reindex(c, a->slots[i].node);
-        }
-    return DR_OK;
-}
-
-void dr_cluster_give(dr_cluster_t *c, const dr_alloc_t *a)
-{
-    c->freed_gen++;
-    for (uint32_t i = 0; i < a->nslots; i++) {
-        const dr_slot_t *s = &a->slots[i];
-        dr_node_t *n = &c->nodes[s->node];
-        bool first = i == 0 || a->slots[i - 1].node != s->node;
-        if (first) {
-            n->cpu_free += a->cpu_milli_per_node;
-            n->mem_free += a->mem_mb_per_node;
-            n->njobs--;
-        }
-        if (s->gpu != DR_NO_GPU) {
-            c->gpu_free[n->gpu_base + s->gpu] += s->milli;
-            if (dr_node_usable(n))
-                c->milli_free_of_type[n->type] += s->milli;
-        }
-    }
-    for (uint32_t i = 0; i < a->nslots; i++)
-        if (i == 0 || a->slots[i].node != a->slots[i - 1].node) {
-            node_refresh(c, &c->nodes[a->slots[i].node]);
-            dr_cluster_reindex(c, a->slots[i].node);
-        }
-}
-
-static void visibility_change(dr_cluster_t *c, dr_node_t *n, bool was_usable)
-{
-    bool now_usable = dr_node_usable(n);
-    if (now_usable && !was_usable)
-        c->freed_gen++;
-    if (n->ngpus && was_usable != now_usable) {
-        uint64_t m = 0;
-        for (uint16_t g = 0; g < n->ngpus; g++)
-            m += c->gpu_free[n->gpu_base + g];
-        if (now_usable)
-            c->milli_free_of_type[n->type] += m;
-        else
-            c->milli_free_of_type[n->type] -= m;
-    }
-}
-
-void dr_cluster_set_state(dr_cluster_t *c, uint32_t node, dr_node_state_t st)
-{
-    dr_node_t *n = &c->nodes[node];
-    bool was = dr_node_usable(n);
-    bool counted = n->state == DR_NODE_UP || n->state == DR_NODE_DRAIN;
-    n->state = (uint8_t)st;
-    bool counts = st == DR_NODE_UP || st == DR_NODE_DRAIN;
-    if (n->ngpus && counted != counts) {
-        if (counts)
-            c->gpus_of_type[n->type] += n->ngpus;
-        else
-            c->gpus_of_type[n->type] -= n->ngpus;
-    }
-    visibility_change(c, n, was);
-    dr_cluster_reindex(c, node);
-}
-
-void dr_cluster_hide(dr_cluster_t *c, uint32_t node, bool hidden)
-{
-    dr_node_t *n = &c->nodes[node];
-    if (n->hidden == hidden)
-        return;
-    bool was = dr_node_usable(n);
-    n->hidden = hidden;
-    visibility_change(c, n, was);
-    dr_cluster_reindex(c, node);
-}
-
-bool dr_node_fits(const dr_cluster_t *c, const dr_node_t *n, const dr_job_req_t *r)
-{
-    (void)c;
-    if (!dr_node_usable(n))
-        return false;
-    if (n->cpu_free < r->cpu_milli_per_node || n->mem_free < r->mem_mb_per_node)
-        return false;
-    if (r->gpus_per_node == 0)
-        return true;
-    if (n->ngpus == 0)
-        return false;
-    if (r->types && !(r->types & (1ULL << n->type)))
-        return false;
-    if (r->gpu_milli < 1000)
-        return n->max_milli >= r->gpu_milli;
-    if (r->nodes == 0)
-        return n->gpus_idle >= 1;
-    return n->gpus_idle >= r->gpus_per_node;
-}
-
-uint64_t dr_cluster_total_gpus(const dr_cluster_t *c, int type)
-{
-    if (type >= 0)
-        return (size_t)type < c->ntypes ? c->gpus_of_type[type] : 0;
-    uint64_t s = 0;
-    for (size_t t = 0; t < c->ntypes; t++)
-        s += c->gpus_of_type[t];
-    return s;
-}
-
-uint64_t dr_cluster_free_milli(const dr_cluster_t *c, int type)
-{
-    if (type >= 0)
-        return (size_t)type < c->ntypes ? c->milli_free_of_type[type] : 0;
-    uint64_t s = 0;
-    for (size_t t = 0; t < c->ntypes; t++)
-        s += c->milli_free_of_type[t];
-    return s;
 }
 
 dr_typemask_t dr_cluster_eligible_types(const dr_cluster_t *c, const dr_job_req_t *r)
@@ -803,52 +419,4 @@ const char *dr_node_state_name(dr_node_state_t s)
     case DR_NODE_PROVISIONING: return "provisioning";
     }
     return "?";
-}
-
-int dr_cluster_audit(const dr_cluster_t *c, const dr_alloc_t *const *allocs, size_t n,
-                     dr_err_t *err)
-{
-    uint32_t *used = calloc(c->ngpus ? c->ngpus : 1, sizeof *used);
-    uint64_t *cpu = calloc(c->nnodes ? c->nnodes : 1, sizeof *cpu);
-    uint64_t *mem = calloc(c->nnodes ? c->nnodes : 1, sizeof *mem);
-    int rc = DR_OK;
-    if (!used || !cpu || !mem) {
-        rc = dr_err_set(err, DR_ENOMEM, "audit: out of memory");
-        goto out;
-    }
-    for (size_t k = 0; k < n; k++) {
-        const dr_alloc_t *a = allocs[k];
-        for (uint32_t i = 0; i < a->nslots; i++) {
-            const dr_slot_t *s = &a->slots[i];
-            if (s->node >= c->nnodes) {
-                rc = dr_err_set(err, DR_ESTATE, "audit: allocation %zu names node %u", k, s->node);
-                goto out;
-            }
-            if (i == 0 || a->slots[i - 1].node != s->node) {
-                cpu[s->node] += a->cpu_milli_per_node;
-                mem[s->node] += a->mem_mb_per_node;
-            }
-            if (s->gpu != DR_NO_GPU)
-                used[c->nodes[s->node].gpu_base + s->gpu] += s->milli;
-        }
-    }
-    for (size_t i = 0; i < c->nnodes && rc == DR_OK; i++) {
-        const dr_node_t *nd = &c->nodes[i];
-        if (cpu[i] + nd->cpu_free != nd->cpu_milli || mem[i] + nd->mem_free != nd->mem_mb)
-            rc = dr_err_set(err, DR_ESTATE, "audit: %s CPU/memory ledger disagrees", nd->name);
-        for (uint16_t g = 0; g < nd->ngpus && rc == DR_OK; g++) {
-            uint32_t u = used[nd->gpu_base + g];
-            if (u > 1000)
-                rc = dr_err_set(err, DR_ESTATE, "audit: %s GPU %u is allocated %u milli (> 1000)",
-                                nd->name, g, u);
-            else if (u + c->gpu_free[nd->gpu_base + g] != 1000)
-                rc = dr_err_set(err, DR_ESTATE, "audit: %s GPU %u: %u milli allocated but %u free",
-                                nd->name, g, u, c->gpu_free[nd->gpu_base + g]);
-        }
-    }
-out:
-    free(used);
-    free(cpu);
-    free(mem);
-    return rc;
 }

@@ -1,5 +1,8 @@
 /* cluster_index.h - private structures of the cluster ledger's index,
- * shared by cluster.c (maintenance) and placement.c (queries). */
+ * shared by ledger.c (its upkeep and every query), cluster.c (building and
+ * freeing it) and cluster_topo.c (the topology groups and shards).  Nothing
+ * outside src/core includes it: placement and the policies go through the
+ * ledger functions of cluster.h. */
 #ifndef DROVER_CORE_CLUSTER_INDEX_H
 #define DROVER_CORE_CLUSTER_INDEX_H
 
@@ -9,7 +12,7 @@
 #include "drover/cluster.h"
 #include "drover/util.h"
 
-#define DR_NIL UINT32_MAX
+#define DR_NIL DR_LEDGER_NIL
 
 /* Per position: the largest idle-GPU count, free share on one GPU, and free
  * CPU below it.  Each is an upper bound, so the conjunction prunes. */
@@ -38,15 +41,8 @@ typedef struct dr_buckets {
  * multi-node NVLink domain or a leaf switch, with a histogram of their
  * bucket keys kept current by dr_cluster_reindex, so a gang can tell which
  * domain or leaf has room without visiting nodes. */
-enum { DR_GRP_NVL = 0, DR_GRP_LEAF = 1 };
-typedef struct dr_topo_grp {
-    int32_t id; /* NVLink domain or leaf switch id */
-    uint16_t type;
-    uint16_t maxg;     /* most GPUs on one of its nodes */
-    uint32_t first, n; /* its nodes: grp_nodes[first .. first + n), ascending */
-    size_t hist;       /* its histogram: grp_hist[hist .. hist + maxg] by bucket key */
-    uint64_t idle;     /* sum of its nodes' bucket keys */
-} dr_topo_grp_t;
+enum { DR_GRP_NVL = DR_LEDGER_NVL, DR_GRP_LEAF = DR_LEDGER_LEAF };
+typedef dr_ledger_grp_t dr_topo_grp_t; /* cluster.h: what placement reads of it */
 
 /* Distinct node shapes with their counts: what dr_cluster_req_possible
  * checks, so a submit costs O(shapes), not O(nodes). */
@@ -72,7 +68,7 @@ struct dr_cluster_index {
     /* The packers dr_place keeps for DR_PLACE_FGD and DR_PLACE_PACK (they
      * remember the request shapes seen), made on first use by placement.c
      * and freed with the cluster through packer_free. */
-    void *packers[2];
+    void *packers[DR_CLUSTER_NPACKERS];
     void (*packer_free)(void *packer);
     /* topology groups, sorted by (type, kind, id); empty without topology */
     dr_topo_grp_t *grps;
@@ -81,7 +77,6 @@ struct dr_cluster_index {
     uint32_t *grp_nodes;
     uint32_t *grp_hist;
     uint32_t *node_grp[2]; /* node -> its NVLink / leaf group, DR_NIL if none */
-    uint64_t *sw_acc;      /* per switch: query scratch for placement */
     /* data shards: names (ids = cluster->shards) and the round-robin cursor
      * (position in each type's tree) for tasks whose shard is not held */
     dr_strtab_t shard_names;
@@ -109,16 +104,13 @@ static inline void dr_cluster_topo_move(struct dr_cluster_index *ix, uint32_t no
 int dr_cluster_shards_copy(dr_cluster_t *dst, const dr_cluster_t *src);
 void dr_cluster_shards_free(dr_cluster_t *c);
 
+/* ledger.c: re-index one node after its ledger, state or hidden flag
+ * changed; build the trees, buckets and groups (at finalize: DR_ENOMEM
+ * leaves a partial index to free); free them. */
 void dr_cluster_reindex(dr_cluster_t *c, uint32_t node);
+int dr_ledger_index_build(dr_cluster_t *c);
+void dr_ledger_index_free(struct dr_cluster_index *ix);
 /* Create c->index (names only, nothing built) if it does not exist yet. */
 int dr_cluster_index_alloc(dr_cluster_t *c);
-
-/* First position >= from in tree t whose subtree bound admits (idle, milli,
- * cpu); returns the node index or DR_NIL.  *next_from is set past it. */
-typedef struct dr_segq {
-    uint16_t idle, milli, part, pidle;
-    uint32_t cpu;
-} dr_segq_t;
-uint32_t dr_segtree_find(const dr_segtree_t *t, size_t from, const dr_segq_t *q, size_t *next_from);
 
 #endif

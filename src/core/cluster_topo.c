@@ -27,11 +27,9 @@ void dr_cluster_topo_free(struct dr_cluster_index *ix)
     free(ix->grp_hist);
     free(ix->node_grp[0]);
     free(ix->node_grp[1]);
-    free(ix->sw_acc);
     ix->grps = NULL;
     ix->grp_nodes = ix->grp_hist = NULL;
     ix->node_grp[0] = ix->node_grp[1] = NULL;
-    ix->sw_acc = NULL;
     ix->ngrps = 0;
     memset(ix->grp_range, 0, sizeof ix->grp_range);
 }
@@ -101,9 +99,7 @@ int dr_cluster_topo_build(dr_cluster_t *c)
     ix->grp_hist = calloc(nhist, sizeof *ix->grp_hist);
     ix->node_grp[0] = malloc(nn * sizeof *ix->node_grp[0]);
     ix->node_grp[1] = malloc(nn * sizeof *ix->node_grp[1]);
-    ix->sw_acc = calloc(c->nswitches ? c->nswitches : 1, sizeof *ix->sw_acc);
-    if (!ix->grps || !ix->grp_nodes || !ix->grp_hist || !ix->node_grp[0] || !ix->node_grp[1] ||
-        !ix->sw_acc) {
+    if (!ix->grps || !ix->grp_nodes || !ix->grp_hist || !ix->node_grp[0] || !ix->node_grp[1]) {
         dr_cluster_topo_free(ix);
         rc = DR_ENOMEM;
         goto out;

@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/cluster_index.h"
 #include "drover/pack.h"
 #include "drover/util.h"
 #include "sched/placement_priv.h"
@@ -50,35 +49,6 @@ int dr_place_strategy_parse(const char *s, dr_place_strategy_t *out)
     else
         return DR_EINVAL;
     return DR_OK;
-}
-
-static bool admits(const dr_seg_t *s, const dr_segq_t *q)
-{
-    return s->idle >= q->idle && s->milli >= q->milli && s->part >= q->part &&
-           s->pidle >= q->pidle && s->cpu >= q->cpu;
-}
-
-static uint32_t find_rec(const dr_segtree_t *t, size_t i, size_t lo, size_t hi, size_t from,
-                         const dr_segq_t *q)
-{
-    if (hi <= from || lo >= t->n || !admits(&t->seg[i], q))
-        return DR_NIL;
-    if (i >= t->size)
-        return (uint32_t)lo;
-    size_t mid = lo + (hi - lo) / 2;
-    uint32_t r = find_rec(t, 2 * i, lo, mid, from, q);
-    return r != DR_NIL ? r : find_rec(t, 2 * i + 1, mid, hi, from, q);
-}
-
-uint32_t dr_segtree_find(const dr_segtree_t *t, size_t from, const dr_segq_t *q, size_t *next_from)
-{
-    if (from >= t->n)
-        return DR_NIL;
-    uint32_t pos = find_rec(t, 1, 0, t->size, from, q);
-    if (pos == DR_NIL)
-        return DR_NIL;
-    *next_from = (size_t)pos + 1;
-    return t->pos2node[pos];
 }
 
 int dr_pick_add(dr_pick_t *p, uint32_t node, uint16_t take)
@@ -130,66 +100,65 @@ static bool picked(const dr_pick_t *p, uint32_t node)
 static uint32_t tightest(const dr_cluster_t *c, int t, uint32_t want, const dr_job_req_t *r,
                          const dr_pick_t *p)
 {
-    const struct dr_cluster_index *ix = c->index;
-    const dr_buckets_t *b = &ix->buckets[t];
     dr_job_req_t one = dr_place_node_share(r, t, want);
-    for (uint32_t f = want; f <= b->maxg; f++)
-        for (uint32_t nd = b->head[f]; nd != DR_NIL; nd = ix->bnext[nd])
+    for (uint32_t f = want, maxg = dr_ledger_max_gpus(c, t); f <= maxg; f++)
+        for (uint32_t nd = dr_ledger_bucket_first(c, t, f); nd != DR_LEDGER_NIL;
+             nd = dr_ledger_bucket_next(c, nd))
             if (!picked(p, nd) && dr_node_fits(c, &c->nodes[nd], &one))
                 return nd;
-    return DR_NIL;
+    return DR_LEDGER_NIL;
 }
 
 /* Gang of n nodes x k GPUs (or shares) on type t. */
 static int pick_gang(dr_cluster_t *c, const dr_job_req_t *r, int t, dr_place_strategy_t st,
                      dr_pick_t *p)
 {
-    struct dr_cluster_index *ix = c->index;
     uint32_t n = r->nodes, k = r->gpus_per_node;
     bool share = r->gpu_milli < 1000;
     dr_job_req_t one = *r;
     one.types = 1ULL << t;
+    uint32_t maxg = dr_ledger_max_gpus(c, t);
     if (st == DR_PLACE_BEST_FIT && !share) {
-        if (n > 1 && ix->ngrps) {
+        if (n > 1 && dr_ledger_has_groups(c)) {
             int rc = dr_place_topo_gang(c, r, t, p);
             if (rc != DR_ENOENT)
                 return rc;
             p->n = 0;
         }
-        const dr_buckets_t *b = &ix->buckets[t];
-        for (uint32_t f = k; f <= b->maxg && p->n < n; f++)
-            for (uint32_t nd = b->head[f]; nd != DR_NIL && p->n < n; nd = ix->bnext[nd])
+        for (uint32_t f = k; f <= maxg && p->n < n; f++)
+            for (uint32_t nd = dr_ledger_bucket_first(c, t, f); nd != DR_LEDGER_NIL && p->n < n;
+                 nd = dr_ledger_bucket_next(c, nd))
                 if (dr_node_fits(c, &c->nodes[nd], &one) && dr_pick_add(p, nd, (uint16_t)k) != 0)
                     return DR_ENOMEM;
         return p->n == n ? DR_OK : DR_ENOSPC;
     }
     if (st == DR_PLACE_BEST_FIT && share) {
         /* shares first go where a GPU is already shared */
-        dr_segq_t q = {
+        dr_ledger_q_t q = {
             .idle = 0, .milli = 0, .part = (uint16_t)r->gpu_milli, .cpu = r->cpu_milli_per_node};
         size_t from = 0;
         uint32_t nd;
-        while (p->n < n && (nd = dr_segtree_find(&ix->tree[t], from, &q, &from)) != DR_NIL)
+        while (p->n < n && (nd = dr_ledger_find(c, t, &from, &q)) != DR_LEDGER_NIL)
             if (dr_node_fits(c, &c->nodes[nd], &one) && dr_pick_add(p, nd, 1) != 0)
                 return DR_ENOMEM;
         if (p->n == n)
             return DR_OK;
         /* then on idle GPUs of the nodes with the fewest idle GPUs */
-        const dr_buckets_t *b = &ix->buckets[t];
-        for (uint32_t f = 1; f <= b->maxg && p->n < n; f++)
-            for (nd = b->head[f]; nd != DR_NIL && p->n < n; nd = ix->bnext[nd])
+        for (uint32_t f = 1; f <= maxg && p->n < n; f++)
+            for (nd = dr_ledger_bucket_first(c, t, f); nd != DR_LEDGER_NIL && p->n < n;
+                 nd = dr_ledger_bucket_next(c, nd))
                 if (!picked(p, nd) && dr_node_fits(c, &c->nodes[nd], &one) &&
                     dr_pick_add(p, nd, 1) != 0)
                     return DR_ENOMEM;
         return p->n == n ? DR_OK : DR_ENOSPC;
     }
-    dr_segq_t q = {.idle = share ? 0 : (uint16_t)k,
-                   .milli = share ? (uint16_t)r->gpu_milli : 0,
-                   .part = 0,
-                   .cpu = r->cpu_milli_per_node};
+    dr_ledger_q_t q = {.idle = share ? 0 : (uint16_t)k,
+                       .milli = share ? (uint16_t)r->gpu_milli : 0,
+                       .part = 0,
+                       .cpu = r->cpu_milli_per_node};
     size_t from = 0;
     uint32_t nd;
-    while (p->n < n && (nd = dr_segtree_find(&ix->tree[t], from, &q, &from)) != DR_NIL)
+    while (p->n < n && (nd = dr_ledger_find(c, t, &from, &q)) != DR_LEDGER_NIL)
         if (dr_node_fits(c, &c->nodes[nd], &one) &&
             dr_pick_add(p, nd, (uint16_t)(share ? 1 : k)) != 0)
             return DR_ENOMEM;
@@ -200,31 +169,26 @@ static int pick_gang(dr_cluster_t *c, const dr_job_req_t *r, int t, dr_place_str
 static int pick_flex(dr_cluster_t *c, const dr_job_req_t *r, int t, dr_place_strategy_t st,
                      dr_pick_t *p)
 {
-    struct dr_cluster_index *ix = c->index;
-    const dr_buckets_t *b = &ix->buckets[t];
-    uint32_t g = r->gpus_per_node;
-    uint64_t idle_total = 0;
-    for (uint32_t f = 1; f <= b->maxg; f++)
-        idle_total += (uint64_t)f * b->count[f];
-    if (idle_total < g)
+    uint32_t g = r->gpus_per_node, maxg = dr_ledger_max_gpus(c, t);
+    if (dr_ledger_idle_gpus(c, t) < g)
         return DR_ENOSPC; /* an upper bound: CPU/memory may rule out more */
-    if (g <= b->maxg) {
+    if (g <= maxg) {
         /* single node */
         if (st == DR_PLACE_BEST_FIT) {
             uint32_t nd = tightest(c, t, g, r, p);
-            if (nd != DR_NIL)
+            if (nd != DR_LEDGER_NIL)
                 return dr_pick_add(p, nd, (uint16_t)g);
         } else {
             dr_job_req_t whole = dr_place_node_share(r, t, g);
-            dr_segq_t q = {.idle = (uint16_t)g, .cpu = r->cpu_milli_per_node};
+            dr_ledger_q_t q = {.idle = (uint16_t)g, .cpu = r->cpu_milli_per_node};
             size_t from = 0;
             uint32_t nd;
-            while ((nd = dr_segtree_find(&ix->tree[t], from, &q, &from)) != DR_NIL)
+            while ((nd = dr_ledger_find(c, t, &from, &q)) != DR_LEDGER_NIL)
                 if (dr_node_fits(c, &c->nodes[nd], &whole))
                     return dr_pick_add(p, nd, (uint16_t)g);
         }
     }
-    if (st == DR_PLACE_BEST_FIT && ix->ngrps) {
+    if (st == DR_PLACE_BEST_FIT && dr_ledger_has_groups(c)) {
         int rc = dr_place_topo_flex(c, r, t, p);
         if (rc != DR_ENOENT)
             return rc;
@@ -237,14 +201,15 @@ static int pick_flex(dr_cluster_t *c, const dr_job_req_t *r, int t, dr_place_str
     uint32_t got = 0;
     dr_job_req_t any = dr_place_node_share(r, t, 1);
     if (st == DR_PLACE_BEST_FIT) {
-        for (uint32_t f = b->maxg; f >= 1 && got < g; f--)
-            for (uint32_t nd = b->head[f]; nd != DR_NIL && got < g; nd = ix->bnext[nd]) {
+        for (uint32_t f = maxg; f >= 1 && got < g; f--)
+            for (uint32_t nd = dr_ledger_bucket_first(c, t, f); nd != DR_LEDGER_NIL && got < g;
+                 nd = dr_ledger_bucket_next(c, nd)) {
                 if (!dr_node_fits(c, &c->nodes[nd], &any))
                     continue;
                 uint32_t rem = g - got;
                 if (f >= rem) {
                     uint32_t tn = tightest(c, t, rem, r, p);
-                    if (dr_pick_add(p, tn != DR_NIL ? tn : nd, (uint16_t)rem) != 0)
+                    if (dr_pick_add(p, tn != DR_LEDGER_NIL ? tn : nd, (uint16_t)rem) != 0)
                         return DR_ENOMEM;
                     got = g;
                 } else {
@@ -254,10 +219,10 @@ static int pick_flex(dr_cluster_t *c, const dr_job_req_t *r, int t, dr_place_str
                 }
             }
     } else {
-        dr_segq_t q = {.idle = 1, .cpu = r->cpu_milli_per_node};
+        dr_ledger_q_t q = {.idle = 1, .cpu = r->cpu_milli_per_node};
         size_t from = 0;
         uint32_t nd;
-        while (got < g && (nd = dr_segtree_find(&ix->tree[t], from, &q, &from)) != DR_NIL)
+        while (got < g && (nd = dr_ledger_find(c, t, &from, &q)) != DR_LEDGER_NIL)
             if (dr_node_fits(c, &c->nodes[nd], &any)) {
                 uint32_t f = c->nodes[nd].gpus_idle;
                 uint32_t take = f < g - got ? f : g - got;
@@ -272,14 +237,12 @@ static int pick_flex(dr_cluster_t *c, const dr_job_req_t *r, int t, dr_place_str
 /* CPU-only: n nodes (any type, with or without GPUs) with CPU and memory. */
 static int pick_cpu(dr_cluster_t *c, const dr_job_req_t *r, dr_pick_t *p)
 {
-    struct dr_cluster_index *ix = c->index;
     uint32_t n = r->nodes ? r->nodes : 1;
-    dr_segq_t q = {.cpu = r->cpu_milli_per_node};
+    dr_ledger_q_t q = {.cpu = r->cpu_milli_per_node};
     size_t from = 0;
     uint32_t nd;
     dr_job_req_t one = dr_place_node_share(r, -1, 0);
-    while (p->n < n &&
-           (nd = dr_segtree_find(&ix->tree[DR_MAX_GPU_TYPES], from, &q, &from)) != DR_NIL)
+    while (p->n < n && (nd = dr_ledger_find(c, DR_LEDGER_ALL, &from, &q)) != DR_LEDGER_NIL)
         if (dr_node_fits(c, &c->nodes[nd], &one) && dr_pick_add(p, nd, 0) != 0)
             return DR_ENOMEM;
     return p->n == n ? DR_OK : DR_ENOSPC;
@@ -372,14 +335,13 @@ bool dr_place_fits_quick(const dr_cluster_t *c, const dr_job_req_t *r, dr_typema
         return true;
     uint64_t need = r->nodes == 0 ? (uint64_t)r->gpus_per_node * 1000
                                   : (uint64_t)r->nodes * r->gpus_per_node * r->gpu_milli;
-    const struct dr_cluster_index *ix = c->index;
     for (size_t t = 0; t < c->ntypes; t++) {
         if (!(allowed & (1ULL << t)) || c->milli_free_of_type[t] < need)
             continue;
-        const dr_seg_t *root = &ix->tree[t].seg[1];
-        if (r->nodes == 0 ? root->idle >= 1
-                          : (r->gpu_milli < 1000 ? root->milli >= r->gpu_milli
-                                                 : root->idle >= r->gpus_per_node))
+        dr_ledger_q_t root = dr_ledger_max(c, (int)t);
+        if (r->nodes == 0 ? root.idle >= 1
+                          : (r->gpu_milli < 1000 ? root.milli >= r->gpu_milli
+                                                 : root.idle >= r->gpus_per_node))
             return true;
     }
     return false;
@@ -427,16 +389,14 @@ static int place_packed(dr_cluster_t *c, const dr_job_req_t *r, dr_typemask_t al
 {
     dr_packer_t *pk = o->packer;
     if (!pk) {
-        struct dr_cluster_index *ix = c->index;
-        int k = o->strategy == DR_PLACE_FGD ? 0 : 1;
-        if (!ix->packers[k]) {
+        unsigned k = o->strategy == DR_PLACE_FGD ? 0 : 1;
+        pk = dr_cluster_packer(c, k);
+        if (!pk) {
             if (dr_packer_create(&pk, k ? "drover" : "fgd", c, 0, NULL) != DR_OK)
                 return DR_ENOMEM;
             dr_packer_count_placed_only(pk, true);
-            ix->packers[k] = pk;
-            ix->packer_free = free_packer;
+            dr_cluster_set_packer(c, k, pk, free_packer);
         }
-        pk = ix->packers[k];
     }
     dr_pack_req_t pr = {.cpu_milli = r->cpu_milli_per_node,
                         .mem_mb = r->mem_mb_per_node,
@@ -469,9 +429,8 @@ static int place_shard(dr_cluster_t *c, const dr_job_req_t *r, dr_typemask_t all
  * upper bound: CPU, memory and hidden nodes are not looked at. */
 static bool fits_unbroken(const dr_cluster_t *c, int t, uint32_t k)
 {
-    const struct dr_cluster_index *ix = c->index;
-    const dr_buckets_t *b = &ix->buckets[t];
-    return k >= 1 && k <= b->maxg && (ix->tree[t].seg[1].pidle >= k || b->count[k] > 0);
+    return k >= 1 && k <= dr_ledger_max_gpus(c, t) &&
+           (dr_ledger_max(c, t).pidle >= k || dr_ledger_bucket_count(c, t, k) > 0);
 }
 
 int dr_place(dr_cluster_t *c, const dr_job_req_t *r, dr_typemask_t allowed,
@@ -479,7 +438,7 @@ int dr_place(dr_cluster_t *c, const dr_job_req_t *r, dr_typemask_t allowed,
 {
     dr_place_strategy_t st = o ? o->strategy : DR_PLACE_FIRST_FIT;
     memset(out, 0, sizeof *out);
-    if (!c->index || !c->index->built)
+    if (!dr_cluster_finalized(c))
         return DR_ESTATE;
     if (r->shard && r->nodes == 1)
         return place_shard(c, r, allowed, o, st, out);

@@ -8,9 +8,9 @@
  * places a multi-node job in one NVLink domain if one has room, else under
  * one leaf switch (the fewest nodes for a --gpus=G job), else under the
  * lowest switch whose subtree has room, using the fewest leaves.  Each
- * choice reads the per-group histograms of the cluster index
- * (cluster_topo.c), so it costs O(groups) rather than O(nodes), and then
- * visits only the chosen group's nodes.
+ * choice reads the ledger's topology groups (their idle-GPU counts, kept
+ * current by the ledger), so it costs O(groups) rather than O(nodes), and
+ * then visits only the chosen group's nodes.
  *
  * Sharded array tasks (video segments) read one input each: a task goes to
  * a node holding its shard when one fits, else round-robin over the nodes
@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/cluster_index.h"
 #include "drover/placement.h"
 #include "drover/util.h"
 #include "sched/placement_priv.h"
@@ -69,16 +68,17 @@ static int cmp_fit_desc(const void *a, const void *b)
 
 /* Nodes of a group that can host `one` (and are not picked yet), sorted.
  * Returns how many, or -1 when out of memory (*out is malloc'd). */
-static long fits_of(const dr_cluster_t *c, const dr_topo_grp_t *g, const dr_job_req_t *one,
-                    const dr_pick_t *p, bool desc, fit_t **out)
+static long fits_of(const dr_cluster_t *c, uint32_t g, const dr_job_req_t *one, const dr_pick_t *p,
+                    bool desc, fit_t **out)
 {
-    const struct dr_cluster_index *ix = c->index;
-    fit_t *f = malloc((g->n ? g->n : 1) * sizeof *f);
+    uint32_t gn = dr_ledger_group(c, g)->n;
+    const uint32_t *nodes = dr_ledger_group_nodes(c, g);
+    fit_t *f = malloc((gn ? gn : 1) * sizeof *f);
     if (!f)
         return -1;
     long n = 0;
-    for (uint32_t i = 0; i < g->n; i++) {
-        uint32_t nd = ix->grp_nodes[g->first + i];
+    for (uint32_t i = 0; i < gn; i++) {
+        uint32_t nd = nodes[i];
         bool dup = false;
         for (size_t k = 0; k < p->n && !dup; k++)
             dup = p->node[k] == nd;
@@ -90,36 +90,9 @@ static long fits_of(const dr_cluster_t *c, const dr_topo_grp_t *g, const dr_job_
     return n;
 }
 
-/* Nodes of the group with at least k idle GPUs (an upper bound). */
-static uint64_t grp_fitcount(const struct dr_cluster_index *ix, const dr_topo_grp_t *g, uint32_t k)
-{
-    uint64_t n = 0;
-    for (uint32_t f = k; f <= g->maxg; f++)
-        n += ix->grp_hist[g->hist + f];
-    return n;
-}
-
-/* The fewest nodes of the group that could hold G GPUs (largest first);
- * UINT64_MAX if it has fewer idle GPUs. */
-static uint64_t grp_min_nodes(const struct dr_cluster_index *ix, const dr_topo_grp_t *g, uint64_t G)
-{
-    if (g->idle < G)
-        return UINT64_MAX;
-    uint64_t need = G, nodes = 0;
-    for (uint32_t f = g->maxg; f >= 1 && need; f--) {
-        uint64_t h = ix->grp_hist[g->hist + f];
-        uint64_t k = (need + f - 1) / f;
-        if (k > h)
-            k = h;
-        nodes += k;
-        need = k * f >= need ? 0 : need - k * f;
-    }
-    return nodes;
-}
-
 /* Gang: up to `want` more nodes of group g, tightest first. */
-static int gang_from(const dr_cluster_t *c, const dr_topo_grp_t *g, const dr_job_req_t *one,
-                     uint32_t k, uint32_t want, dr_pick_t *p)
+static int gang_from(const dr_cluster_t *c, uint32_t g, const dr_job_req_t *one, uint32_t k,
+                     uint32_t want, dr_pick_t *p)
 {
     fit_t *f;
     long n = fits_of(c, g, one, p, false, &f);
@@ -134,8 +107,8 @@ static int gang_from(const dr_cluster_t *c, const dr_topo_grp_t *g, const dr_job
 
 /* Flex: take up to *rem GPUs from group g, the largest nodes first and the
  * last piece on the tightest node that holds it. */
-static int flex_from(const dr_cluster_t *c, const dr_topo_grp_t *g, const dr_job_req_t *any,
-                     uint32_t *rem, dr_pick_t *p)
+static int flex_from(const dr_cluster_t *c, uint32_t g, const dr_job_req_t *any, uint32_t *rem,
+                     dr_pick_t *p)
 {
     fit_t *f;
     long n = fits_of(c, g, any, p, true, &f);
@@ -169,36 +142,47 @@ static bool under(const dr_cluster_t *c, int32_t leaf, int32_t s)
     return false;
 }
 
-/* One group of `kind` (NVLink domain or leaf) that has room, best first. */
-static int pick_in_groups(dr_cluster_t *c, const dr_job_req_t *r, int t, int kind, dr_pick_t *p)
+/* What each group of a range can give the request: for a gang, its nodes
+ * with k idle GPUs; for --gpus=G (flex), its idle GPUs, or (fewest = true)
+ * the fewest of its nodes that hold them (UINT64_MAX: it cannot). */
+static void groups_room(const dr_cluster_t *c, const dr_ledger_grp_t *gs, uint32_t first,
+                        uint32_t n, const dr_job_req_t *r, bool fewest, uint64_t *room)
 {
-    struct dr_cluster_index *ix = c->index;
-    const uint32_t *range = ix->grp_range[t][kind];
-    if (range[1] == 0)
+    if (r->nodes != 0)
+        dr_ledger_groups_fit(c, first, n, r->gpus_per_node, room);
+    else if (fewest)
+        dr_ledger_groups_min_nodes(c, first, n, r->gpus_per_node, room);
+    else
+        for (uint32_t i = 0; i < n; i++)
+            room[i] = gs[i].idle;
+}
+
+/* One group of `kind` (NVLink domain or leaf) that has room, best first. */
+static int pick_in_groups(dr_cluster_t *c, const dr_job_req_t *r, int t, dr_ledger_grp_kind_t kind,
+                          dr_pick_t *p)
+{
+    uint32_t first, ngrp;
+    const dr_ledger_grp_t *gs = dr_ledger_groups(c, t, kind, &first, &ngrp);
+    if (ngrp == 0)
         return DR_ENOENT;
     bool flex = r->nodes == 0;
     uint32_t n = r->nodes, k = r->gpus_per_node;
-    cand_t *cs = malloc(range[1] * sizeof *cs);
+    /* one block: the candidates, then each group's room */
+    cand_t *cs = malloc(ngrp * (sizeof *cs + sizeof(uint64_t)));
     if (!cs)
         return DR_ENOMEM;
+    uint64_t *room = (uint64_t *)(cs + ngrp);
+    groups_room(c, gs, first, ngrp, r, true, room);
     size_t nc = 0;
-    for (uint32_t gi = range[0]; gi < range[0] + range[1]; gi++) {
-        const dr_topo_grp_t *g = &ix->grps[gi];
-        if (flex) {
-            uint64_t m = grp_min_nodes(ix, g, k);
-            if (m != UINT64_MAX)
-                cs[nc++] = (cand_t){m, g->idle, gi}; /* fewest nodes, then tightest */
-        } else {
-            uint64_t m = grp_fitcount(ix, g, k);
-            if (m >= n)
-                cs[nc++] = (cand_t){m, g->idle, gi}; /* tightest */
-        }
+    for (uint32_t i = 0; i < ngrp; i++) {
+        if (flex ? room[i] != UINT64_MAX : room[i] >= n) /* fewest nodes / tightest */
+            cs[nc++] = (cand_t){room[i], gs[i].idle, first + i};
     }
     qsort(cs, nc, sizeof *cs, cmp_cand);
     dr_job_req_t one = dr_place_node_share(r, t, flex ? 1 : k);
     int rc = DR_ENOENT;
     for (size_t i = 0; i < nc && rc == DR_ENOENT; i++) {
-        const dr_topo_grp_t *g = &ix->grps[cs[i].id];
+        uint32_t g = cs[i].id;
         p->n = 0;
         uint32_t rem = k;
         int prc = flex ? flex_from(c, g, &one, &rem, p) : gang_from(c, g, &one, k, n, p);
@@ -217,54 +201,49 @@ static int pick_in_groups(dr_cluster_t *c, const dr_job_req_t *r, int t, int kin
  * first, so the job spans as few leaves as it can. */
 static int pick_in_tree(dr_cluster_t *c, const dr_job_req_t *r, int t, dr_pick_t *p)
 {
-    struct dr_cluster_index *ix = c->index;
-    const uint32_t *range = ix->grp_range[t][DR_GRP_LEAF];
-    if (range[1] == 0 || c->nswitches == 0)
+    uint32_t first, ngrp;
+    const dr_ledger_grp_t *gs = dr_ledger_groups(c, t, DR_LEDGER_LEAF, &first, &ngrp);
+    if (ngrp == 0 || c->nswitches == 0)
         return DR_ENOENT;
     bool flex = r->nodes == 0;
     uint32_t n = r->nodes, k = r->gpus_per_node;
     uint64_t need = flex ? k : n;
-    memset(ix->sw_acc, 0, c->nswitches * sizeof *ix->sw_acc);
-    for (uint32_t gi = range[0]; gi < range[0] + range[1]; gi++) {
-        const dr_topo_grp_t *g = &ix->grps[gi];
-        uint64_t room = flex ? g->idle : grp_fitcount(ix, g, k);
-        if (room)
-            for (int32_t a = c->switches[g->id].parent; a != DR_NONE; a = c->switches[a].parent)
-                ix->sw_acc[a] += room;
-    }
+    /* per leaf: its room; per switch: the room of the leaves under it */
+    uint64_t *room = calloc((size_t)ngrp + c->nswitches, sizeof *room), *acc = room + ngrp;
+    if (!room)
+        return DR_ENOMEM;
+    groups_room(c, gs, first, ngrp, r, false, room);
+    for (uint32_t i = 0; i < ngrp; i++)
+        if (room[i])
+            for (int32_t a = c->switches[gs[i].id].parent; a != DR_NONE; a = c->switches[a].parent)
+                acc[a] += room[i];
     size_t nsw = 0;
     for (size_t s = 0; s < c->nswitches; s++)
-        nsw += ix->sw_acc[s] >= need;
-    if (nsw == 0)
-        return DR_ENOENT;
-    cand_t *cs = malloc(nsw * sizeof *cs);
-    cand_t *lv = malloc(range[1] * sizeof *lv);
-    if (!cs || !lv) {
-        free(cs);
-        free(lv);
-        return DR_ENOMEM;
+        nsw += acc[s] >= need;
+    cand_t *cs = nsw ? malloc((nsw + ngrp) * sizeof *cs) : NULL; /* switches, then leaves */
+    if (!cs) {
+        free(room);
+        return nsw == 0 ? DR_ENOENT : DR_ENOMEM;
     }
+    cand_t *lv = cs + nsw;
     size_t nc = 0;
     for (size_t s = 0; s < c->nswitches; s++)
-        if (ix->sw_acc[s] >= need) /* lowest level, then tightest */
-            cs[nc++] = (cand_t){c->switches[s].level, ix->sw_acc[s], (uint32_t)s};
+        if (acc[s] >= need) /* lowest level, then tightest */
+            cs[nc++] = (cand_t){c->switches[s].level, acc[s], (uint32_t)s};
     qsort(cs, nc, sizeof *cs, cmp_cand);
     dr_job_req_t one = dr_place_node_share(r, t, flex ? 1 : k);
     int rc = DR_ENOENT;
     for (size_t i = 0; i < nc && rc == DR_ENOENT; i++) {
         size_t nl = 0;
-        for (uint32_t gi = range[0]; gi < range[0] + range[1]; gi++) {
-            const dr_topo_grp_t *g = &ix->grps[gi];
-            uint64_t room = flex ? g->idle : grp_fitcount(ix, g, k);
-            if (room && under(c, g->id, (int32_t)cs[i].id))
-                lv[nl++] = (cand_t){UINT64_MAX - room, 0, gi}; /* most room first */
-        }
+        for (uint32_t gi = 0; gi < ngrp; gi++)
+            if (room[gi] && under(c, gs[gi].id, (int32_t)cs[i].id))
+                lv[nl++] = (cand_t){UINT64_MAX - room[gi], 0, first + gi}; /* most room first */
         qsort(lv, nl, sizeof *lv, cmp_cand);
         p->n = 0;
         uint32_t rem = k;
         int prc = DR_OK;
         for (size_t l = 0; l < nl && prc == DR_OK && (flex ? rem > 0 : p->n < n); l++) {
-            const dr_topo_grp_t *g = &ix->grps[lv[l].id];
+            uint32_t g = lv[l].id;
             prc = flex ? flex_from(c, g, &one, &rem, p)
                        : gang_from(c, g, &one, k, n - (uint32_t)p->n, p);
         }
@@ -275,16 +254,16 @@ static int pick_in_tree(dr_cluster_t *c, const dr_job_req_t *r, int t, dr_pick_t
     }
     if (rc != DR_OK)
         p->n = 0;
+    free(room);
     free(cs);
-    free(lv);
     return rc;
 }
 
 static int topo_pick(dr_cluster_t *c, const dr_job_req_t *r, int t, dr_pick_t *p)
 {
-    int rc = pick_in_groups(c, r, t, DR_GRP_NVL, p);
+    int rc = pick_in_groups(c, r, t, DR_LEDGER_NVL, p);
     if (rc == DR_ENOENT)
-        rc = pick_in_groups(c, r, t, DR_GRP_LEAF, p);
+        rc = pick_in_groups(c, r, t, DR_LEDGER_LEAF, p);
     if (rc == DR_ENOENT)
         rc = pick_in_tree(c, r, t, p);
     return rc;
@@ -302,50 +281,50 @@ int dr_place_topo_flex(dr_cluster_t *c, const dr_job_req_t *r, int t, dr_pick_t 
 
 /* --- data shards --- */
 
-/* The next node after position `start` of tree tr (wrapping) that admits q
- * and fits `one`; *pos gets its position.  DR_NIL if none. */
-static uint32_t rr_find(const dr_cluster_t *c, const dr_segtree_t *tr, size_t start,
-                        const dr_segq_t *q, const dr_job_req_t *one, size_t *pos)
+/* The next node after position `start` of type tt's tree (wrapping) that
+ * admits q and fits `one`; *pos gets its position.  DR_LEDGER_NIL if none. */
+static uint32_t rr_find(const dr_cluster_t *c, int tt, size_t start, const dr_ledger_q_t *q,
+                        const dr_job_req_t *one, size_t *pos)
 {
     size_t from = start;
     uint32_t nd;
-    while ((nd = dr_segtree_find(tr, from, q, &from)) != DR_NIL)
+    while ((nd = dr_ledger_find(c, tt, &from, q)) != DR_LEDGER_NIL)
         if (dr_node_fits(c, &c->nodes[nd], one)) {
             *pos = from - 1;
             return nd;
         }
     from = 0;
-    while ((nd = dr_segtree_find(tr, from, q, &from)) != DR_NIL && from - 1 < start)
+    while ((nd = dr_ledger_find(c, tt, &from, q)) != DR_LEDGER_NIL && from - 1 < start)
         if (dr_node_fits(c, &c->nodes[nd], one)) {
             *pos = from - 1;
             return nd;
         }
-    return DR_NIL;
+    return DR_LEDGER_NIL;
 }
 
 /* Round-robin on type t (t < 0: CPU-only over all nodes). */
 static uint32_t rr_pick(dr_cluster_t *c, const dr_job_req_t *r, int t)
 {
-    struct dr_cluster_index *ix = c->index;
-    const dr_segtree_t *tr = &ix->tree[t < 0 ? DR_MAX_GPU_TYPES : t];
-    uint32_t *cursor = &ix->rr_pos[t < 0 ? DR_MAX_GPU_TYPES : t];
-    if (tr->n == 0)
-        return DR_NIL;
-    size_t start = *cursor < tr->n ? *cursor : 0, pos = 0;
+    int tt = t < 0 ? DR_LEDGER_ALL : t;
+    size_t npos = dr_ledger_npos(c, tt);
+    if (npos == 0)
+        return DR_LEDGER_NIL;
+    uint32_t cursor = dr_ledger_rr_cursor(c, tt);
+    size_t start = cursor < npos ? cursor : 0, pos = 0;
     bool share = r->gpus_per_node && r->gpu_milli < 1000;
     uint16_t k = (uint16_t)r->gpus_per_node;
-    dr_segq_t q = {.idle = share ? 0 : k,
-                   .milli = share ? (uint16_t)r->gpu_milli : 0,
-                   .cpu = r->cpu_milli_per_node};
+    dr_ledger_q_t q = {.idle = share ? 0 : k,
+                       .milli = share ? (uint16_t)r->gpu_milli : 0,
+                       .cpu = r->cpu_milli_per_node};
     dr_job_req_t one = dr_place_node_share(r, t, r->gpus_per_node);
-    uint32_t nd = rr_find(c, tr, start, &q, &one, &pos);
-    if (nd == DR_NIL)
-        return DR_NIL;
+    uint32_t nd = rr_find(c, tt, start, &q, &one, &pos);
+    if (nd == DR_LEDGER_NIL)
+        return DR_LEDGER_NIL;
     const dr_node_t *n = &c->nodes[nd];
     if (t >= 0 && n->gpus_idle == n->ngpus && (share || k < n->ngpus) &&
-        ix->buckets[t].nfree <= 1) {
+        dr_ledger_whole_nodes(c, t) <= 1) {
         /* the last fully idle node: a partly used node that fits, if any */
-        dr_segq_t q1 = q, q2 = q;
+        dr_ledger_q_t q1 = q, q2 = q;
         if (share) {
             q1.part = (uint16_t)r->gpu_milli; /* an already shared GPU */
             q2.pidle = 1;                     /* an idle GPU on a used node */
@@ -353,18 +332,18 @@ static uint32_t rr_pick(dr_cluster_t *c, const dr_job_req_t *r, int t)
             q1.pidle = k;
         }
         size_t p1 = 0, p2 = 0;
-        uint32_t n1 = rr_find(c, tr, start, &q1, &one, &p1);
-        uint32_t n2 = share ? rr_find(c, tr, start, &q2, &one, &p2) : DR_NIL;
-        size_t d1 = (p1 + tr->n - start) % tr->n, d2 = (p2 + tr->n - start) % tr->n;
-        if (n1 != DR_NIL && (n2 == DR_NIL || d1 <= d2)) {
+        uint32_t n1 = rr_find(c, tt, start, &q1, &one, &p1);
+        uint32_t n2 = share ? rr_find(c, tt, start, &q2, &one, &p2) : DR_LEDGER_NIL;
+        size_t d1 = (p1 + npos - start) % npos, d2 = (p2 + npos - start) % npos;
+        if (n1 != DR_LEDGER_NIL && (n2 == DR_LEDGER_NIL || d1 <= d2)) {
             nd = n1;
             pos = p1;
-        } else if (n2 != DR_NIL) {
+        } else if (n2 != DR_LEDGER_NIL) {
             nd = n2;
             pos = p2;
         }
     }
-    *cursor = (uint32_t)(pos + 1 < tr->n ? pos + 1 : 0);
+    dr_ledger_set_rr_cursor(c, tt, (uint32_t)(pos + 1 < npos ? pos + 1 : 0));
     return nd;
 }
 
@@ -387,7 +366,7 @@ int dr_place_shard_pick(dr_cluster_t *c, const dr_job_req_t *r, dr_typemask_t al
     /* 1. a node holding the shard */
     if (r->shard != DR_SHARD_UNHELD && r->shard - 1 < c->nshards) {
         const dr_shard_t *sh = &c->shards[r->shard - 1];
-        uint32_t best = DR_NIL;
+        uint32_t best = DR_LEDGER_NIL;
         uint64_t best_key[3] = {0, 0, 0};
         for (uint32_t i = 0; i < sh->n; i++) {
             uint32_t nd = sh->nodes[i];
@@ -402,14 +381,14 @@ int dr_place_shard_pick(dr_cluster_t *c, const dr_job_req_t *r, dr_typemask_t al
                              : share ? (n->max_part >= r->gpu_milli ? 0 : 1u << 16) + n->gpus_idle
                                      : n->gpus_idle;
             uint64_t key[3] = {gpu ? (uint64_t)rank[n->type] : 0, ff ? 0 : breaks, ff ? 0 : tight};
-            if (best == DR_NIL || key[0] < best_key[0] ||
+            if (best == DR_LEDGER_NIL || key[0] < best_key[0] ||
                 (key[0] == best_key[0] &&
                  (key[1] < best_key[1] || (key[1] == best_key[1] && key[2] < best_key[2])))) {
                 best = nd;
                 memcpy(best_key, key, sizeof key);
             }
         }
-        if (best != DR_NIL) {
+        if (best != DR_LEDGER_NIL) {
             *t = gpu ? c->nodes[best].type : -1;
             return dr_pick_add(p, best, take);
         }
@@ -418,7 +397,7 @@ int dr_place_shard_pick(dr_cluster_t *c, const dr_job_req_t *r, dr_typemask_t al
     if (!gpu) {
         uint32_t nd = rr_pick(c, r, -1);
         *t = -1;
-        return nd == DR_NIL ? DR_ENOSPC : dr_pick_add(p, nd, 0);
+        return nd == DR_LEDGER_NIL ? DR_ENOSPC : dr_pick_add(p, nd, 0);
     }
     size_t nt = o && o->type_order ? o->ntype_order : c->ntypes;
     for (size_t i = 0; i < nt; i++) {
@@ -426,7 +405,7 @@ int dr_place_shard_pick(dr_cluster_t *c, const dr_job_req_t *r, dr_typemask_t al
         if (ty < 0 || (size_t)ty >= c->ntypes || !(allowed & (1ULL << ty)))
             continue;
         uint32_t nd = rr_pick(c, r, ty);
-        if (nd != DR_NIL) {
+        if (nd != DR_LEDGER_NIL) {
             *t = ty;
             return dr_pick_add(p, nd, take);
         }

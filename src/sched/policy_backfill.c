@@ -24,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/cluster_index.h"
 #include "drover/placement.h"
 #include "drover/sched.h"
 #include "drover/util.h"
@@ -258,15 +257,15 @@ static int shadow(bf_t *b, const dr_sched_view_t *v, const dr_job_t *head, dr_ti
                                        : ti == DR_MAX_GPU_TYPES;
         if (!wanted)
             continue;
-        dr_segq_t q = {.cpu = r->cpu_milli_per_node};
+        dr_ledger_q_t q = {.cpu = r->cpu_milli_per_node};
         if (r->gpus_per_node && r->gpu_milli < 1000)
             q.milli = (uint16_t)r->gpu_milli;
         else if (r->gpus_per_node)
             q.idle = (uint16_t)(r->nodes == 0 ? 1 : r->gpus_per_node);
         size_t from = 0;
         uint32_t nd;
-        while (!satisfied(r, &t, ti) &&
-               (nd = dr_segtree_find(&c->index->tree[ti], from, &q, &from)) != DR_NIL)
+        int lt = ti == DR_MAX_GPU_TYPES ? DR_LEDGER_ALL : ti;
+        while (!satisfied(r, &t, ti) && (nd = dr_ledger_find(c, lt, &from, &q)) != DR_LEDGER_NIL)
             if (fut_fits(b, c, nd, r, allowed))
                 mark_ready(b, c, nd, r, &t);
         if (satisfied(r, &t, ti)) {

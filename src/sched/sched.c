@@ -416,7 +416,7 @@ dr_time_t dr_sched_expected_end(const dr_job_t *j)
 int dr_sched_create(dr_sched_t **out, dr_cluster_t *c, const dr_sched_opts_t *o, dr_err_t *err)
 {
     *out = NULL;
-    if (!c->index)
+    if (!dr_cluster_finalized(c))
         return dr_err_set(err, DR_ESTATE, "scheduler: cluster is not finalised");
     char name[64];
     const char *opts = "";

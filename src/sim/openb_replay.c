@@ -531,7 +531,7 @@ int dr_openb_replay(dr_cluster_t *c, const dr_openb_pods_t *pods, const dr_openb
                     dr_openb_result_t *res, dr_err_t *err)
 {
     memset(res, 0, sizeof *res);
-    if (!c->index)
+    if (!dr_cluster_finalized(c))
         return dr_err_set(err, DR_ESTATE, "openb replay: the cluster is not finalised");
     uint64_t cap = dr_cluster_total_gpus(c, -1) * 1000;
     if (cap == 0)

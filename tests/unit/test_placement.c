@@ -322,6 +322,111 @@ static void test_copy(void **st)
     dr_cluster_free(&d);
 }
 
+/* The ledger's query interface (what placement and backfill read instead
+ * of the index): finds in node order skipping what cannot fit, bounds,
+ * buckets by idle GPUs, and the topology groups' counts, all following
+ * bookings, drains and hiding. */
+static void test_ledger_queries(void **st)
+{
+    (void)st;
+    dr_cluster_t c;
+    build(&c);
+    assert_true(dr_cluster_finalized(&c));
+    assert_int_equal(dr_ledger_npos(&c, 0), 4);
+    assert_int_equal(dr_ledger_npos(&c, 1), 4);
+    assert_int_equal(dr_ledger_npos(&c, DR_LEDGER_ALL), 9);
+    assert_int_equal(dr_ledger_max_gpus(&c, 0), 8);
+    assert_int_equal(dr_ledger_whole_nodes(&c, 0), 4);
+    assert_int_equal(dr_ledger_idle_gpus(&c, 1), 16);
+    /* a1 gets a 5-GPU job (3 idle left), a2 a half GPU */
+    dr_slot_t s1[5], s2[1] = {{2, 0, 500}};
+    for (uint16_t g = 0; g < 5; g++)
+        s1[g] = (dr_slot_t){1, g, 1000};
+    dr_alloc_t a1 = {.slots = s1, .nslots = 5, .nnodes = 1, .type = 0};
+    dr_alloc_t a2 = {.slots = s2, .nslots = 1, .nnodes = 1, .type = 0};
+    assert_int_equal(dr_cluster_take(&c, &a1, NULL), DR_OK);
+    assert_int_equal(dr_cluster_take(&c, &a2, NULL), DR_OK);
+    /* nodes with 4 idle GPUs, in node order: a0, a2, a3 (not a1) */
+    dr_ledger_q_t q4 = {.idle = 4};
+    size_t from = 0;
+    uint32_t seen[4], n = 0, nd;
+    while ((nd = dr_ledger_find(&c, 0, &from, &q4)) != DR_LEDGER_NIL)
+        seen[n++] = nd;
+    assert_int_equal(n, 3);
+    assert_true(seen[0] == 0 && seen[1] == 2 && seen[2] == 3);
+    assert_int_equal(from, 4); /* past the last one found; unchanged by the miss */
+    /* a shared GPU with 500 milli free: only a2 */
+    dr_ledger_q_t qp = {.part = 500};
+    from = 0;
+    assert_int_equal(dr_ledger_find(&c, 0, &from, &qp), 2);
+    assert_int_equal(dr_ledger_find(&c, 0, &from, &qp), DR_LEDGER_NIL);
+    dr_ledger_q_t mx = dr_ledger_max(&c, 0);
+    assert_true(mx.idle == 8 && mx.milli == 1000 && mx.part == 500 && mx.pidle == 7);
+    /* buckets: a1 has 3 idle, a2 7, a0 and a3 all 8 */
+    assert_int_equal(dr_ledger_bucket_count(&c, 0, 8), 2);
+    assert_int_equal(dr_ledger_bucket_count(&c, 0, 3), 1);
+    assert_int_equal(dr_ledger_bucket_first(&c, 0, 3), 1);
+    assert_int_equal(dr_ledger_bucket_next(&c, 1), DR_LEDGER_NIL);
+    assert_int_equal(dr_ledger_bucket_count(&c, 0, 9), 0);
+    assert_int_equal(dr_ledger_bucket_first(&c, 0, 9), DR_LEDGER_NIL);
+    assert_int_equal(dr_ledger_whole_nodes(&c, 0), 2);
+    assert_int_equal(dr_ledger_idle_gpus(&c, 0), 8 + 3 + 7 + 8);
+    /* drained: out of the trees and in bucket 0; hidden: out of the trees
+     * but in its bucket (placement skips it by dr_node_fits) */
+    dr_cluster_set_state(&c, 3, DR_NODE_DRAIN);
+    dr_cluster_hide(&c, 0, true);
+    from = 0;
+    assert_int_equal(dr_ledger_find(&c, 0, &from, &q4), 2);
+    assert_int_equal(dr_ledger_find(&c, 0, &from, &q4), DR_LEDGER_NIL);
+    assert_int_equal(dr_ledger_bucket_count(&c, 0, 0), 1);
+    assert_int_equal(dr_ledger_bucket_count(&c, 0, 8), 1);
+    assert_int_equal(dr_ledger_max(&c, 0).idle, 7);
+    dr_cluster_hide(&c, 0, false);
+    dr_cluster_set_state(&c, 3, DR_NODE_UP);
+    dr_cluster_give(&c, &a1);
+    dr_cluster_give(&c, &a2);
+    assert_int_equal(dr_ledger_bucket_count(&c, 0, 8), 4);
+    assert_false(dr_ledger_has_groups(&c)); /* no topology here */
+    dr_cluster_free(&c);
+
+    /* two leaves of two nodes: groups with their idle counts */
+    dr_cluster_init(&c);
+    add_type(&c, "A", 80);
+    const char *names[] = {"x0", "x1", "y0", "y1"};
+    for (int i = 0; i < 4; i++)
+        assert_true(dr_cluster_add_node(&c, names[i], 0, 8, 64000, 512000, NULL) >= 0);
+    int l1 = dr_cluster_add_switch(&c, "l1", NULL), l2 = dr_cluster_add_switch(&c, "l2", NULL);
+    c.nodes[0].switch_id = c.nodes[1].switch_id = l1;
+    c.nodes[2].switch_id = c.nodes[3].switch_id = l2;
+    assert_int_equal(dr_cluster_finalize(&c, NULL), DR_OK);
+    assert_true(dr_ledger_has_groups(&c));
+    uint32_t first, ng;
+    const dr_ledger_grp_t *gs = dr_ledger_groups(&c, 0, DR_LEDGER_LEAF, &first, &ng);
+    assert_int_equal(ng, 2);
+    assert_true(gs[0].id == l1 && gs[1].id == l2 && gs[0].n == 2 && gs[0].idle == 16);
+    assert_ptr_equal(dr_ledger_group(&c, first + 1), &gs[1]);
+    const uint32_t *gn = dr_ledger_group_nodes(&c, first + 1);
+    assert_true(gn[0] == 2 && gn[1] == 3);
+    assert_null(dr_ledger_groups(&c, 0, DR_LEDGER_NVL, &first, &ng));
+    assert_int_equal(ng, 0);
+    gs = dr_ledger_groups(&c, 0, DR_LEDGER_LEAF, &first, &ng);
+    dr_slot_t s3[6];
+    for (uint16_t g = 0; g < 6; g++)
+        s3[g] = (dr_slot_t){3, g, 1000};
+    dr_alloc_t a3 = {.slots = s3, .nslots = 6, .nnodes = 1, .type = 0};
+    assert_int_equal(dr_cluster_take(&c, &a3, NULL), DR_OK); /* y1: 2 idle */
+    assert_int_equal(gs[1].idle, 10);
+    uint64_t fit[2], fewest[2];
+    dr_ledger_groups_fit(&c, first, 2, 4, fit);
+    assert_true(fit[0] == 2 && fit[1] == 1);
+    dr_ledger_groups_min_nodes(&c, first, 2, 10, fewest);
+    assert_true(fewest[0] == 2 && fewest[1] == 2);
+    dr_ledger_groups_min_nodes(&c, first, 2, 11, fewest);
+    assert_true(fewest[0] == 2 && fewest[1] == UINT64_MAX);
+    dr_cluster_give(&c, &a3);
+    dr_cluster_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -329,6 +434,7 @@ int main(void)
         cmocka_unit_test(test_gang_types_and_limits), cmocka_unit_test(test_shares),
         cmocka_unit_test(test_flex_and_cpu_only),     cmocka_unit_test(test_hidden_and_down),
         cmocka_unit_test(test_random_against_model),  cmocka_unit_test(test_copy),
+        cmocka_unit_test(test_ledger_queries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

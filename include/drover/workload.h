@@ -148,5 +148,8 @@ typedef struct dr_gavel_gen_opts {
 } dr_gavel_gen_opts_t;
 
 int dr_workload_gavel(dr_workload_t *wl, const dr_gavel_gen_opts_t *o, dr_err_t *err);
+/* steady_gpus for cluster c: the GPUs of its types whose names begin with
+ * each Gavel worker type's ("k80", "p100", "v100"; case ignored). */
+void dr_gavel_steady_gpus(const dr_cluster_t *c, uint32_t steady_gpus[3]);
 
 #endif

@@ -1,15 +1,14 @@
 /* sim.c - `drover sim`: replay a trace on a simulated cluster with one or
  * more policies and report side by side (table, JSON, SVG charts). */
 #include <getopt.h>
-#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "drover/compare.h"
 #include "drover/config.h"
 #include "drover/declare.h"
 #include "drover/report.h"
@@ -96,72 +95,6 @@ static void show_progress(void *ud, double frac)
     if (pct >= 100)
         fputc('\n', stderr);
     fflush(stderr);
-}
-
-/* Add driver-side figures (wall time, trace facts) to the library's JSON. */
-/* NAN-safe JSON number */
-static json_t *jnum(double v)
-{
-    return isfinite(v) ? json_real(v) : json_null();
-}
-
-static char *augment_json(const char *json, const double *wall, size_t n, size_t skipped,
-                          const dr_sim_result_t *res, const dr_window_stats_t *win,
-                          const char *size_mode, double restart_s)
-{
-    json_error_t je;
-    json_t *root = json_loads(json, 0, &je);
-    if (!root)
-        return NULL;
-    json_t *arr = json_object_get(root, "policies");
-    for (size_t i = 0; i < n && i < json_array_size(arr); i++) {
-        json_t *o = json_array_get(arr, i);
-        json_object_set_new(o, "sim_wall_s", json_real(wall[i]));
-        json_object_set_new(o, "sched_passes", json_integer((json_int_t)res[i].stats.passes));
-        json_object_set_new(o, "node_failures", json_integer((json_int_t)res[i].node_failures));
-        json_object_set_new(o, "spot_losses", json_integer((json_int_t)res[i].spot_losses));
-        json_object_set_new(o, "shard_starts", json_integer((json_int_t)res[i].stats.shard_starts));
-        json_object_set_new(o, "locality_hits",
-                            json_integer((json_int_t)res[i].stats.locality_hits));
-        json_t *by_loc = json_object();
-        for (int l = 0; l < DR_LOC_N; l++)
-            json_object_set_new(by_loc, dr_locality_name((dr_locality_t)l),
-                                json_integer((json_int_t)res[i].stats.starts_by_locality[l]));
-        json_object_set_new(o, "starts_by_locality", by_loc);
-        /* the lower bound and every figure beside it are over the same jobs:
-         * the window's completed ones with a lower bound ("measured") */
-        json_object_set_new(o, "window_jobs", json_integer((json_int_t)win[i].jobs));
-        json_object_set_new(o, "window_completed", json_integer((json_int_t)win[i].completed));
-        json_object_set_new(o, "window_unfinished", json_integer((json_int_t)win[i].unfinished));
-        json_object_set_new(o, "window_measured", json_integer((json_int_t)win[i].measured));
-        json_object_set_new(o, "window_avg_jct_s", jnum(win[i].avg_jct_s));
-        json_object_set_new(o, "lower_bound_avg_jct_s", jnum(win[i].lower_bound_avg_jct_s));
-        json_object_set_new(o, "avg_slowdown", jnum(win[i].avg_slowdown));
-        json_object_set_new(o, "p99_slowdown", jnum(win[i].p99_slowdown));
-        json_object_set_new(o, "max_slowdown", jnum(win[i].max_slowdown));
-        json_object_set_new(o, "avg_ftf", jnum(win[i].avg_ftf));
-        json_object_set_new(o, "max_ftf", jnum(win[i].max_ftf));
-        json_object_set_new(o, "window_makespan_s", jnum(win[i].makespan_s));
-        /* elastic pools: the bill, and the whole bill with on-prem GPU-hours
-         * at catalog prices (cost_usd prices jobs' hours on pool nodes too) */
-        json_t *cu = json_object_get(o, "cost_usd");
-        double onprem =
-            (json_is_number(cu) ? json_number_value(cu) : NAN) - res[i].cloud_busy_list_usd;
-        json_object_set_new(o, "cloud_cost_usd", jnum(res[i].cloud_cost_usd));
-        json_object_set_new(o, "cloud_gpu_hours", jnum(res[i].cloud_gpu_hours));
-        json_object_set_new(o, "cloud_nodes_provisioned",
-                            json_integer((json_int_t)res[i].provisions));
-        json_object_set_new(o, "total_cost_usd", jnum(onprem + res[i].cloud_cost_usd));
-    }
-    json_object_set_new(root, "trace_rows_skipped", json_integer((json_int_t)skipped));
-    /* what the policies were told: every report says it */
-    json_object_set_new(root, "size_estimate", json_string(size_mode));
-    json_object_set_new(root, "size_estimate_is_oracle",
-                        json_boolean(strcmp(size_mode, "exact") == 0));
-    json_object_set_new(root, "restart_overhead_s", json_real(restart_s));
-    char *out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
-    json_decref(root);
-    return out;
 }
 
 int cli_sim(int argc, char **argv)
@@ -406,40 +339,12 @@ int cli_sim(int argc, char **argv)
         /* jobs keep arriving while the window drains: generate plenty */
         gen_jobs = have_window ? (size_t)(win_last + 1) * 4 + 2000 : 1000;
     }
-    /* split the policy list; a policy's own options follow ':' and use ','
-     * too, so a new policy starts only at a known policy name */
-    char *plist = strdup(policy_arg);
-    char *pols[MAX_POLICIES];
-    bool owned[MAX_POLICIES] = {false};
+    char **pols = NULL;
     size_t np = 0;
-    for (char *tok = strtok(plist, ","); tok; tok = strtok(NULL, ",")) {
-        char name[64];
-        snprintf(name, sizeof name, "%.*s", (int)strcspn(tok, ":"), tok);
-        if (np > 0 && strchr(tok, '=') && !dr_policy_find(name)) {
-            /* continuation of the previous policy's options */
-            size_t l = strlen(pols[np - 1]);
-            char *merged = malloc(l + strlen(tok) + 2);
-            sprintf(merged, "%s,%s", pols[np - 1], tok);
-            if (owned[np - 1])
-                free(pols[np - 1]);
-            pols[np - 1] = merged;
-            owned[np - 1] = true;
-            continue;
-        }
-        if (!dr_policy_find(name)) {
-            free(plist);
-            return cli_usage_error("--policy: unknown policy '%s' (see --list-policies)", name);
-        }
-        if (np == MAX_POLICIES) {
-            free(plist);
-            return cli_usage_error("--policy: at most %d policies", MAX_POLICIES);
-        }
-        pols[np++] = tok;
-    }
-    if (np == 0) {
-        free(plist);
-        return cli_usage_error("--policy: empty list");
-    }
+    dr_err_t perr;
+    if (dr_compare_policies_split(policy_arg, MAX_POLICIES, &pols, &np, &perr) != 0)
+        return cli_usage_error("--policy: %s%s", perr.msg,
+                               perr.code == DR_ENOENT ? " (see --list-policies)" : "");
 
     int rc = 1;
     dr_err_t err = {0};
@@ -481,12 +386,7 @@ int cli_sim(int argc, char **argv)
                                   .multi_gpu = multi_gpu,
                                   .steady_state = steady,
                                   .throughputs = to.gavel_throughputs};
-        /* steady state fills each Gavel worker type (k80, p100, v100) */
-        const char *gt[3] = {"k80", "p100", "v100"};
-        for (int w = 0; w < 3; w++)
-            for (size_t t = 0; t < cluster.ntypes; t++)
-                if (strncasecmp(cluster.types[t].name, gt[w], strlen(gt[w])) == 0)
-                    go.steady_gpus[w] += (uint32_t)dr_cluster_total_gpus(&cluster, (int)t);
+        dr_gavel_steady_gpus(&cluster, go.steady_gpus); /* what steady state fills */
         if (dr_workload_gavel(&wl, &go, &err) != 0)
             goto fail;
     } else if (dr_trace_load(fmt, colon + 1, &to, &wl, &err) != 0) {
@@ -497,8 +397,6 @@ int cli_sim(int argc, char **argv)
     dopt.seed = so.seed;
     if (dr_workload_declare(&wl, &dopt, &err) != 0)
         goto fail;
-    char size_mode[32];
-    dr_size_mode_format(&dopt, size_mode, sizeof size_mode);
     if (dump_path && cli_dump_jobs(dump_path, &wl, &cluster, &err) != 0)
         goto fail;
     if (!quiet)
@@ -527,34 +425,28 @@ int cli_sim(int argc, char **argv)
             goto fail;
         }
         wall[i] = cli_now_s() - ts;
-        dr_report_opts_t ro = {
-            .max_points = 400, .id_first = so.stop_first, .id_last = so.stop_last};
-        if (dr_report_compute(&reps[i], pols[i], &cluster, res[i].jobs, res[i].njobs, &res[i].log,
-                              &ro, &err) != 0 ||
-            dr_window_stats(&res[i], &cluster, &wl, so.stop_first, so.stop_last, &win[i], &err) !=
-                0)
+        if (dr_compare_report(&cluster, &wl, &o, &res[i], 400, &reps[i], &win[i], &err) != 0)
             goto fail;
-        dr_report_add_sim(&reps[i], &cluster, &res[i], &win[i], have_window);
         nrep = i + 1;
         if (!quiet)
             fprintf(stderr, "drover sim: %s: %.2f s wall, %llu scheduling passes\n", pols[i],
                     wall[i], (unsigned long long)res[i].stats.passes);
     }
     if (json) {
-        char *j = dr_report_json(reps, nrep);
-        char *aj =
-            j ? augment_json(j, wall, nrep, wl.skipped, res, win, size_mode, so.restart_overhead_s)
-              : NULL;
-        if (!aj) {
-            free(j);
+        dr_compare_info_t info = {.trace_rows_skipped = wl.skipped,
+                                  .declared = &dopt,
+                                  .restart_overhead_s = so.restart_overhead_s};
+        char *j = dr_compare_json(reps, res, win, wall, nrep, &info);
+        if (!j) {
             dr_err_set(&err, DR_ENOMEM, "cannot format JSON");
             goto fail;
         }
-        printf("%s\n", aj);
+        fputs(j, stdout);
         free(j);
-        free(aj);
     } else {
-        printf("size estimates: %s%s; restart overhead %g s\n", size_mode,
+        char size_mode[32];
+        printf("size estimates: %s%s; restart overhead %g s\n",
+               dr_size_mode_format(&dopt, size_mode, sizeof size_mode),
                dopt.mode == DR_SIZE_EXACT
                    ? " (REFERENCE ONLY: the policies were told every job's true size)"
                    : "",
@@ -590,10 +482,8 @@ fail:
     for (size_t i = 0; i < np; i++) {
         dr_report_free(&reps[i]);
         dr_sim_result_free(&res[i]);
-        if (owned[i])
-            free(pols[i]);
     }
-    free(plist);
+    dr_compare_policies_free(pols, np);
     dr_perf_free(&tput);
     dr_workload_free(&wl);
     dr_cluster_free(&cluster);

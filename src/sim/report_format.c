@@ -462,17 +462,17 @@ char *dr_report_table(const dr_report_t *r, size_t n)
 
 /* --- JSON --- */
 
-static int dr_report_json_num(json_t *o, const char *key, double v)
+int dr_report_json_num(json_t *o, const char *key, double v)
 {
     return json_object_set_new(o, key, isfinite(v) ? json_real(v) : json_null());
 }
 
-static int dr_report_json_int(json_t *o, const char *key, uint64_t v)
+int dr_report_json_int(json_t *o, const char *key, uint64_t v)
 {
     return json_object_set_new(o, key, json_integer((json_int_t)v));
 }
 
-static json_t *dr_report_json_one(const dr_report_t *r)
+json_t *dr_report_json_object(const dr_report_t *r)
 {
     json_t *o = json_object();
     json_t *types = json_array();
@@ -546,7 +546,7 @@ char *dr_report_json(const dr_report_t *r, size_t n)
         return NULL;
     }
     for (size_t i = 0; i < n; i++) {
-        json_t *o = dr_report_json_one(&r[i]);
+        json_t *o = dr_report_json_object(&r[i]);
         if (!o || json_array_append_new(arr, o) != 0) {
             json_decref(root);
             return NULL;

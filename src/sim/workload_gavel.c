@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "drover/pyrandom.h"
 #include "drover/util.h"
@@ -134,4 +135,15 @@ int dr_workload_gavel(dr_workload_t *wl, const dr_gavel_gen_opts_t *o, dr_err_t 
         t += -log(1.0 - dr_pyrand_random(&arrival_rng)) / rate_parameter;
     }
     return rc == DR_OK ? dr_workload_finish(wl, err) : rc;
+}
+
+void dr_gavel_steady_gpus(const dr_cluster_t *c, uint32_t steady_gpus[3])
+{
+    static const char *const worker[3] = {"k80", "p100", "v100"};
+    for (int w = 0; w < 3; w++) {
+        steady_gpus[w] = 0;
+        for (size_t t = 0; t < c->ntypes; t++)
+            if (strncasecmp(c->types[t].name, worker[w], strlen(worker[w])) == 0)
+                steady_gpus[w] += (uint32_t)dr_cluster_total_gpus(c, (int)t);
+    }
 }

@@ -45,8 +45,9 @@ int dr_plan_model_parse(const char *spec, dr_perfmodel_arch_t *out, dr_err_t *er
 /* "7B", "7e9", "1.5T", "300M", "2k", "70b": a count with an optional
  * K/M/B/G/T/P suffix.  Must be finite and >= 0.  0 or DR_EINVAL. */
 int dr_plan_parse_count(const char *s, double *out);
-/* A duration: "90", "36h", "30d", "4w", "18mo", "2y", or Slurm's
- * "2-12:00:00".  0 or DR_EINVAL. */
+/* A duration in seconds: dr_duration_parse_err's forms ("90", "200ms",
+ * "36h", "30d", "4w", "18mo", "2y", Slurm's "2-12:00:00").  0 or
+ * DR_EINVAL. */
 int dr_plan_parse_duration(const char *s, double *seconds);
 
 /* ---- requests ---- */

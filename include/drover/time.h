@@ -40,11 +40,16 @@ static inline double dr_time_to_s(dr_time_t t)
     return (double)t / 1e9;
 }
 
-/* Parse a duration such as "90", "90s", "15m", "2h", "3d", "1:30:00",
- * "2-12:00:00" (Slurm's days-hours:minutes:seconds).  Plain numbers are
- * seconds.  Every part is a plain decimal number (no sign, "nan", "inf" or
- * hex) and the whole is at most 9e9 seconds.  Returns 0 or DR_EINVAL; the
- * _err form also says which part is bad and why. */
+/* Parse a duration: a number with an optional unit - us, ms, s, m
+ * (minutes), h, d, w (also wk, weeks), mo (months of 30.4375 days; also
+ * month, months), y (365.25 days; also yr), case ignored - such as "90",
+ * "200ms", "15m", "2h", "3d", "4w", "18mo", "2y", or Slurm's colon forms
+ * "1:30:00", "30:00" (mm:ss), "2-12:00:00", "2-12" (days-hours[:mm[:ss]]).
+ * Plain numbers are seconds.  Every part is a plain decimal number (no
+ * sign, "nan", "inf" or hex) and the whole is at most 9e9 seconds (~285
+ * years).  Returns 0 or DR_EINVAL; the _err form also says which part is
+ * bad and why.  The one duration parser of the library
+ * (dr_plan_parse_duration is a wrapper in seconds). */
 int dr_duration_parse(const char *s, dr_time_t *out);
 int dr_duration_parse_err(const char *s, dr_time_t *out, dr_err_t *err);
 

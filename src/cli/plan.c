@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "drover/plan.h"
+#include "drover/time.h"
 
 static void plan_usage(FILE *f)
 {
@@ -87,9 +88,12 @@ static int parse_u32_opt(const char *opt, const char *s, uint32_t *out)
 
 static int parse_dur_opt(const char *opt, const char *s, double *out)
 {
-    if (dr_plan_parse_duration(s, out) != 0)
-        return cli_usage_error("%s: '%s' is not a duration (200ms, 90s, 36h, 30d, 4w, 18mo)", opt,
-                               s);
+    dr_time_t t;
+    dr_err_t err;
+    if (dr_duration_parse_err(s, &t, &err) != 0)
+        return cli_usage_error("%s: '%s' is not a duration (200ms, 90s, 36h, 30d, 4w, 18mo): %s",
+                               opt, s, err.msg);
+    *out = dr_time_to_s(t);
     return 0;
 }
 

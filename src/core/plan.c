@@ -194,36 +194,8 @@ int dr_plan_parse_count(const char *s, double *out)
 
 int dr_plan_parse_duration(const char *s, double *seconds)
 {
-    if (!s)
-        return DR_EINVAL;
-    while (isspace((unsigned char)*s))
-        s++;
-    char *end;
-    double v = strtod(s, &end);
-    if (end != s && isfinite(v) && v >= 0) {
-        static const struct {
-            const char *unit;
-            double s;
-        } units[] = {{"ms", 1e-3},
-                     {"us", 1e-6},
-                     {"y", 365.25 * 86400},
-                     {"yr", 365.25 * 86400},
-                     {"mo", 30.4375 * 86400},
-                     {"month", 30.4375 * 86400},
-                     {"months", 30.4375 * 86400},
-                     {"w", 7 * 86400},
-                     {"wk", 7 * 86400},
-                     {"weeks", 7 * 86400}};
-        for (size_t i = 0; i < sizeof units / sizeof *units; i++)
-            if (strcasecmp(end, units[i].unit) == 0) {
-                if (!isfinite(v * units[i].s)) /* "1e308y" */
-                    return DR_EINVAL;
-                *seconds = v * units[i].s;
-                return DR_OK;
-            }
-    }
     dr_time_t t;
-    if (dr_duration_parse(s, &t) != 0 || t < 0 || t == DR_TIME_NEVER)
+    if (dr_duration_parse(s, &t) != 0)
         return DR_EINVAL;
     *seconds = dr_time_to_s(t);
     return DR_OK;

@@ -461,7 +461,32 @@ static int dur_num(const char *b, const char *e, bool exp, const char *what, dou
     return DR_OK;
 }
 
-/* Durations: "90", "90s", "15m", "2h", "3d", "1:30:00", "2-12:00:00". */
+/* Units of the plain form, case ignored: "m" is minutes, "mo" months.  A
+ * month is a twelfth of a Julian year (30.4375 days), a year 365.25 days,
+ * as the planner has always counted them. */
+static const struct {
+    const char *name;
+    double s;
+} dur_units[] = {
+    {"us", 1e-6},
+    {"ms", 1e-3},
+    {"s", 1},
+    {"m", 60},
+    {"h", 3600},
+    {"d", 86400},
+    {"w", 7 * 86400.0},
+    {"wk", 7 * 86400.0},
+    {"weeks", 7 * 86400.0},
+    {"mo", 30.4375 * 86400},
+    {"month", 30.4375 * 86400},
+    {"months", 30.4375 * 86400},
+    {"y", 365.25 * 86400},
+    {"yr", 365.25 * 86400},
+};
+
+/* Durations: "90", "90s", "200ms", "15m", "2h", "3d", "4w", "18mo", "2y",
+ * "1:30:00", "2-12:00:00".  The one parser: dr_plan_parse_duration and
+ * every option, config key and trace column that takes a duration use it. */
 int dr_duration_parse_err(const char *s, dr_time_t *out, dr_err_t *err)
 {
     if (!s || dr_is_blank(s))
@@ -518,13 +543,15 @@ int dr_duration_parse_err(const char *s, dr_time_t *out, dr_err_t *err)
         if ((rc = dur_num(s, e, true, "value", &v, err)) != 0)
             return rc;
         if (e < stop) {
-            static const char units[] = "sSmMhHdD";
-            static const double unit_s[] = {1, 1, 60, 60, 3600, 3600, 86400, 86400};
-            const char *u = strchr(units, *e);
-            if (!u || e + 1 != stop)
-                return dr_err_set(err, DR_EINVAL, "unknown unit '%.*s' (s, m, h or d)",
-                                  (int)(stop - e > 40 ? 40 : stop - e), e);
-            mult = unit_s[u - units];
+            size_t ulen = (size_t)(stop - e), u = 0, nu = sizeof dur_units / sizeof *dur_units;
+            while (u < nu && !(strlen(dur_units[u].name) == ulen &&
+                               strncasecmp(dur_units[u].name, e, ulen) == 0))
+                u++;
+            if (u == nu)
+                return dr_err_set(err, DR_EINVAL,
+                                  "unknown unit '%.*s' (ms, s, m, h, d, w, mo or y)",
+                                  (int)(ulen > 40 ? 40 : ulen), e);
+            mult = dur_units[u].s;
         }
         secs = v * mult;
     }

@@ -1,9 +1,12 @@
 /* test_job.c - the job state machine, request validation, progress
  * accounting and array ranges. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "drover/job.h"
+#include "drover/plan.h"
+#include "drover/time.h"
 #include "testutil.h"
 
 static void test_transitions_table(void **st)
@@ -232,6 +235,76 @@ static void test_duration(void **st)
         assert_int_equal(dr_duration_parse(bad[i], &t), DR_EINVAL);
 }
 
+/* One parser for every duration (options, config, traces, the planner):
+ * the union of the units the planner and the rest once accepted apart -
+ * us, ms, s, m, h, d, w, mo, y and their long forms, case ignored - with
+ * "m" minutes and "mo" months, beside Slurm's colon forms. */
+static void test_duration_units(void **st)
+{
+    (void)st;
+    struct {
+        const char *s;
+        long long ns;
+    } ok[] = {
+        {"250us", 250000LL},
+        {"200ms", 200000000LL},
+        {"1500MS", 1500000000LL},
+        {"90s", 90 * DR_NSEC_PER_SEC},
+        {"15m", 900 * DR_NSEC_PER_SEC},
+        {"15M", 900 * DR_NSEC_PER_SEC},
+        {"2h", 7200 * DR_NSEC_PER_SEC},
+        {"3d", 3 * 86400 * DR_NSEC_PER_SEC},
+        {"2w", 14 * 86400 * DR_NSEC_PER_SEC},
+        {"2wk", 14 * 86400 * DR_NSEC_PER_SEC},
+        {"1weeks", 7 * 86400 * DR_NSEC_PER_SEC},
+        {"4mo", 4 * 2629800 * DR_NSEC_PER_SEC}, /* 30.4375 days each */
+        {"1Month", 2629800 * DR_NSEC_PER_SEC},
+        {"18months", 18 * 2629800 * DR_NSEC_PER_SEC},
+        {"1y", 31557600 * DR_NSEC_PER_SEC}, /* 365.25 days */
+        {"2yr", 2 * 31557600 * DR_NSEC_PER_SEC},
+        {"0.5w", 302400 * DR_NSEC_PER_SEC},
+        {"1e2y", 3155760000LL * DR_NSEC_PER_SEC},
+        {" 2w ", 14 * 86400 * DR_NSEC_PER_SEC},
+        {"30:00", 1800 * DR_NSEC_PER_SEC},
+        {"2-12", (2 * 86400 + 12 * 3600) * DR_NSEC_PER_SEC},
+        {"1-00:30", (86400 + 1800) * DR_NSEC_PER_SEC},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        dr_time_t t = -1;
+        dr_err_t err = {0};
+        if (dr_duration_parse_err(ok[i].s, &t, &err) != DR_OK)
+            fail_msg("'%s' refused: %s", ok[i].s, err.msg);
+        if (t != ok[i].ns)
+            fail_msg("'%s' is %lld ns, not %lld", ok[i].s, (long long)t, ok[i].ns);
+        /* the planner's parser is the same one, in seconds */
+        double sec = -1;
+        assert_int_equal(dr_plan_parse_duration(ok[i].s, &sec), DR_OK);
+        assert_true(fabs(sec - dr_time_to_s(t)) <= 1e-12 * (sec > 1 ? sec : 1));
+    }
+    struct {
+        const char *s, *want;
+    } bad[] = {
+        {"5mm", "unknown unit 'mm' (ms, s, m, h, d, w, mo or y)"},
+        {"5mos", "unknown unit 'mos'"},
+        {"2 w", "unknown unit ' w'"},
+        {"3min", "unknown unit 'min'"},
+        {"1ys", "unknown unit 'ys'"},
+        {"300y", "is too long"},
+        {"-2w", "is negative"},
+        {"w", "is not a number"},
+        {"2w:00", "minutes: '2w' is not a number"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        dr_time_t t = 0;
+        dr_err_t err = {0};
+        if (dr_duration_parse_err(bad[i].s, &t, &err) != DR_EINVAL)
+            fail_msg("'%s' was accepted (%lld ns)", bad[i].s, (long long)t);
+        tu_assert_contains(err.msg, bad[i].want);
+        double sec;
+        assert_int_equal(dr_plan_parse_duration(bad[i].s, &sec), DR_EINVAL);
+    }
+}
+
 /* Every part of a duration is a finite, non-negative decimal number: "nan"
  * as the days of "nan-01:00:00" once went through strtod into an int64
  * conversion (undefined; in practice "no limit"), "inf" and "1e400" meant
@@ -305,7 +378,7 @@ int main(void)
         cmocka_unit_test(test_validate),          cmocka_unit_test(test_progress),
         cmocka_unit_test(test_ckpt_progress),     cmocka_unit_test(test_array),
         cmocka_unit_test(test_array_overflow),    cmocka_unit_test(test_duration_strict),
-        cmocka_unit_test(test_duration),
+        cmocka_unit_test(test_duration),          cmocka_unit_test(test_duration_units),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -55,9 +55,20 @@ static void test_parse_duration(void **state)
     struct {
         const char *s;
         double v;
-    } ok[] = {{"30d", 30 * 86400.0},      {"4w", 28 * 86400.0}, {"18mo", 18 * 30.4375 * 86400},
-              {"2y", 2 * 365.25 * 86400}, {"36h", 36 * 3600.0}, {"200ms", 0.2},
-              {"1:30:00", 5400},          {"90", 90},           {"2-12:00:00", 216000}};
+    } ok[] = {{"30d", 30 * 86400.0},
+              {"4w", 28 * 86400.0},
+              {"18mo", 18 * 30.4375 * 86400},
+              {"2y", 2 * 365.25 * 86400},
+              {"36h", 36 * 3600.0},
+              {"200ms", 0.2},
+              {"1:30:00", 5400},
+              {"90", 90},
+              {"2-12:00:00", 216000},
+              /* "m" is minutes, "mo" months; case is ignored (one parser: util.c) */
+              {"15m", 900},
+              {"3MO", 3 * 30.4375 * 86400},
+              {"2W", 14 * 86400.0},
+              {"250us", 250e-6}};
     for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
         double v = -1;
         assert_int_equal(dr_plan_parse_duration(ok[i].s, &v), 0);
@@ -67,6 +78,8 @@ static void test_parse_duration(void **state)
     assert_int_equal(dr_plan_parse_duration("soon", &v), DR_EINVAL);
     assert_int_equal(dr_plan_parse_duration("-3d", &v), DR_EINVAL);
     assert_int_equal(dr_plan_parse_duration(NULL, &v), DR_EINVAL);
+    assert_int_equal(dr_plan_parse_duration("3min", &v), DR_EINVAL);
+    assert_int_equal(dr_plan_parse_duration("0x10w", &v), DR_EINVAL); /* no hex */
 }
 
 static void test_presets(void **state)

@@ -319,9 +319,9 @@ static void test_time_formats(void **state)
          "'1e3' is not a time: a number without a unit is whole minutes (as in Slurm); write "
          "90s, 1.5h, 1:30:00 ..."},
         {"150000001", "'150000001' minutes is too long (at most 150000000)"},
-        {"5y",
-         "'5y' is not a time (minutes, MM:SS, [D-]HH:MM:SS, D-HH[:MM], 90s, 15m, 2h, 3d): unknown "
-         "unit 'y' (s, m, h or d)"},
+        {"5q",
+         "'5q' is not a time (minutes, MM:SS, [D-]HH:MM:SS, D-HH[:MM], 90s, 15m, 2h, 3d): unknown "
+         "unit 'q' (ms, s, m, h, d, w, mo or y)"},
         {"1:2:3:4",
          "'1:2:3:4' is not a time (minutes, MM:SS, [D-]HH:MM:SS, D-HH[:MM], 90s, 15m, 2h, 3d): "
          "'1:2:3:4' has more than three ':' parts"},

@@ -307,7 +307,8 @@ static void output(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
     free(buf);
     struct evkeyvalq *h = evhttp_request_get_output_headers(req);
     char next[32];
-    snprintf(next, sizeof next, "%llu", (unsigned long long)(off + (uint64_t)n));
+    uint64_t upto = off + (uint64_t)n;
+    snprintf(next, sizeof next, "%llu", (unsigned long long)upto);
     evhttp_add_header(h, "Content-Type", "text/plain; charset=utf-8");
     evhttp_add_header(h, "X-Drover-Offset-Next", next);
     evhttp_add_header(h, "X-Drover-Job-State", st);

@@ -68,7 +68,7 @@ int ctld_auth(dr_ctld_t *c, struct evhttp_request *req, ctld_who_t *who)
     struct sockaddr_storage ss;
     socklen_t sl = sizeof ss;
     if (fd >= 0 && getsockname(fd, (struct sockaddr *)&ss, &sl) == 0 && ss.ss_family == AF_UNIX) {
-        struct ucred cr;
+        struct ucred cr = {0};
         socklen_t cl = sizeof cr;
         if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) != 0)
             return DR_EINVAL;

@@ -239,7 +239,7 @@ static char *launch_json(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
     m.nenv = (uint32_t)env.n;
     m.cwd = sp->cwd ? sp->cwd : "/";
     m.out_path = cj->out_path;
-    m.err_path = cj->err_path && strcmp(cj->err_path, cj->out_path) ? cj->err_path : "";
+    m.err_path = cj->err_path && strcmp(cj->err_path, cj->out_path) != 0 ? cj->err_path : "";
     m.uid = cj->uid;
     m.gid = cj->gid;
     m.gpus = gpus;
@@ -292,6 +292,10 @@ static void launch_job(dr_ctld_t *c, ctld_job_t *cj)
         cj->got_gpus += j->alloc.slots[i].gpu != DR_NO_GPU && j->alloc.slots[i].milli >= 1000;
     if (!cj->got_gpus && j->alloc.nslots && j->alloc.slots[0].gpu != DR_NO_GPU)
         cj->got_gpus = 1; /* a fractional share */
+    if (!cj->ranks || !cj->nranks) {
+        ctld_log("job %llu: out of memory launching it", (unsigned long long)j->id);
+        return;
+    }
     if (c->cl.nodes[cj->ranks[0].node].ngpus == 0)
         cj->got_type = -1;
     set_paths(c, cj);

@@ -197,10 +197,14 @@ int main(int argc, char **argv)
         o.socket = sock_default;
     }
     if (!o.agent_listen) {
+        /* the --listen host, the next port */
         const char *colon = strrchr(o.listen, ':');
-        int port = colon ? atoi(colon + 1) : 6817;
-        snprintf(agent_default, sizeof agent_default, "%.*s:%d",
-                 colon ? (int)(colon - o.listen) : 9, colon ? o.listen : "127.0.0.1", port + 1);
+        if (!colon) {
+            fprintf(stderr, "droverd: --listen %s: not HOST:PORT\n", o.listen);
+            return 2;
+        }
+        snprintf(agent_default, sizeof agent_default, "%.*s:%d", (int)(colon - o.listen),
+                 o.listen, atoi(colon + 1) + 1);
         o.agent_listen = agent_default;
     }
     if (!key_file_ok(o.key_file))

@@ -910,8 +910,9 @@ static int cpol_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, 
     dr_time_t replan = dr_time_add(v->now, DR_NSEC_PER_SEC);
     if (d->preempted && replan < *wake_at)
         *wake_at = replan; /* re-plan the jobs preempted */
-    return rc == DR_OK ? DR_OK
-                       : dr_err_set(err, rc, "cost: applying decisions failed: %s", dr_strerror(rc));
+    return rc == DR_OK
+               ? DR_OK
+               : dr_err_set(err, rc, "cost: applying decisions failed: %s", dr_strerror(rc));
 }
 
 const dr_policy_ops_t dr_policy_cost = {

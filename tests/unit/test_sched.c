@@ -732,6 +732,11 @@ static void test_adopt(void **st)
     assert_int_equal(dr_sched_adopt(s, &a, &aa, 150, &err), DR_EINVAL);
     tu_assert_contains(err.msg, "before the event log's last record");
     assert_int_equal(dr_sched_adopt(s, &a, &aa, 200, &err), DR_OK);
+    /* the driver owns its jobs, and the allocations of those still running */
+    dr_alloc_free(&a.alloc);
+    dr_alloc_free(&b.alloc);
+    for (int i = 0; i < 4; i++)
+        dr_alloc_free(&q[i].alloc);
     dr_pass_result_free(&pr);
     dr_sched_destroy(s);
     dr_cluster_free(&c);
@@ -793,6 +798,7 @@ static void test_restore(void **st)
     dup.state = DR_JOB_PENDING;
     assert_int_equal(dr_sched_submit(s, &dup, 101, &err), DR_OK);
     assert_ptr_equal(dr_sched_find_job(s, 2), &dup);
+    dr_alloc_free(&old.alloc);
     dr_pass_result_free(&pr);
     dr_sched_destroy(s);
     dr_cluster_free(&c);
@@ -883,6 +889,8 @@ static void test_node_drain(void **st)
     node_records(s, rec, sizeof rec);
     assert_string_equal(rec, "up>drain drain>up up>down cloud>up up>cloud");
     assert_true(dr_sched_log(s)->node_ev[0].node == nd && dr_sched_log(s)->node_ev[0].t == 10);
+    for (int i = 0; i < 5; i++)
+        dr_alloc_free(&j[i].alloc);
     dr_pass_result_free(&pr);
     dr_sched_destroy(s);
     dr_cluster_free(&c);

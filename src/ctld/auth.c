@@ -65,7 +65,7 @@ int ctld_auth(dr_ctld_t *c, struct evhttp_request *req, ctld_who_t *who)
     struct evhttp_connection *conn = evhttp_request_get_connection(req);
     struct bufferevent *bev = conn ? evhttp_connection_get_bufferevent(conn) : NULL;
     int fd = bev ? (int)bufferevent_getfd(bev) : -1;
-    struct sockaddr_storage ss;
+    struct sockaddr_storage ss = {0};
     socklen_t sl = sizeof ss;
     if (fd >= 0 && getsockname(fd, (struct sockaddr *)&ss, &sl) == 0 && ss.ss_family == AF_UNIX) {
         struct ucred cr = {0};

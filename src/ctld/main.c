@@ -73,9 +73,9 @@ static int gen_key(const char *path)
 static int key_file_ok(const char *path)
 {
     struct stat st;
-    if (stat(path, &st) != 0) {
-        fprintf(stderr, "droverd: --key %s: %s (create one with 'droverd --gen-key %s')\n", path,
-                strerror(errno), path);
+    if (!path || stat(path, &st) != 0) {
+        fprintf(stderr, "droverd: --key %s: %s (create one with 'droverd --gen-key %s')\n",
+                path ? path : "", strerror(errno), path ? path : "FILE");
         return 0;
     }
     if (st.st_mode & 077) {
@@ -186,7 +186,7 @@ int main(int argc, char **argv)
         default: usage(stderr); return 2;
         }
     }
-    if (optind != argc || !o.config || !o.state_dir) {
+    if (optind != argc || !o.config || !o.state_dir || !o.listen) {
         fprintf(stderr, "droverd: -c cluster.conf and --state DIR are required\n");
         usage(stderr);
         return 2;
@@ -203,8 +203,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "droverd: --listen %s: not HOST:PORT\n", o.listen);
             return 2;
         }
-        snprintf(agent_default, sizeof agent_default, "%.*s:%d", (int)(colon - o.listen),
-                 o.listen, atoi(colon + 1) + 1);
+        snprintf(agent_default, sizeof agent_default, "%.*s:%d", (int)(colon - o.listen), o.listen,
+                 atoi(colon + 1) + 1);
         o.agent_listen = agent_default;
     }
     if (!key_file_ok(o.key_file))

@@ -90,7 +90,7 @@ static void submit(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
     json_t *o = json_pack("{s:I,s:s}", "id", (json_int_t)cj->j.id, "state", "pending");
     if (cj->array)
         json_object_set_new(o, "array_tasks", json_integer(cj->array->nidx));
-    char *s = json_dumps(o, JSON_COMPACT);
+    char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(15));
     json_decref(o);
     ctld_out_http(c, req, 201, s, cj->j.id);
 }
@@ -205,7 +205,7 @@ static void list(dr_ctld_t *c, struct evhttp_request *req)
                     const char *st = json_string_value(json_object_get(v, "state"));
                     if (!st || !state_in(states, st))
                         continue;
-                    char *s = json_dumps(v, JSON_COMPACT);
+                    char *s = json_dumps(v, JSON_COMPACT | JSON_REAL_PRECISION(15));
                     if (s)
                         list_add(&l, s);
                     free(s);
@@ -272,9 +272,11 @@ static void output(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
         evhttp_parse_query_str(qs, &q);
     const char *stream = evhttp_find_header(&q, "stream");
     const char *off_s = evhttp_find_header(&q, "offset");
-    uint64_t off = 0;
-    if (off_s && dr_parse_u64(off_s, &off) != 0) {
-        ctld_reply_error(req, 400, "offset", "offset: not a number");
+    const char *lim_s = evhttp_find_header(&q, "limit");
+    uint64_t off = 0, lim = OUTPUT_CHUNK;
+    if ((off_s && dr_parse_u64(off_s, &off) != 0) || (lim_s && dr_parse_u64(lim_s, &lim) != 0)) {
+        ctld_reply_error(req, 400, off_s ? "offset" : "limit", "%s: not a number",
+                         off_s ? "offset" : "limit");
         evhttp_clear_headers(&q);
         free(js);
         return;
@@ -297,8 +299,10 @@ static void output(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
         return;
     }
     json_decref(o);
+    if (lim > OUTPUT_CHUNK)
+        lim = OUTPUT_CHUNK;
     char *buf = malloc(OUTPUT_CHUNK);
-    ssize_t n = buf ? pread(fd, buf, OUTPUT_CHUNK, (off_t)off) : -1;
+    ssize_t n = buf ? pread(fd, buf, (size_t)lim, (off_t)off) : -1;
     close(fd);
     if (n < 0)
         n = 0;
@@ -340,7 +344,7 @@ static void events(dr_ctld_t *c, struct evhttp_request *req, uint64_t id)
     ev_ctx_t e = {json_array()};
     ctld_store_events(c, id, ev_add, &e);
     json_t *o = json_pack("{s:I,s:o}", "id", (json_int_t)id, "events", e.a);
-    char *s = json_dumps(o, JSON_COMPACT);
+    char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(15));
     json_decref(o);
     ctld_reply_json(req, 200, s);
     free(s);
@@ -379,7 +383,7 @@ static void cancel(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
     }
     json_t *o = json_pack("{s:I,s:s}", "id", (json_int_t)id, "state",
                           ctld_job_terminal(target) ? ctld_job_state_name(target) : "cancelling");
-    char *s = json_dumps(o, JSON_COMPACT);
+    char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(15));
     json_decref(o);
     ctld_out_http(c, req, 200, s, 0);
 }

@@ -48,7 +48,7 @@ char *ctld_node_json(dr_ctld_t *c, uint32_t i)
                   cn->ngpus ? c->cl.types[cn->type].name : "", "gpus", (json_int_t)cn->ngpus,
                   "gpus_alloc", (json_int_t)alloc, "cpus", (json_int_t)(cn->cpu_milli / 1000),
                   "mem_mb", (json_int_t)cn->mem_mb, "agent", agent, "jobs", jobs);
-    char *s = json_dumps(o, JSON_COMPACT);
+    char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(15));
     json_decref(o);
     return s;
 }

@@ -69,7 +69,7 @@ void ctld_reply_error(struct evhttp_request *req, int status, const char *field,
     json_t *o = json_pack("{s:s}", "error", msg);
     if (field && *field)
         json_object_set_new(o, "field", json_string(field));
-    char *s = json_dumps(o, JSON_COMPACT);
+    char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(15));
     json_decref(o);
     if (status == 401)
         evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate",
@@ -88,7 +88,7 @@ static void on_ping(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *
                   (json_int_t)c->st.passes, "commits", (json_int_t)c->st.commits, "launches",
                   (json_int_t)c->st.launches, "frames_dropped", (json_int_t)c->st.frames_dropped,
                   "pass_seconds", c->st.pass_s_total, "commit_seconds", c->st.commit_s_total);
-    char *s = json_dumps(o, JSON_COMPACT);
+    char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(15));
     json_decref(o);
     ctld_reply_json(req, 200, s);
     free(s);
@@ -134,7 +134,7 @@ static void on_tokens(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t
         return;
     }
     json_t *out = json_pack("{s:s,s:s,s:s}", "token", tok, "user", u, "role", r);
-    char *s = json_dumps(out, JSON_COMPACT);
+    char *s = json_dumps(out, JSON_COMPACT | JSON_REAL_PRECISION(15));
     json_decref(out);
     ctld_reply_json(req, 201, s);
     free(s);

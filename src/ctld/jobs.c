@@ -196,7 +196,7 @@ char *ctld_job_json(dr_ctld_t *c, const ctld_job_t *cj)
     }
     if (live)
         cost += elapsed / 3600.0 * cj->got_gpus * price_hr(c, cj->got_type);
-    json_object_set_new(o, "elapsed", json_real(elapsed));
+    json_object_set_new(o, "elapsed", json_real(round(elapsed * 1e3) / 1e3));
     json_object_set_new(o, "cost_usd", json_real(round(cost * 1e6) / 1e6));
     json_object_set_new(o, "array", sp->array ? json_string(sp->array) : json_null());
     json_object_set_new(o, "array_parent",
@@ -226,7 +226,7 @@ char *ctld_job_json(dr_ctld_t *c, const ctld_job_t *cj)
     json_object_set_new(o, "out_path", json_string(cj->out_path ? cj->out_path : ""));
     json_object_set_new(o, "err_path", json_string(cj->err_path ? cj->err_path : ""));
     json_object_set_new(o, "generation", json_integer(cj->gen));
-    char *s = json_dumps(o, JSON_COMPACT);
+    char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(15));
     json_decref(o);
     return s;
 }

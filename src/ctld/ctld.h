@@ -151,7 +151,9 @@ typedef struct dr_ctld {
     struct event_base *base;
     struct evhttp *http;
     struct evconnlistener *agent_lst;
-    struct event *turn_ev, *pass_timer, *tick_ev, *sig_int, *sig_term;
+    struct event *turn_ev, *tick_ev, *sig_int, *sig_term;
+    struct event *pass_timer; /* the next pass allowed by --min-pass-interval; retries */
+    struct event *wake_timer; /* the time the policy asked to be woken at */
     struct sqlite3 *db;
     struct sqlite3_stmt *stmts[4]; /* prepared once: the statements every turn runs */
     uint8_t key[DR_PROTO_KEY];

@@ -618,7 +618,7 @@ static void run_pass(dr_ctld_t *c, dr_time_t now)
         dr_time_t d = r.wake_at - now;
         struct timeval tv = {(time_t)(d / DR_NSEC_PER_SEC),
                              (suseconds_t)(d % DR_NSEC_PER_SEC / 1000)};
-        evtimer_add(c->pass_timer, &tv);
+        evtimer_add(c->wake_timer, &tv); /* the policy's own timer (aging) */
     }
     dr_pass_result_free(&r);
 }
@@ -911,6 +911,7 @@ int dr_ctld_init(dr_ctld_t *c, const ctld_opts_t *o, dr_err_t *err)
         return dr_err_set(err, DR_ENOMEM, "event_base_new failed");
     c->turn_ev = event_new(c->base, -1, 0, turn, c);
     c->pass_timer = evtimer_new(c->base, on_pass_timer, c);
+    c->wake_timer = evtimer_new(c->base, on_pass_timer, c);
     c->tick_ev = event_new(c->base, -1, EV_PERSIST, on_tick, c);
     struct timeval sec = {1, 0};
     event_add(c->tick_ev, &sec);
@@ -937,6 +938,8 @@ void dr_ctld_free(dr_ctld_t *c)
         event_free(c->turn_ev);
     if (c->pass_timer)
         event_free(c->pass_timer);
+    if (c->wake_timer)
+        event_free(c->wake_timer);
     if (c->tick_ev)
         event_free(c->tick_ev);
     if (c->sig_int)

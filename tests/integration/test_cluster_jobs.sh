@@ -32,6 +32,18 @@ el=$(job_field "$id" elapsed)
 awk "BEGIN{exit !($cost > 0 && $cost < $el / 3600 * 20)}" && ok "cost_usd charged ($cost for ${el}s of one A100)" ||
     bad "cost $cost for ${el}s"
 
+# back to back: each job submitted the moment the last one ended starts at
+# once (a policy's long wake-up timer must not hold the next pass back)
+start=$(date +%s)
+k=0
+while [ $k -lt 10 ]; do
+    id=$("$DROVER" submit --parsable --gpus-per-node 1 -- true) && timeout 10 "$DROVER" wait "$id" >/dev/null ||
+        break
+    k=$((k + 1))
+done
+[ $k -eq 10 ] && [ $(($(date +%s) - start)) -lt 10 ] && ok "10 jobs back to back, each started at once" ||
+    bad "back to back: $k of 10 in $(($(date +%s) - start))s"
+
 # an array of 20 tasks, at most 2 at once
 cat >"$T/task.sh" <<'SH'
 #!/bin/sh

@@ -140,8 +140,10 @@ int main(int argc, char **argv)
                                     "gpus_per_node", 1, "chdir", cwd, "output", out);
             json_t *r = call(server, "POST", "/v1/jobs", job);
             json_decref(job);
-            if (!r)
+            if (!r) {
+                free(lat);
                 return 1;
+            }
             char path[64];
             snprintf(path, sizeof path, "/v1/jobs/%lld",
                      (long long)json_integer_value(json_object_get(r, "id")));
@@ -159,15 +161,19 @@ int main(int argc, char **argv)
             }
             FILE *f = fopen(out, "r");
             double started = 0;
-            if (!f || fscanf(f, "%lf", &started) != 1)
+            if (!f || fscanf(f, "%lf", &started) != 1) {
+                if (f)
+                    fclose(f);
+                free(lat);
                 return 1;
+            }
             fclose(f);
             unlink(out);
             lat[i] = (started - submit) * 1e3;
         }
         qsort(lat, (size_t)n, sizeof *lat, cmp_d);
-        printf("latency_ms n %d p50 %.1f p99 %.1f max %.1f\n", n, pct(lat, n, 50),
-               pct(lat, n, 99), lat[n - 1]);
+        printf("latency_ms n %d p50 %.1f p99 %.1f max %.1f\n", n, pct(lat, n, 50), pct(lat, n, 99),
+               lat[n - 1]);
         free(lat);
         return 0;
     }

@@ -110,6 +110,9 @@ typedef struct dr_cluster {
      * up or unhidden): a policy that saw the same value before knows that
      * nothing which failed to fit then can fit now. */
     uint64_t freed_gen;
+    /* SchedulerPolicy= of the config file ("" = not given): the policy a
+     * controller runs on this cluster. */
+    char policy[128];
 } dr_cluster_t;
 
 void dr_cluster_init(dr_cluster_t *c);

@@ -533,8 +533,8 @@ int cli_queue(int argc, char **argv)
     size_t tl = 64 + (eu ? strlen(eu) : 0) + (es ? strlen(es) : 0);
     char *target = malloc(tl);
     if (target)
-        snprintf(target, tl, "/v1/jobs%s%s%s%s%s%s", es || eu ? "?" : "", es ? "state=" : "",
-                 es ? es : "", es && eu ? "&" : "", eu ? "user=" : "", eu ? eu : "");
+        snprintf(target, tl, "/v1/jobs?%s%s%s%s%s", es ? "state=" : "all=1", es ? es : "",
+                 eu ? "&" : "", eu ? "user=" : "", eu ? eu : "");
     free(eu);
     free(es);
     if (!target)

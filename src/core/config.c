@@ -23,6 +23,7 @@ enum {
     K_SWITCHNAME,
     K_GPUTYPE,
     K_POOL,
+    K_POLICY,
     K_GPUS,
     K_CPUS,
     K_MEMGB,
@@ -46,34 +47,18 @@ enum {
     K_N
 };
 
-static const char *const key_names[K_N] = {"NodeName",
-                                           "SwitchName",
-                                           "GpuType",
-                                           "Pool",
-                                           "Gpus",
-                                           "Cpus",
-                                           "MemGB",
-                                           "MemMB",
-                                           "NvlinkDomain",
-                                           "Switch",
-                                           "State",
-                                           "Nodes",
-                                           "Switches",
-                                           "LinkGbps",
-                                           "TdpW",
-                                           "Bf16Tflops",
-                                           "Fp16Tflops",
-                                           "Fp8Tflops",
-                                           "PricePerGpuHour",
-                                           "Vendor",
-                                           "MaxNodes",
-                                           "ProvisionDelay",
-                                           "SpotInterruptRate",
-                                           "Shards"};
+static const char *const key_names[K_N] = {
+    "NodeName",        "SwitchName",   "GpuType",        "Pool",
+    "SchedulerPolicy", "Gpus",         "Cpus",           "MemGB",
+    "MemMB",           "NvlinkDomain", "Switch",         "State",
+    "Nodes",           "Switches",     "LinkGbps",       "TdpW",
+    "Bf16Tflops",      "Fp16Tflops",   "Fp8Tflops",      "PricePerGpuHour",
+    "Vendor",          "MaxNodes",     "ProvisionDelay", "SpotInterruptRate",
+    "Shards"};
 
 #define KB(k) (1u << (k))
 /* Keys allowed on each line kind (indexed by the kind's own key). */
-static const unsigned kind_keys[4] = {
+static const unsigned kind_keys[K_POLICY + 1] = {
     [K_NODENAME] = KB(K_NODENAME) | KB(K_GPUS) | KB(K_CPUS) | KB(K_MEMGB) | KB(K_MEMMB) |
                    KB(K_NVLINK) | KB(K_SWITCH) | KB(K_STATE) | KB(K_SHARDS),
     [K_SWITCHNAME] = KB(K_SWITCHNAME) | KB(K_NODES) | KB(K_SWITCHES) | KB(K_LINKGBPS),
@@ -81,6 +66,7 @@ static const unsigned kind_keys[4] = {
                   KB(K_PRICE) | KB(K_VENDOR),
     [K_POOL] = KB(K_POOL) | KB(K_GPUS) | KB(K_MAXNODES) | KB(K_CPUS) | KB(K_MEMGB) | KB(K_MEMMB) |
                KB(K_PRICE) | KB(K_DELAY) | KB(K_SPOT) | KB(K_NVLINK),
+    [K_POLICY] = KB(K_POLICY),
 };
 
 static int key_lookup(const char *k)
@@ -764,15 +750,30 @@ static int cf_pool(cf_t *p)
     return rc;
 }
 
+/* SchedulerPolicy=NAME[:key=val,...]: the policy the controller runs (the
+ * simulator takes --policy instead).  The name is checked where the policy
+ * is created: the core does not know the registry. */
+static int cf_policy(cf_t *p)
+{
+    const cf_tok_t *t = p->by_key[K_POLICY];
+    size_t n = strlen(t->val);
+    if (n == 0 || n >= sizeof p->c->policy)
+        return TOK_ERR(p, t, "a policy name of 1 to %zu characters", sizeof p->c->policy - 1);
+    if (p->c->policy[0])
+        return TOK_ERR(p, t, "given twice (already '%s')", p->c->policy);
+    memcpy(p->c->policy, t->val, n + 1);
+    return DR_OK;
+}
+
 /* One logical line (its tokens are in p->toks). */
 static int cf_statement(cf_t *p)
 {
     const cf_tok_t *first = &p->toks[0];
     int kind = first->k;
-    if (kind < 0 || kind > K_POOL)
+    if (kind < 0 || kind > K_POLICY)
         return TOK_ERR(p, first,
-                       "unknown line kind (a line starts with NodeName=, SwitchName=, GpuType= "
-                       "or Pool=)");
+                       "unknown line kind (a line starts with NodeName=, SwitchName=, GpuType=, "
+                       "Pool= or SchedulerPolicy=)");
     memset(p->by_key, 0, sizeof p->by_key);
     for (size_t i = 0; i < p->ntoks; i++) {
         const cf_tok_t *t = &p->toks[i];
@@ -788,6 +789,7 @@ static int cf_statement(cf_t *p)
     case K_NODENAME: return cf_nodename(p);
     case K_SWITCHNAME: return cf_switchname(p);
     case K_GPUTYPE: return cf_gputype(p);
+    case K_POLICY: return cf_policy(p);
     default: return cf_pool(p);
     }
 }

@@ -184,7 +184,11 @@ static void on_register(ctld_agent_t *a, const dr_frame_t *f)
                 held = m.held[k].job == cj->j.id && m.held[k].gen == cj->gen && m.held[k].rank == r;
             if (held)
                 continue;
-            if (!cj->ranks[r].started) {
+            if (!cj->ranks[r].started && cj->kill_sent) {
+                /* cancelled before its launch arrived: it never ran there */
+                dr_msg_job_state_t js = {.exit_code = -1, .why = DR_END_KILLED, .detail = ""};
+                ctld_rank_ended(c, cj, r, &js);
+            } else if (!cj->ranks[r].started) {
                 ctld_launch_rank(c, cj, r); /* the launch never arrived */
             } else {
                 dr_msg_job_state_t js = {.exit_code = -1,

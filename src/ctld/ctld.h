@@ -212,6 +212,7 @@ void ctld_rank_ended(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank, const dr_msg_j
 void ctld_node_connected(dr_ctld_t *c, uint32_t node);
 void ctld_node_lost(dr_ctld_t *c, uint32_t node, const char *why);
 int ctld_launch_rank(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank);
+void ctld_pending_reason(dr_ctld_t *c, ctld_job_t *cj);
 
 /* outbox */
 void ctld_out_http(dr_ctld_t *c, struct evhttp_request *req, int status, char *body, uint64_t job);

@@ -330,6 +330,25 @@ static void kill_ranks(dr_ctld_t *c, ctld_job_t *cj, const char *why)
 
 /* ---- facts ---- */
 
+/* What a pending job waits for, in the user's words. */
+void ctld_pending_reason(dr_ctld_t *c, ctld_job_t *cj)
+{
+    const dr_job_req_t *r = &cj->j.req;
+    const dr_jobspec_t *sp = spec_of(cj);
+    uint32_t g = r->nodes ? r->nodes * r->gpus_per_node : r->gpus_per_node;
+    const char *types = sp->gpu_type && strcmp(sp->gpu_type, "any") != 0 ? sp->gpu_type : NULL;
+    if (!g)
+        snprintf(cj->reason, sizeof cj->reason, "waiting for %u node%s", r->nodes ? r->nodes : 1,
+                 r->nodes > 1 ? "s" : "");
+    else if (r->nodes > 1)
+        snprintf(cj->reason, sizeof cj->reason, "waiting for %u nodes x %u GPUs%s%s%s", r->nodes,
+                 r->gpus_per_node, types ? " (" : "", types ? types : "", types ? ")" : "");
+    else
+        snprintf(cj->reason, sizeof cj->reason, "waiting for %u GPU%s%s%s%s", g, g > 1 ? "s" : "",
+                 types ? " (" : "", types ? types : "", types ? ")" : "");
+    (void)c;
+}
+
 int ctld_submit(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err)
 {
     dr_time_t now = ctld_now(c);
@@ -345,6 +364,7 @@ int ctld_submit(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err)
     if (rc != DR_OK)
         return rc;
     cj->in_sched = true;
+    ctld_pending_reason(c, cj);
     c->st.submits++;
     ctld_job_dirty(c, cj);
     ctld_want_pass(c);
@@ -614,8 +634,9 @@ static void run_pass(dr_ctld_t *c, dr_time_t now)
     }
     for (size_t i = 0; i < r.nstarted; i++)
         launch_job(c, of(r.started[i]));
-    if (r.wake_at != DR_TIME_NEVER && r.wake_at > now) {
-        dr_time_t d = r.wake_at - now;
+    if (r.wake_at != DR_TIME_NEVER) {
+        /* a wake-up already due comes after the minimum interval (no busy loop) */
+        dr_time_t d = r.wake_at > now ? r.wake_at - now : c->o.min_pass_interval;
         struct timeval tv = {(time_t)(d / DR_NSEC_PER_SEC),
                              (suseconds_t)(d % DR_NSEC_PER_SEC / 1000)};
         evtimer_add(c->wake_timer, &tv); /* the policy's own timer (aging) */
@@ -875,7 +896,11 @@ int dr_ctld_init(dr_ctld_t *c, const ctld_opts_t *o, dr_err_t *err)
         rc = load_key(c, err);
     if (rc != DR_OK)
         return rc;
-    snprintf(c->policy, sizeof c->policy, "%s", o->policy ? o->policy : "drover");
+    /* --policy, else the config's SchedulerPolicy=, else drover */
+    snprintf(c->policy, sizeof c->policy, "%s",
+             o->policy         ? o->policy
+             : c->cl.policy[0] ? c->cl.policy
+                               : "drover");
     dr_sched_opts_t so = {.policy = c->policy, .placement = DR_PLACE_BEST_FIT, .seed = 1};
     rc = dr_sched_create(&c->sched, &c->cl, &so, err);
     if (rc != DR_OK)

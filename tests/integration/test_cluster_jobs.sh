@@ -44,6 +44,10 @@ done
 [ $k -eq 10 ] && [ $(($(date +%s) - start)) -lt 10 ] && ok "10 jobs back to back, each started at once" ||
     bad "back to back: $k of 10 in $(($(date +%s) - start))s"
 
+"$DROVER" queue --json | jq -e '[.jobs[] | select(.state == "completed")] | length == 0' >/dev/null &&
+    "$DROVER" queue --all --json | jq -e '[.jobs[] | select(.state == "completed")] | length >= 11' >/dev/null &&
+    ok "queue hides ended jobs; queue --all shows them" || bad "queue --all: $("$DROVER" queue --all | head -5)"
+
 # an array of 20 tasks, at most 2 at once
 cat >"$T/task.sh" <<'SH'
 #!/bin/sh

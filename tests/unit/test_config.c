@@ -403,10 +403,10 @@ static void test_errors_syntax(void **state)
     expect_err("# nothing\n\n", DR_EINVAL, "test.conf: no nodes (add NodeName= or Pool= lines)");
     expect_err(N1 "Color=red\n", DR_EINVAL,
                "test.conf:2: Color: unknown line kind (a line starts with NodeName=, "
-               "SwitchName=, GpuType= or Pool=)");
+               "SwitchName=, GpuType=, Pool= or SchedulerPolicy=)");
     expect_err(N1 "Cpus=8 NodeName=x\n", DR_EINVAL,
                "test.conf:2: Cpus: unknown line kind (a line starts with NodeName=, "
-               "SwitchName=, GpuType= or Pool=)");
+               "SwitchName=, GpuType=, Pool= or SchedulerPolicy=)");
     expect_err("NodeName=a Cpus=1 MemGB=1 Color=red\n", DR_EINVAL,
                "test.conf:1: Color: unknown key");
     expect_err("NodeName=a Cpus=1 MemGB=1 Pool=x\n", DR_EINVAL,
@@ -431,7 +431,7 @@ static void test_errors_syntax(void **state)
                "test.conf:3: MemGB: 'lots' is not a number");
     expect_err(N1 "NodeName=x Cpus=1 MemGB=1 \\\n\n  Bogus=1\n", DR_EINVAL,
                "test.conf:4: Bogus: unknown line kind (a line starts with NodeName=, "
-               "SwitchName=, GpuType= or Pool=)");
+               "SwitchName=, GpuType=, Pool= or SchedulerPolicy=)");
     /* unquoted, '#' starts a comment */
     expect_err("GpuType=\"Z#1\"\nNodeName=z1 Gpus=Z#1:2 Cpus=1 MemGB=1\n", DR_EINVAL,
                "test.conf:2: Gpus: expected TYPE:COUNT, got 'Z'");
@@ -733,9 +733,32 @@ static void test_openb_errors(void **state)
     expect_openb_err(OH "a,8000,1024,1,\"T4\n", "nodes.csv:2: unterminated quote");
 }
 
+/* SchedulerPolicy= names the controller's policy, once. */
+static void test_scheduler_policy(void **st)
+{
+    (void)st;
+    dr_err_t err;
+    dr_cluster_t c;
+    dr_cluster_init(&c);
+    const char *ok_conf = "SchedulerPolicy=cost:q=0.9\nNodeName=n1 Gpus=H100:8 Cpus=8 MemGB=64\n";
+    assert_int_equal(dr_config_parse(&c, &cat, "p.conf", ok_conf, strlen(ok_conf), &err), DR_OK);
+    assert_string_equal(c.policy, "cost:q=0.9");
+    dr_cluster_t d;
+    assert_int_equal(dr_cluster_copy(&d, &c, &err), DR_OK);
+    assert_string_equal(d.policy, "cost:q=0.9");
+    dr_cluster_free(&d);
+    dr_cluster_free(&c);
+    dr_cluster_init(&c);
+    const char *twice = "SchedulerPolicy=cost\nSchedulerPolicy=fifo\nNodeName=n1 Cpus=8 MemGB=64\n";
+    assert_int_equal(dr_config_parse(&c, &cat, "p.conf", twice, strlen(twice), &err), DR_EINVAL);
+    assert_string_equal(err.msg, "p.conf:2: SchedulerPolicy: given twice (already 'cost')");
+    dr_cluster_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_scheduler_policy),
         cmocka_unit_test(test_preset_gavel),
         cmocka_unit_test(test_preset_openb),
         cmocka_unit_test(test_preset_philly_mixed),

@@ -48,6 +48,14 @@ done
     "$DROVER" queue --all --json | jq -e '[.jobs[] | select(.state == "completed")] | length >= 11' >/dev/null &&
     ok "queue hides ended jobs; queue --all shows them" || bad "queue --all: $("$DROVER" queue --all | head -5)"
 
+# a job killed by a signal: the signal is recorded, wait exits 128+9
+id=$("$DROVER" submit --parsable -- sh -c 'kill -9 $$')
+"$DROVER" wait "$id" >/dev/null 2>&1
+rc=$?
+[ "$(job_field "$id" signal)" = 9 ] && [ "$(job_field "$id" exit_code)" = -1 ] && [ "$rc" = 137 ] &&
+    ok "killed by SIGKILL: signal 9 recorded, wait exits 137" ||
+    bad "signal: $(job_field "$id" signal) exit $(job_field "$id" exit_code) wait $rc"
+
 # an array of 20 tasks, at most 2 at once
 cat >"$T/task.sh" <<'SH'
 #!/bin/sh

@@ -56,6 +56,16 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer 
 [ "$code" = 403 ] && ok "a user cannot mint an operator token: 403" || bad "token escalation: $code"
 DROVER_SERVER="$TCP" DROVER_TOKEN="$alice" "$DROVER" cancel "$aid" >/dev/null &&
     ok "alice cancels her own job" || bad "alice cancel"
+if [ "$(id -u)" = 0 ]; then
+    who="/tmp/drover-who-$$.out"
+    wid=$(DROVER_SERVER="$TCP" DROVER_TOKEN="$alice" "$DROVER" submit --parsable --chdir /tmp -o "$who" -- id -un)
+    "$DROVER" wait "$wid" >/dev/null 2>&1
+    [ "$(cat "$who" 2>/dev/null)" = nobody ] && ok "a root agent runs alice's job as her account (nobody here: no local alice)" ||
+        bad "alice's job ran as '$(cat "$who" 2>/dev/null)'"
+    rm -f "$who"
+else
+    echo "note: not root: jobs run as the agent's user; the identity switch is not tested"
+fi
 
 # --- malformed and oversized requests
 r=$(api POST /v1/jobs '{"argv":["true"],"gpus_per_node":"lots"}')

@@ -147,7 +147,12 @@ typedef struct dr_sched dr_sched_t;
 int dr_sched_create(dr_sched_t **out, dr_cluster_t *c, const dr_sched_opts_t *o, dr_err_t *err);
 void dr_sched_destroy(dr_sched_t *s);
 
-/* Driver calls.  Jobs are owned by the driver and must outlive s.  The
+/* Driver calls.  Jobs are owned by the driver.  A job must stay valid
+ * while the scheduler holds it and through the first pass after it reached
+ * a terminal state (the pass that lists it in dr_sched_view_t.ended);
+ * after that the driver may free it: neither the core nor any policy keeps
+ * a pointer to a job past that pass (a controller cannot keep every job it
+ * ever ran in memory; the simulator keeps them all anyway).  The
  * scheduler holds a job from its submit (or restore, or adoption) until it
  * reaches a terminal state; job ids must be unique among the jobs it holds
  * (a second job with a held id is refused with DR_EINVAL). */

@@ -46,7 +46,8 @@ typedef struct bf {
     /* what the last pass left: the blocked head, its shadow time, and the
      * ledger generation; if nothing was freed since and the head is the
      * same, only newly queued jobs need a look */
-    const dr_job_t *last_head;
+    uint64_t last_head; /* id of the queue head at the last full pass, if have_head */
+    bool have_head;
     dr_time_t last_shadow;
     uint64_t last_gen;
     /* per-pass memo of request shapes that failed (open addressing) */
@@ -636,7 +637,8 @@ static int bf_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, dr
     int rc = DR_OK;
     for (size_t i = 0; i < v->nfresh && !b->queued_overflow; i++)
         queued_add(b, v->fresh[i]);
-    if (v->npending && v->pending[0] == b->last_head && v->cluster->freed_gen == b->last_gen) {
+    if (v->npending && b->have_head && v->pending[0]->id == b->last_head &&
+        v->cluster->freed_gen == b->last_gen) {
         /* Incremental pass.  Nothing was freed since the last pass, so the
          * head is still blocked, its reservation stands, and every job that
          * failed then fails now; only fresh jobs behind the head can start. */
@@ -657,7 +659,7 @@ static int bf_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, dr
         rc = backfill(b, v, b->inc, n - from, b->last_shadow, &considered);
     } else {
         size_t i = 0;
-        b->last_head = NULL;
+        b->have_head = false;
         for (; i < v->npending; i++) {
             dr_job_t *j = v->pending[i];
             considered++;
@@ -682,7 +684,8 @@ static int bf_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, dr
                 return dr_err_set(err, DR_ENOMEM, "backfill: out of memory");
             rc = backfill(b, v, b->cand, b->ncand, sh, &considered);
             /* jobs before the head all started, so next pass it is first */
-            b->last_head = v->pending[i];
+            b->last_head = v->pending[i]->id;
+            b->have_head = true;
             b->last_shadow = sh;
         }
     }

@@ -56,8 +56,9 @@ enum gkind { G_FIFO, G_FIFO_PERF, G_MMF, G_MMF_PERF };
 #define NT DR_MAX_GPU_TYPES
 
 typedef struct gjob {
-    dr_job_t *job;
+    dr_job_t *job; /* NULL once it ended: the driver may free an ended job after the pass */
     uint64_t id;
+    dr_time_t ended_at; /* when it ended, DR_TIME_NEVER while it has not */
     double time_on[NT]; /* time run on each type since the last reset (+ round/2) */
     double deficit[NT];
     double alloc[NT];
@@ -177,6 +178,7 @@ static gjob_t *add(gavel_t *g, dr_job_t *j)
     memset(gj, 0, sizeof *gj);
     gj->job = j;
     gj->id = j->id;
+    gj->ended_at = DR_TIME_NEVER;
     gj->fifo_type = gj->cur_type = gj->next_type = -1;
     for (size_t t = 0; t < NT; t++) {
         gj->time_on[t] = g->round_s / 2; /* Gavel ignores a first half round */
@@ -537,6 +539,16 @@ static int gavel_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at,
     if (!g->ordered)
         make_order(g, v);
     *wake_at = g->next_round > now ? g->next_round : DR_TIME_NEVER;
+    /* Jobs that ended since the last pass: note when, and let go of them
+     * now, mid-round too (sched.h: no policy keeps a job past the pass that
+     * lists it as ended). */
+    for (size_t i = 0; i < v->nended; i++) {
+        gjob_t *gj = find(g, v->ended[i]->id);
+        if (gj) {
+            gj->ended_at = v->ended[i]->end;
+            gj->job = NULL;
+        }
+    }
     if (now < g->next_round && v->nrunning > 0)
         return DR_OK; /* mid-round: arrivals wait, freed GPUs idle */
     /* account the round that ends now */
@@ -544,8 +556,7 @@ static int gavel_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at,
         gjob_t *gj = &g->jobs[i];
         if (gj->cur_type < 0)
             continue;
-        dr_time_t end =
-            dr_job_state_terminal(gj->job->state) && gj->job->end < now ? gj->job->end : now;
+        dr_time_t end = gj->ended_at < now ? gj->ended_at : now;
         double ran = end > g->round_start ? dr_time_to_s(end - g->round_start) : 0;
         gj->time_on[gj->cur_type] += ran;
         g->worker_time[gj->cur_type] += ran;

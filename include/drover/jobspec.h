@@ -59,6 +59,12 @@ typedef struct dr_jobspec {
      * holds a non-default value), so that a script's directives do not
      * override the command line. */
     uint32_t set;
+    /* --launcher: how a gang's processes start.  NULL or "none": drover
+     * starts the ranks itself (a training job: one process per GPU; any
+     * other: one per node) with the rank variables torchrun would set;
+     * "torchrun": one `torchrun --nnodes --node_rank --nproc_per_node
+     * --rdzv_endpoint ...` per node, which starts the processes. */
+    char *launcher;
 } dr_jobspec_t;
 
 void dr_jobspec_init(dr_jobspec_t *s);
@@ -83,6 +89,7 @@ typedef enum dr_jobfield_id {
     DR_JF_CHDIR,
     DR_JF_ACCOUNT,
     DR_JF_PRIORITY,
+    DR_JF_LAUNCHER,
     DR_JF_N
 } dr_jobfield_id_t;
 

@@ -104,6 +104,11 @@ static void job_free(dr_agent_job_t *j)
         event_free(j->grace_ev);
     if (j->cg_ev)
         event_free(j->cg_ev);
+    if (j->hostfile) {
+        unlink(j->hostfile);
+        free(j->hostfile);
+        j->hostfile = NULL;
+    }
     if (j->script) {
         unlink(j->script);
         free(j->script);

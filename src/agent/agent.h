@@ -41,6 +41,7 @@ typedef struct dr_agent_job {
     char *detail;             /* launch failure text; "" otherwise */
     char *cgroup;             /* its cgroup directory, NULL when none */
     char *script;             /* the batch script's file, removed at the end; NULL if none */
+    char *hostfile;           /* the gang's hostfile, removed at the end; NULL if none */
     int cg_tries;             /* rmdir attempts of an emptied cgroup */
     int64_t grace_ns;         /* SIGKILL this long after the first signal */
     struct event *limit_ev;   /* time limit */
@@ -75,7 +76,12 @@ typedef struct dr_agent {
     int exit_code;       /* what the loop's owner should exit with */
 
     char *state_dir; /* --state DIR, NULL when none */
-    uint64_t epoch;  /* controller epoch of the current (last) session */
+    /* The local end of the link to the controller: the address the
+     * controller (and so a gang's other ranks) reach this node at, and its
+     * interface (GLOO_SOCKET_IFNAME for jobs that do not choose one). */
+    char local_addr[64];
+    char local_ifname[32];
+    uint64_t epoch; /* controller epoch of the current (last) session */
 
     struct dr_agent_link *link; /* NULL when the agent has no controller link */
 } dr_agent_t;
@@ -125,8 +131,12 @@ typedef struct dr_agent_user {
  * ROCR_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, DROVER_GPUS: the launch's GPU
  * indices, "" for none; CUDA_DEVICE_ORDER=PCI_BUS_ID so that CUDA numbers
  * GPUs as NVML does) and DROVER_NODE_RANK, DROVER_NNODES, DROVER_NODENAME. */
-int dr_agent_env_build(const dr_msg_launch_t *l, const char *node, const dr_agent_user_t *u,
-                       dr_strvec_t *env, dr_err_t *err);
+void dr_agent_note_local_addr(dr_agent_t *a, int fd);
+/* addr, ifname: the node's address and interface toward the controller
+ * (NULL or "" when unknown) */
+int dr_agent_env_build(const dr_msg_launch_t *l, const char *node, const char *addr,
+                       const char *ifname, const dr_agent_user_t *u, dr_strvec_t *env,
+                       dr_err_t *err);
 /* Set KEY=VALUE in env, replacing an existing KEY. */
 int dr_agent_env_set(dr_strvec_t *env, const char *key, const char *value);
 /* Value of KEY in env, or NULL. */

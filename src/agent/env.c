@@ -7,7 +7,11 @@
  * set by exporting CUDA_VISIBLE_DEVICES itself. */
 #include "agent/agent.h"
 
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,8 +73,9 @@ static char *env_gpu_list(const dr_msg_launch_t *l)
     return s;
 }
 
-int dr_agent_env_build(const dr_msg_launch_t *l, const char *node, const dr_agent_user_t *u,
-                       dr_strvec_t *env, dr_err_t *err)
+int dr_agent_env_build(const dr_msg_launch_t *l, const char *node, const char *addr,
+                       const char *ifname, const dr_agent_user_t *u, dr_strvec_t *env,
+                       dr_err_t *err)
 {
     int rc = 0;
     char num[32];
@@ -105,15 +110,49 @@ int dr_agent_env_build(const dr_msg_launch_t *l, const char *node, const dr_agen
         rc |= dr_agent_env_set(env, gpu_vars[i], gpus);
     free(gpus);
     rc |= dr_agent_env_set(env, "CUDA_DEVICE_ORDER", "PCI_BUS_ID");
+    /* the controller says which node of the gang this is; older ones did
+     * not, and then the rank is the node's */
     snprintf(num, sizeof num, "%u", l->rank);
-    rc |= dr_agent_env_set(env, "DROVER_NODE_RANK", num);
+    if (!dr_agent_env_get(env, "DROVER_NODE_RANK"))
+        rc |= dr_agent_env_set(env, "DROVER_NODE_RANK", num);
     snprintf(num, sizeof num, "%u", l->nranks);
-    rc |= dr_agent_env_set(env, "DROVER_NNODES", num);
+    if (!dr_agent_env_get(env, "DROVER_NNODES"))
+        rc |= dr_agent_env_set(env, "DROVER_NNODES", num);
     rc |= dr_agent_env_set(env, "DROVER_NODENAME", node);
+    if (addr && *addr)
+        rc |= dr_agent_env_set(env, "DROVER_NODE_ADDR", addr);
+    /* gloo binds to the address of the host's name, which on a host with
+     * several networks (or namespaces) may not be the one the gang uses:
+     * point it at the interface the controller is reached through, unless
+     * the job chose one */
+    if (ifname && *ifname && !dr_agent_env_get(env, "GLOO_SOCKET_IFNAME"))
+        rc |= dr_agent_env_set(env, "GLOO_SOCKET_IFNAME", ifname);
     if (rc)
         goto nomem;
     return 0;
 nomem:
     dr_strvec_free(env);
     return dr_err_set(err, DR_ENOMEM, "env: out of memory");
+}
+
+/* Remember the local address and interface of the link's socket. */
+void dr_agent_note_local_addr(dr_agent_t *a, int fd)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    a->local_addr[0] = a->local_ifname[0] = '\0';
+    if (fd < 0 || getsockname(fd, (struct sockaddr *)&ss, &sl) != 0 || ss.ss_family != AF_INET)
+        return;
+    const struct sockaddr_in *in = (const struct sockaddr_in *)&ss;
+    inet_ntop(AF_INET, &in->sin_addr, a->local_addr, sizeof a->local_addr);
+    struct ifaddrs *ifs = NULL;
+    if (getifaddrs(&ifs) != 0)
+        return;
+    for (struct ifaddrs *i = ifs; i; i = i->ifa_next)
+        if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+            ((const struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr == in->sin_addr.s_addr) {
+            snprintf(a->local_ifname, sizeof a->local_ifname, "%s", i->ifa_name);
+            break;
+        }
+    freeifaddrs(ifs);
 }

@@ -266,6 +266,54 @@ static int write_script(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_t 
     return 0;
 }
 
+/* DROVER_HOSTS ("addr:slots,...", from the controller) as the hostfile
+ * `deepspeed --hostfile` and `mpirun -hostfile` read ("addr slots=N"),
+ * named in DROVER_HOSTFILE. */
+static int write_hostfile(dr_agent_t *a, dr_agent_job_t *j, dr_strvec_t *env, char *detail,
+                          size_t dlen)
+{
+    const char *hosts = dr_agent_env_get(env, "DROVER_HOSTS");
+    if (!hosts || !*hosts)
+        return 0;
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/job-%llu.%u.%u.hosts", a->state_dir ? a->state_dir : "/tmp",
+             (unsigned long long)j->job, j->gen, j->rank);
+    unlink(path);
+    FILE *f = NULL;
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0)
+        f = fdopen(fd, "w");
+    if (!f) {
+        snprintf(detail, dlen, "hostfile %s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    for (const char *h = hosts; *h;) {
+        const char *e = strchr(h, ',');
+        size_t n = e ? (size_t)(e - h) : strlen(h);
+        const char *colon = memchr(h, ':', n);
+        if (colon)
+            fprintf(f, "%.*s slots=%.*s\n", (int)(colon - h), h, (int)(n - (size_t)(colon - h) - 1),
+                    colon + 1);
+        else
+            fprintf(f, "%.*s\n", (int)n, h);
+        h = e ? e + 1 : h + n;
+    }
+    if (fclose(f) != 0) {
+        snprintf(detail, dlen, "hostfile %s: %s", path, strerror(errno));
+        unlink(path);
+        return -1;
+    }
+    j->hostfile = dr_strdup(path);
+    if (!j->hostfile || dr_agent_env_set(env, "DROVER_HOSTFILE", path) != 0) {
+        unlink(path);
+        snprintf(detail, dlen, "hostfile: out of memory");
+        return -1;
+    }
+    return 0;
+}
+
 /* Build argv, envp, identity and the cgroup; on failure *detail says why. */
 static int plan_prepare(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_t *l,
                         launch_plan_t *p, char *detail, size_t dlen)
@@ -286,9 +334,13 @@ static int plan_prepare(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_t 
         u = (dr_agent_user_t){pw.pw_name, pw.pw_dir, pw.pw_shell};
     dr_strvec_t env = {0};
     dr_err_t err = {0};
-    if (dr_agent_env_build(l, a->name, &u, &env, &err) != 0) {
+    if (dr_agent_env_build(l, a->name, a->local_addr, a->local_ifname, &u, &env, &err) != 0) {
         snprintf(detail, dlen, "%s", err.msg);
         return DR_EINVAL;
+    }
+    if (write_hostfile(a, j, &env, detail, dlen) != 0) {
+        dr_strvec_free(&env);
+        return DR_EIO;
     }
     p->envp = calloc(env.n + 1, sizeof *p->envp); /* NULL-terminated for exec */
     if (!p->envp) {

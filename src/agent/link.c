@@ -517,6 +517,7 @@ static void link_on_event(struct bufferevent *bev, short what, void *arg)
             return;
         }
         dr_proto_session_init(&l->s, l->key, nonce);
+        dr_agent_note_local_addr(l->a, (int)bufferevent_getfd(bev));
         l->drop_log_ns = 0;
         l->drops_logged = 0;
         l->state = LINK_HELLO;

@@ -61,6 +61,11 @@ void dr_agent_job_ended(dr_agent_t *a, dr_agent_job_t *j)
 {
     j->running = false;
     j->end_ns = dr_agent_now_ns();
+    if (j->hostfile) {
+        unlink(j->hostfile);
+        free(j->hostfile);
+        j->hostfile = NULL;
+    }
     if (j->script) {
         unlink(j->script);
         free(j->script);

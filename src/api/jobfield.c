@@ -130,13 +130,22 @@ static const jf_def_t defs[DR_JF_N] = {
                         JF_P_INT,
                         OFF(priority),
                         0},
+    [DR_JF_LAUNCHER] = {{"launcher", "launcher", 0, true, NULL,
+                         "how a gang starts: none (drover starts each rank) or torchrun (one "
+                         "torchrun per node)",
+                         DR_JF_LAUNCHER},
+                        JF_STR,
+                        JF_P_STRING,
+                        OFF(launcher),
+                        JF_MAX_NAME},
 };
 
 static const dr_jobfield_t *const list[DR_JF_N + 1] = {
-    &defs[0].pub,  &defs[1].pub,  &defs[2].pub,  &defs[3].pub,  &defs[4].pub,  &defs[5].pub,
-    &defs[6].pub,  &defs[7].pub,  &defs[8].pub,  &defs[9].pub,  &defs[10].pub, &defs[11].pub,
-    &defs[12].pub, &defs[13].pub, &defs[14].pub, &defs[15].pub, &defs[16].pub, NULL};
-_Static_assert(DR_JF_N == 17, "list[] names every field");
+    &defs[0].pub,  &defs[1].pub,  &defs[2].pub,  &defs[3].pub,  &defs[4].pub,
+    &defs[5].pub,  &defs[6].pub,  &defs[7].pub,  &defs[8].pub,  &defs[9].pub,
+    &defs[10].pub, &defs[11].pub, &defs[12].pub, &defs[13].pub, &defs[14].pub,
+    &defs[15].pub, &defs[16].pub, &defs[17].pub, NULL};
+_Static_assert(DR_JF_N == 18, "list[] names every field");
 _Static_assert(DR_JF_N <= 32, "dr_jobspec_t.set has a bit per field");
 
 const dr_jobfield_t *const *dr_jobfield_list(void)

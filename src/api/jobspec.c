@@ -54,6 +54,12 @@ int dr_jobspec_validate(const dr_jobspec_t *s, dr_err_t *err)
     int rc;
     if (s->argc == 0 && !s->script)
         return dr_err_set(err, DR_EINVAL, "argv: a job needs a command or a script");
+    if (s->launcher && strcmp(s->launcher, "none") != 0 && strcmp(s->launcher, "torchrun") != 0)
+        return dr_err_set(err, DR_EINVAL, "launcher: '%.64s' is not none or torchrun", s->launcher);
+    if (s->launcher && strcmp(s->launcher, "torchrun") == 0 && s->script)
+        return dr_err_set(err, DR_EINVAL,
+                          "launcher: torchrun runs a command (drover submit --launcher torchrun "
+                          "-- train.py ...), not a batch script");
     if ((rc = check_strings("argv", s->argv, s->argc, DR_JOBSPEC_MAX_ARGS, false, err)) != 0 ||
         (rc = check_strings("env", s->env, s->nenv, DR_JOBSPEC_MAX_ENV, true, err)) != 0)
         return rc;

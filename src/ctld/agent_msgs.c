@@ -75,6 +75,8 @@ static void on_hello(ctld_agent_t *a, const dr_frame_t *f)
     a->node = node;
     n->agent = a;
     snprintf(n->addr, sizeof n->addr, "%s", a->addr);
+    /* the address ranks of a gang use to reach this node (MASTER_ADDR) */
+    snprintf(n->ip, sizeof n->ip, "%.*s", (int)strcspn(a->addr, ":"), a->addr);
     const dr_node_t *cn = &c->cl.nodes[node];
     dr_msg_welcome_t w = {0};
     memcpy(w.nonce, a->sess.my_nonce, sizeof w.nonce);
@@ -201,7 +203,8 @@ static void on_register(ctld_agent_t *a, const dr_frame_t *f)
                 cj->exit_code = -1;
                 ctld_rank_ended(c, cj, r, &js);
             }
-            break;
+            if (ctld_job_terminal(cj))
+                break;
         }
     }
     dr_msg_register_free(&m);

@@ -24,6 +24,7 @@
 #include "drover/jobspec.h"
 #include "drover/proto.h"
 #include "drover/sched.h"
+#include "drover/util.h"
 
 struct sqlite3;
 struct dr_ctld;
@@ -32,9 +33,10 @@ struct dr_ctld;
 
 /* Per node a job runs on: its rank and what the agent said. */
 typedef struct ctld_rank {
-    uint32_t node; /* cluster node index */
-    bool started;  /* agent reported the processes started */
-    bool ended;    /* agent reported the end */
+    uint32_t node;  /* cluster node index */
+    uint32_t local; /* its index among the job's ranks on that node */
+    bool started;   /* agent reported the processes started */
+    bool ended;     /* agent reported the end */
     int32_t exit_code, signal;
     uint8_t why; /* dr_end_why_t */
 } ctld_rank_t;
@@ -61,8 +63,10 @@ typedef struct ctld_job {
     struct ctld_job *parent; /* array task: its parent (stays in memory while tasks live) */
     ctld_array_t *array;     /* array parent: the tasks' bookkeeping */
     uint32_t gen;            /* generation: bumped on each launch (fencing) */
-    ctld_rank_t *ranks;
+    ctld_rank_t *ranks;      /* one per task: tpn per node, node by node */
     uint32_t nranks;
+    uint32_t tpn;              /* ranks (processes) per node of the current run */
+    uint16_t master_port;      /* MASTER_PORT on the first node (0 = none held) */
     bool kill_sent;            /* KILL sent to every rank of this generation */
     uint8_t kill_final;        /* state to end in once killed (CANCELLED, FAILED) */
     int32_t exit_code, signal; /* final, once ended (-1 / 0 when unknown) */
@@ -81,6 +85,10 @@ typedef struct ctld_job {
 
 /* ---- nodes ---- */
 
+/* MASTER_PORTs drover hands out, per node: [DR_CTLD_PORT_BASE, +N) */
+#define DR_CTLD_PORT_BASE 29500
+#define DR_CTLD_PORT_N    500
+
 typedef struct ctld_agent ctld_agent_t;
 
 typedef struct ctld_node {
@@ -89,10 +97,12 @@ typedef struct ctld_node {
     bool registered;     /* an agent registered since the controller started */
     bool admin_drain;    /* drained by an operator */
     char reason[160];
-    dr_time_t last_heartbeat; /* 0 = never */
-    dr_time_t lost_at;        /* agent gone since (0 = connected or never seen) */
-    char source[16];          /* "nvml", "rocm", "declared" */
-    uint32_t disc_gpus;       /* GPUs the agent discovered */
+    dr_time_t last_heartbeat;                /* 0 = never */
+    dr_time_t lost_at;                       /* agent gone since (0 = connected or never seen) */
+    char source[16];                         /* "nvml", "rocm", "declared" */
+    char ip[48];                             /* the agent's address as this controller sees it */
+    uint8_t ports[(DR_CTLD_PORT_N + 7) / 8]; /* MASTER_PORTs handed out on this node */
+    uint32_t disc_gpus;                      /* GPUs the agent discovered */
     char addr[64];
 } ctld_node_t;
 
@@ -213,6 +223,14 @@ void ctld_node_connected(dr_ctld_t *c, uint32_t node);
 void ctld_node_lost(dr_ctld_t *c, uint32_t node, const char *why);
 int ctld_launch_rank(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank);
 void ctld_pending_reason(dr_ctld_t *c, ctld_job_t *cj);
+
+/* launch_env.c */
+void ctld_launch_env(dr_ctld_t *c, const ctld_job_t *cj, uint32_t rank, uint32_t ngpus,
+                     dr_strvec_t *env);
+const char *ctld_node_addr(const dr_ctld_t *c, uint32_t node);
+uint16_t ctld_port_take(dr_ctld_t *c, uint32_t node, uint64_t job);
+void ctld_port_give(dr_ctld_t *c, uint32_t node, uint16_t port);
+void ctld_port_mark(dr_ctld_t *c, uint32_t node, uint16_t port); /* a reloaded job's */
 
 /* outbox */
 void ctld_out_http(dr_ctld_t *c, struct evhttp_request *req, int status, char *body, uint64_t job);

@@ -128,21 +128,6 @@ static void out_flush(dr_ctld_t *c, bool committed)
 
 /* ---- launching ---- */
 
-static char *env_kv(const char *k, const char *fmt, ...) DR_PRINTF(2, 3);
-static char *env_kv(const char *k, const char *fmt, ...)
-{
-    char v[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(v, sizeof v, fmt, ap);
-    va_end(ap);
-    size_t n = strlen(k) + strlen(v) + 2;
-    char *s = malloc(n);
-    if (s)
-        snprintf(s, n, "%s=%s", k, v);
-    return s;
-}
-
 static const dr_jobspec_t *spec_of(const ctld_job_t *cj)
 {
     return cj->parent ? &cj->parent->spec : &cj->spec;
@@ -186,35 +171,14 @@ static char *launch_json(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
         if (!dup && ng < DR_MAX_GPUS_PER_NODE)
             gpus[ng++] = s->gpu;
     }
-    const char *names[1024];
-    uint32_t nn = cj->nranks < 1024 ? cj->nranks : 1024;
-    for (uint32_t i = 0; i < nn; i++)
-        names[i] = c->cl.nodes[cj->ranks[i].node].name;
-    char *nodelist = dr_hostlist_compress(names, nn);
-    const char *tname =
-        j->alloc.nslots && c->cl.nodes[node].ngpus ? c->cl.types[j->alloc.type].name : "";
-
-    dr_strvec_t env = {0};
-    for (uint32_t i = 0; i < sp->nenv; i++)
-        dr_strvec_push(&env, sp->env[i]);
-    const char *jname = sp->name          ? sp->name
-                        : sp->script_name ? sp->script_name
-                        : sp->argc        ? sp->argv[0]
-                                          : "job";
-    dr_strvec_push_owned(&env, env_kv("DROVER_JOB_ID", "%llu", (unsigned long long)j->id));
-    dr_strvec_push_owned(&env, env_kv("DROVER_JOB_NAME", "%s", jname));
-    dr_strvec_push_owned(&env, env_kv("DROVER_JOB_USER", "%s", cj->user));
-    dr_strvec_push_owned(&env, env_kv("DROVER_NODELIST", "%s", nodelist ? nodelist : ""));
-    dr_strvec_push_owned(&env, env_kv("DROVER_GPU_TYPE", "%s", tname));
-    dr_strvec_push_owned(&env, env_kv("DROVER_JOB_GENERATION", "%u", cj->gen));
-    if (sp->cwd)
-        dr_strvec_push_owned(&env, env_kv("DROVER_SUBMIT_DIR", "%s", sp->cwd));
-    if (j->array_parent) {
-        dr_strvec_push_owned(
-            &env, env_kv("DROVER_ARRAY_JOB_ID", "%llu", (unsigned long long)j->array_parent));
-        dr_strvec_push_owned(&env, env_kv("DROVER_ARRAY_TASK_ID", "%u", j->array_index));
+    /* ranks on one node share its GPUs out, in order */
+    uint32_t tpn = cj->tpn ? cj->tpn : 1, per = ng / tpn, first = cj->ranks[rank].local * per;
+    if (tpn > 1) {
+        memmove(gpus, gpus + first, per * sizeof *gpus);
+        ng = per;
     }
-    free(nodelist);
+    dr_strvec_t env = {0};
+    ctld_launch_env(c, cj, rank, ng, &env);
 
     dr_msg_launch_t m = {0};
     m.job = j->id;
@@ -222,9 +186,31 @@ static char *launch_json(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
     m.epoch = c->epoch;
     m.rank = rank;
     m.nranks = cj->nranks;
-    /* a script runs with its name as argv[0] and its arguments after it */
+    /* a script runs with its name as argv[0] and its arguments after it;
+     * under --launcher torchrun, torchrun runs the command, one per node */
     char **script_argv = NULL;
-    if (!sp->script) {
+    bool torchrun = sp->launcher && strcmp(sp->launcher, "torchrun") == 0;
+    char targ[6][160];
+    if (torchrun && (script_argv = calloc((size_t)sp->argc + 8, sizeof *script_argv))) {
+        const char *maddr = ctld_node_addr(c, cj->ranks[0].node);
+        uint32_t nnodes = cj->nranks / tpn;
+        uint32_t nproc = c->cl.nodes[node].ngpus && j->req.gpus_per_node
+                             ? (j->req.nodes ? j->req.gpus_per_node : ng)
+                             : 1;
+        snprintf(targ[0], sizeof targ[0], "--nnodes=%u", nnodes);
+        snprintf(targ[1], sizeof targ[1], "--node_rank=%u", rank / tpn);
+        snprintf(targ[2], sizeof targ[2], "--nproc_per_node=%u", nproc ? nproc : 1);
+        snprintf(targ[3], sizeof targ[3], "--master_addr=%s", maddr);
+        snprintf(targ[4], sizeof targ[4], "--master_port=%u", cj->master_port);
+        snprintf(targ[5], sizeof targ[5], "--rdzv_id=%llu", (unsigned long long)j->id);
+        script_argv[0] = "torchrun";
+        for (int k = 0; k < 6; k++)
+            script_argv[k + 1] = targ[k];
+        for (uint32_t i = 0; i < sp->argc; i++)
+            script_argv[i + 7] = sp->argv[i];
+        m.argv = script_argv;
+        m.argc = sp->argc + 7;
+    } else if (!sp->script) {
         m.argv = sp->argv;
         m.argc = sp->argc;
     } else if ((script_argv = calloc((size_t)sp->argc + 2, sizeof *script_argv))) {
@@ -268,22 +254,47 @@ int ctld_launch_rank(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
     return DR_OK;
 }
 
-/* A job the pass started: one rank per node of its allocation. */
+/* Ranks per node: one per GPU for a training job that drover starts itself
+ * (as torchrun --nproc_per_node would), else one per node (a batch script
+ * runs once per node; torchrun starts its own processes). */
+static uint32_t tasks_per_node(const ctld_job_t *cj, uint32_t nnodes)
+{
+    const dr_jobspec_t *sp = spec_of(cj);
+    const dr_job_t *j = &cj->j;
+    if (sp->launcher && strcmp(sp->launcher, "torchrun") == 0)
+        return 1;
+    if (j->kind != DR_KIND_TRAIN || !j->req.gpus_per_node || sp->script)
+        return 1;
+    uint32_t g = j->req.nodes ? j->req.gpus_per_node
+                              : (j->req.gpus_per_node + nnodes - 1) / (nnodes ? nnodes : 1);
+    return g ? g : 1;
+}
+
+/* A job the pass started: its ranks on the nodes of its allocation. */
 static void launch_job(dr_ctld_t *c, ctld_job_t *cj)
 {
     dr_job_t *j = &cj->j;
     cj->gen++;
     free(cj->ranks);
     cj->nranks = 0;
-    cj->ranks = calloc(j->alloc.nnodes ? j->alloc.nnodes : 1, sizeof *cj->ranks);
-    for (uint32_t i = 0; cj->ranks && i < j->alloc.nslots; i++) {
+    /* the nodes, in allocation order; each gets tpn ranks */
+    uint32_t nn = 0, *nodes = calloc(j->alloc.nnodes ? j->alloc.nnodes : 1, sizeof *nodes);
+    for (uint32_t i = 0; nodes && i < j->alloc.nslots; i++) {
         uint32_t node = j->alloc.slots[i].node;
         bool seen = false;
-        for (uint32_t k = 0; k < cj->nranks; k++)
-            seen |= cj->ranks[k].node == node;
-        if (!seen && cj->nranks < j->alloc.nnodes)
-            cj->ranks[cj->nranks++] = (ctld_rank_t){.node = node};
+        for (uint32_t k = 0; k < nn; k++)
+            seen |= nodes[k] == node;
+        if (!seen && nn < j->alloc.nnodes)
+            nodes[nn++] = node;
     }
+    cj->tpn = tasks_per_node(cj, nn);
+    cj->ranks = nodes ? calloc((size_t)nn * cj->tpn, sizeof *cj->ranks) : NULL;
+    for (uint32_t k = 0; cj->ranks && k < nn; k++)
+        for (uint32_t l = 0; l < cj->tpn; l++)
+            cj->ranks[cj->nranks++] = (ctld_rank_t){.node = nodes[k], .local = l};
+    free(nodes);
+    if (cj->ranks && cj->nranks && (cj->nranks > 1 || j->kind == DR_KIND_TRAIN))
+        cj->master_port = ctld_port_take(c, cj->ranks[0].node, j->id);
     cj->kill_sent = false;
     cj->has_exit = false;
     cj->got_type = j->alloc.type;
@@ -312,8 +323,12 @@ static void launch_job(dr_ctld_t *c, ctld_job_t *cj)
 
 static void kill_ranks(dr_ctld_t *c, ctld_job_t *cj, const char *why)
 {
+    /* one KILL per node stops every rank of the generation there */
     for (uint32_t r = 0; r < cj->nranks; r++) {
-        if (cj->ranks[r].ended)
+        bool sent = false;
+        for (uint32_t q = 0; q < r && !sent; q++)
+            sent = cj->ranks[q].node == cj->ranks[r].node && !cj->ranks[q].ended;
+        if (cj->ranks[r].ended || sent)
             continue;
         dr_msg_kill_t m = {.job = cj->j.id,
                            .gen = cj->gen,
@@ -378,6 +393,14 @@ static void job_finished(dr_ctld_t *c, ctld_job_t *cj)
         ctld_array_task_ended(c, cj);
     ctld_job_dirty(c, cj);
     ctld_want_pass(c);
+}
+
+/* The run is over: its MASTER_PORT may go to another job. */
+static void release_port(dr_ctld_t *c, ctld_job_t *cj)
+{
+    if (cj->master_port && cj->nranks)
+        ctld_port_give(c, cj->ranks[0].node, cj->master_port);
+    cj->master_port = 0;
 }
 
 /* Charge the run that just ended. */
@@ -517,6 +540,7 @@ void ctld_rank_ended(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank, const dr_msg_j
     if (cj->j.state == DR_JOB_STARTING && fin != DR_JOB_CANCELLED)
         dr_sched_job_running(c->sched, &cj->j, now, &err);
     accrue(c, cj, now);
+    release_port(c, cj);
     if (dr_sched_job_ended(c->sched, &cj->j, fin, now, cj->reason, &err) != DR_OK)
         ctld_log("job %llu: %s", (unsigned long long)cj->j.id, err.msg);
     job_finished(c, cj);
@@ -556,6 +580,7 @@ static void after_requeue(dr_ctld_t *c, ctld_job_t *cj, void *ud)
     (void)ud;
     if (cj->j.state == DR_JOB_PENDING) {
         accrue(c, cj, c->last_now);
+        release_port(c, cj);
         cj->kill_sent = false;
         snprintf(cj->reason, sizeof cj->reason, "requeued: node %s lost",
                  c->cl.nodes[cj->ranks[0].node].name);
@@ -628,6 +653,7 @@ static void run_pass(dr_ctld_t *c, dr_time_t now)
     for (size_t i = 0; i < r.npreempted; i++) {
         ctld_job_t *cj = of(r.preempted[i]);
         accrue(c, cj, now);
+        release_port(c, cj);
         kill_ranks(c, cj, "preempted");
         snprintf(cj->reason, sizeof cj->reason, "preempted");
         ctld_job_dirty(c, cj);
@@ -851,6 +877,8 @@ static int reload_job(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err)
         if (cj->j.state == DR_JOB_COMPLETING)
             cj->j.state = DR_JOB_RUNNING;
         cj->got_type = alloc.type;
+        if (cj->master_port && cj->nranks)
+            ctld_port_mark(c, cj->ranks[0].node, cj->master_port);
         rc = dr_sched_adopt(c->sched, &cj->j, &alloc, ctld_now(c), err);
         dr_alloc_free(&alloc);
         if (rc != DR_OK)

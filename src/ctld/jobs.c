@@ -167,17 +167,19 @@ char *ctld_job_json(dr_ctld_t *c, const ctld_job_t *cj)
     json_object_set_new(o, "gpu_types_requested", json_string(sp->gpu_type ? sp->gpu_type : "any"));
     /* nodes: of the current (or last) run */
     json_t *nodes = json_array();
-    const char **names = calloc(cj->nranks ? cj->nranks : 1, sizeof *names);
-    for (uint32_t i = 0; i < cj->nranks; i++) {
-        names[i] = c->cl.nodes[cj->ranks[i].node].name;
+    uint32_t tpn = cj->tpn ? cj->tpn : 1, nn = cj->nranks / tpn; /* ranks: tpn per node */
+    const char **names = calloc(nn ? nn : 1, sizeof *names);
+    for (uint32_t i = 0; names && i < nn; i++) {
+        names[i] = c->cl.nodes[cj->ranks[i * tpn].node].name;
         json_array_append_new(nodes, json_string(names[i]));
     }
     json_object_set_new(o, "nodes", nodes);
-    char *nl = cj->nranks && names ? dr_hostlist_compress(names, cj->nranks) : NULL;
+    char *nl = nn && names ? dr_hostlist_compress(names, nn) : NULL;
     json_object_set_new(o, "nodelist", json_string(nl ? nl : ""));
     free(nl);
     free(names);
-    json_object_set_new(o, "nnodes", json_integer(cj->nranks));
+    json_object_set_new(o, "nnodes", json_integer(nn));
+    json_object_set_new(o, "ntasks", json_integer(cj->nranks));
     uint32_t gpus = cj->got_gpus;
     if (!gpus && !cj->array)
         gpus = j->req.nodes ? j->req.nodes * j->req.gpus_per_node : j->req.gpus_per_node;

@@ -195,13 +195,15 @@ static char *rt_json(const ctld_job_t *cj)
         json_t *ranks = json_array();
         for (uint32_t i = 0; i < cj->nranks; i++) {
             const ctld_rank_t *r = &cj->ranks[i];
-            json_array_append_new(ranks,
-                                  json_pack("{s:i,s:b,s:b,s:i,s:i,s:i}", "node",
-                                            (json_int_t)r->node, "started", r->started, "ended",
-                                            r->ended, "exit", (json_int_t)r->exit_code, "sig",
-                                            (json_int_t)r->signal, "why", (json_int_t)r->why));
+            json_array_append_new(
+                ranks, json_pack("{s:i,s:i,s:b,s:b,s:i,s:i,s:i}", "node", (json_int_t)r->node,
+                                 "local", (json_int_t)r->local, "started", r->started, "ended",
+                                 r->ended, "exit", (json_int_t)r->exit_code, "sig",
+                                 (json_int_t)r->signal, "why", (json_int_t)r->why));
         }
         json_object_set_new(o, "ranks", ranks);
+        json_object_set_new(o, "tpn", json_integer(cj->tpn));
+        json_object_set_new(o, "master_port", json_integer(cj->master_port));
     }
     if (cj->array) {
         const ctld_array_t *a = cj->array;
@@ -365,15 +367,25 @@ static int load_rt(ctld_job_t *cj, const char *text)
         if (!cj->ranks)
             goto out;
         for (uint32_t i = 0; i < cj->nranks; i++) {
-            json_int_t node, e2, s2, why;
+            json_int_t node, local, e2, s2, why;
             int started = 0, ended = 0;
-            if (json_unpack(json_array_get(ranks, i), "{s:I,s:b,s:b,s:I,s:I,s:I}", "node", &node,
-                            "started", &started, "ended", &ended, "exit", &e2, "sig", &s2, "why",
-                            &why) != 0)
+            if (json_unpack(json_array_get(ranks, i), "{s:I,s:I,s:b,s:b,s:I,s:I,s:I}", "node",
+                            &node, "local", &local, "started", &started, "ended", &ended, "exit",
+                            &e2, "sig", &s2, "why", &why) != 0)
                 goto out;
-            cj->ranks[i] = (ctld_rank_t){(uint32_t)node, started,     ended,
-                                         (int32_t)e2,    (int32_t)s2, (uint8_t)why};
+            cj->ranks[i] = (ctld_rank_t){.node = (uint32_t)node,
+                                         .local = (uint32_t)local,
+                                         .started = started,
+                                         .ended = ended,
+                                         .exit_code = (int32_t)e2,
+                                         .signal = (int32_t)s2,
+                                         .why = (uint8_t)why};
         }
+        json_int_t tpn = 1, port = 0;
+        get_int(o, "tpn", &tpn);
+        get_int(o, "master_port", &port);
+        cj->tpn = (uint32_t)tpn;
+        cj->master_port = (uint16_t)port;
     }
     json_t *ar = json_object_get(o, "array");
     if (ar && cj->array) {

@@ -39,6 +39,7 @@ cl_cleanup() {
         ip netns pids "$ns" 2>/dev/null | xargs -r kill -KILL 2>/dev/null
         ip netns del "$ns" 2>/dev/null
     done
+    [ -n "${CL_FWD_WAS:-}" ] && echo "$CL_FWD_WAS" >/proc/sys/net/ipv4/ip_forward
     if [ "$fails" -ne 0 ]; then
         for f in "$T"/*.log; do
             [ -f "$f" ] || continue
@@ -99,6 +100,14 @@ cl_netns() {
     ip -n "$ns" addr add "10.$CL_SUBNET.$2.2/30" dev "vn$$$2"
     ip -n "$ns" link set "vn$$$2" up
     ip -n "$ns" link set lo up
+    # the namespaces reach each other through the host (a gang's ranks
+    # talk to MASTER_ADDR on another node): a route, and forwarding on the
+    # host for the test's lifetime (restored on exit)
+    ip -n "$ns" route add default via "10.$CL_SUBNET.$2.1"
+    if [ -z "${CL_FWD_WAS:-}" ]; then
+        CL_FWD_WAS=$(cat /proc/sys/net/ipv4/ip_forward)
+        echo 1 >/proc/sys/net/ipv4/ip_forward
+    fi
 }
 
 # cl_agent NODE [NETNS-IDX]: start an agent for NODE (inside namespace IDX

@@ -205,7 +205,7 @@ static void test_env_exact(void **state)
     dr_agent_user_t u = {"alice", "/home/alice", "/bin/bash"};
     dr_strvec_t sv = {0};
     dr_err_t err = {0};
-    assert_int_equal(dr_agent_env_build(&l, "gpu07", &u, &sv, &err), 0);
+    assert_int_equal(dr_agent_env_build(&l, "gpu07", "10.0.0.7", "eth1", &u, &sv, &err), 0);
     static const char *const want[][2] = {
         {"PATH", "/opt/x/bin"},
         {"HOME", "/home/alice"},
@@ -221,6 +221,8 @@ static void test_env_exact(void **state)
         {"DROVER_NODE_RANK", "1"},
         {"DROVER_NNODES", "4"},
         {"DROVER_NODENAME", "gpu07"},
+        {"DROVER_NODE_ADDR", "10.0.0.7"},
+        {"GLOO_SOCKET_IFNAME", "eth1"},
     };
     size_t nwant = sizeof want / sizeof want[0];
     for (size_t i = 0; i < nwant; i++) {
@@ -241,7 +243,7 @@ static void test_env_cpu_job(void **state)
     dr_msg_launch_t l = {.rank = 0, .nranks = 1};
     dr_strvec_t sv = {0};
     dr_err_t err = {0};
-    assert_int_equal(dr_agent_env_build(&l, "c1", NULL, &sv, &err), 0);
+    assert_int_equal(dr_agent_env_build(&l, "c1", NULL, NULL, NULL, &sv, &err), 0);
     /* present and empty: CUDA then hides every GPU */
     const char *vars[] = {"CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
                           "DROVER_GPUS"};
@@ -265,13 +267,13 @@ static void test_env_bad_entry(void **state)
     dr_msg_launch_t l = {.nranks = 1, .env = env, .nenv = 2};
     dr_strvec_t sv = {0};
     dr_err_t err = {0};
-    assert_int_equal(dr_agent_env_build(&l, "c1", NULL, &sv, &err), DR_EINVAL);
+    assert_int_equal(dr_agent_env_build(&l, "c1", NULL, NULL, NULL, &sv, &err), DR_EINVAL);
     assert_string_equal(err.msg, "env[1]: 'NOEQUALS' is not KEY=VALUE");
     assert_int_equal(sv.n, 0);
     char *env2[] = {"=x"};
     l.env = env2;
     l.nenv = 1;
-    assert_int_equal(dr_agent_env_build(&l, "c1", NULL, &sv, &err), DR_EINVAL);
+    assert_int_equal(dr_agent_env_build(&l, "c1", NULL, NULL, NULL, &sv, &err), DR_EINVAL);
 }
 
 /* ---- launching ---- */

@@ -173,6 +173,8 @@ static void test_set_good(void **state)
     assert_int_equal(s.priority, INT32_MAX);
     set_ok(&s, "priority", "-2147483648");
     assert_int_equal(s.priority, INT32_MIN);
+    set_ok(&s, "--launcher", "torchrun");
+    assert_string_equal(s.launcher, "torchrun");
     assert_int_equal(s.set, (1u << DR_JF_N) - 1); /* every field given */
     dr_jobspec_free(&s);
     assert_null(s.name);
@@ -622,7 +624,8 @@ static void test_json(void **state)
                                  [DR_JF_ERROR] = "e%j",
                                  [DR_JF_CHDIR] = "/",
                                  [DR_JF_ACCOUNT] = "acct",
-                                 [DR_JF_PRIORITY] = "0"};
+                                 [DR_JF_PRIORITY] = "0",
+                                 [DR_JF_LAUNCHER] = "torchrun"};
     for (int i = 0; i < DR_JF_N; i++)
         set_ok(&s, l[i]->name, vals[i]);
     if (parse_script(&s, "j.sh", "#SBATCH --mail-user=a@b\n\tweird\x01text\n", &err) != DR_OK)
@@ -633,7 +636,8 @@ static void test_json(void **state)
              "\"gpus\":6,\"gpu_type\":\"A100,L4\",\"cpus_per_node\":8,\"mem\":1,"
              "\"time_limit\":86400,\"deadline\":1,\"checkpoint_every\":300,\"array\":\"1,3%1\","
              "\"output\":\"o%j\",\"error\":\"e%j\",\"chdir\":\"/\",\"account\":\"acct\","
-             "\"priority\":0,\"script\":\"#SBATCH --mail-user=a@b\\n\\tweird\\u0001text\\n\","
+             "\"priority\":0,\"launcher\":\"torchrun\","
+             "\"script\":\"#SBATCH --mail-user=a@b\\n\\tweird\\u0001text\\n\","
              "\"script_name\":\"j.sh\",\"ignored\":[\"#SBATCH --mail-user=a@b\"]}");
     free(out);
     dr_jobspec_free(&s);

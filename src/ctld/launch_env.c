@@ -1,0 +1,171 @@
+/* launch_env.c - what a rank's environment says about its job.
+ *
+ * The variables distributed training launchers read (torchrun's MASTER_ADDR,
+ * MASTER_PORT, WORLD_SIZE, RANK, LOCAL_RANK, NODE_RANK, GROUP_RANK,
+ * LOCAL_WORLD_SIZE; DeepSpeed and Megatron read the same), drover's own
+ * DROVER_* names for them, and the SLURM_* variables batch scripts commonly
+ * read, so a script written for Slurm finds what it looks for.  Also the
+ * hosts of the gang (DROVER_HOSTS, which the agent writes out as a
+ * `deepspeed --hostfile` / `mpirun -hostfile` file).  The submitter's own
+ * environment comes first; these come after it and win. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctld/ctld.h"
+#include "drover/hostlist.h"
+
+static void put(dr_strvec_t *env, const char *k, const char *fmt, ...) DR_PRINTF(3, 4);
+static void put(dr_strvec_t *env, const char *k, const char *fmt, ...)
+{
+    char v[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(v, sizeof v, fmt, ap);
+    va_end(ap);
+    size_t n = strlen(k) + strlen(v) + 2;
+    char *s = malloc(n);
+    if (!s)
+        return;
+    snprintf(s, n, "%s=%s", k, v);
+    if (dr_strvec_push_owned(env, s) != 0)
+        free(s);
+}
+
+/* The address ranks use to reach a node: its agent's, as this controller
+ * sees it (the node's name when no agent has said). */
+const char *ctld_node_addr(const dr_ctld_t *c, uint32_t node)
+{
+    return c->nodes[node].ip[0] ? c->nodes[node].ip : c->cl.nodes[node].name;
+}
+
+void ctld_launch_env(dr_ctld_t *c, const ctld_job_t *cj, uint32_t rank, uint32_t ngpus,
+                     dr_strvec_t *env)
+{
+    const dr_jobspec_t *sp = cj->parent ? &cj->parent->spec : &cj->spec;
+    const dr_job_t *j = &cj->j;
+    uint32_t tpn = cj->tpn ? cj->tpn : 1;
+    uint32_t nnodes = cj->nranks / tpn;
+    const ctld_rank_t *r = &cj->ranks[rank];
+    uint32_t node_rank = rank / tpn;
+
+    const char *names[1024];
+    uint32_t nn = nnodes < 1024 ? nnodes : 1024;
+    for (uint32_t i = 0; i < nn; i++)
+        names[i] = c->cl.nodes[cj->ranks[i * tpn].node].name;
+    char *nodelist = dr_hostlist_compress(names, nn);
+    const char *nl = nodelist ? nodelist : "";
+    const char *tname =
+        j->alloc.nslots && c->cl.nodes[r->node].ngpus ? c->cl.types[j->alloc.type].name : "";
+    const char *jname = sp->name          ? sp->name
+                        : sp->script_name ? sp->script_name
+                        : sp->argc        ? sp->argv[0]
+                                          : "job";
+    const char *master = ctld_node_addr(c, cj->ranks[0].node);
+    unsigned long long id = (unsigned long long)j->id;
+    uint32_t cpus = j->alloc.cpu_milli_per_node / 1000 / tpn;
+
+    for (uint32_t i = 0; i < sp->nenv; i++)
+        dr_strvec_push(env, sp->env[i]);
+    /* drover's names */
+    put(env, "DROVER_JOB_ID", "%llu", id);
+    put(env, "DROVER_JOB_NAME", "%s", jname);
+    put(env, "DROVER_JOB_USER", "%s", cj->user);
+    put(env, "DROVER_NODELIST", "%s", nl);
+    put(env, "DROVER_GPU_TYPE", "%s", tname);
+    put(env, "DROVER_JOB_GENERATION", "%u", cj->gen);
+    put(env, "DROVER_NNODES", "%u", nnodes);
+    put(env, "DROVER_NODE_RANK", "%u", node_rank);
+    put(env, "DROVER_RANK", "%u", rank);
+    put(env, "DROVER_LOCAL_RANK", "%u", r->local);
+    put(env, "DROVER_WORLD_SIZE", "%u", cj->nranks);
+    put(env, "DROVER_TASKS_PER_NODE", "%u", tpn);
+    if (sp->cwd)
+        put(env, "DROVER_SUBMIT_DIR", "%s", sp->cwd);
+    if (j->array_parent) {
+        put(env, "DROVER_ARRAY_JOB_ID", "%llu", (unsigned long long)j->array_parent);
+        put(env, "DROVER_ARRAY_TASK_ID", "%u", j->array_index);
+    }
+    if (cj->master_port) {
+        put(env, "DROVER_MASTER_ADDR", "%s", master);
+        put(env, "DROVER_MASTER_PORT", "%u", cj->master_port);
+        /* torch.distributed's env:// and the launchers built on it */
+        put(env, "MASTER_ADDR", "%s", master);
+        put(env, "MASTER_PORT", "%u", cj->master_port);
+        put(env, "WORLD_SIZE", "%u", cj->nranks);
+        put(env, "RANK", "%u", rank);
+        put(env, "LOCAL_RANK", "%u", r->local);
+        put(env, "LOCAL_WORLD_SIZE", "%u", tpn);
+        put(env, "NODE_RANK", "%u", node_rank);
+        put(env, "GROUP_RANK", "%u", node_rank);
+    }
+    /* the gang's hosts, one per node with its slots (the agent writes the file) */
+    char hosts[4096];
+    size_t hl = 0;
+    hosts[0] = '\0';
+    for (uint32_t i = 0; i < nn && hl < sizeof hosts - 64; i++)
+        hl +=
+            (size_t)snprintf(hosts + hl, sizeof hosts - hl, "%s%s:%u", i ? "," : "",
+                             ctld_node_addr(c, cj->ranks[i * tpn].node), ngpus ? ngpus * tpn : tpn);
+    put(env, "DROVER_HOSTS", "%s", hosts);
+    /* what Slurm scripts read */
+    put(env, "SLURM_JOB_ID", "%llu", id);
+    put(env, "SLURM_JOBID", "%llu", id);
+    put(env, "SLURM_JOB_NAME", "%s", jname);
+    put(env, "SLURM_JOB_USER", "%s", cj->user);
+    put(env, "SLURM_JOB_NODELIST", "%s", nl);
+    put(env, "SLURM_NODELIST", "%s", nl);
+    put(env, "SLURM_JOB_NUM_NODES", "%u", nnodes);
+    put(env, "SLURM_NNODES", "%u", nnodes);
+    put(env, "SLURM_NTASKS", "%u", cj->nranks);
+    put(env, "SLURM_NPROCS", "%u", cj->nranks);
+    put(env, "SLURM_NTASKS_PER_NODE", "%u", tpn);
+    put(env, "SLURM_TASKS_PER_NODE", nnodes > 1 ? "%u(x%u)" : "%u", tpn, nnodes);
+    put(env, "SLURM_PROCID", "%u", rank);
+    put(env, "SLURM_LOCALID", "%u", r->local);
+    put(env, "SLURM_NODEID", "%u", node_rank);
+    put(env, "SLURM_CPUS_PER_TASK", "%u", cpus ? cpus : 1);
+    put(env, "SLURM_GPUS_ON_NODE", "%u", ngpus);
+    put(env, "SLURMD_NODENAME", "%s", c->cl.nodes[r->node].name);
+    if (sp->cwd)
+        put(env, "SLURM_SUBMIT_DIR", "%s", sp->cwd);
+    if (sp->account)
+        put(env, "SLURM_JOB_ACCOUNT", "%s", sp->account);
+    if (j->array_parent) {
+        put(env, "SLURM_ARRAY_JOB_ID", "%llu", (unsigned long long)j->array_parent);
+        put(env, "SLURM_ARRAY_TASK_ID", "%u", j->array_index);
+    }
+    free(nodelist);
+}
+
+/* ---- MASTER_PORTs: drover's own range on each node ---- */
+
+uint16_t ctld_port_take(dr_ctld_t *c, uint32_t node, uint64_t job)
+{
+    uint8_t *bits = c->nodes[node].ports;
+    for (uint32_t k = 0; k < DR_CTLD_PORT_N; k++) {
+        uint32_t i = (uint32_t)((job + k) % DR_CTLD_PORT_N); /* spread by job id */
+        if (!(bits[i / 8] >> (i % 8) & 1)) {
+            bits[i / 8] |= (uint8_t)(1u << (i % 8));
+            return (uint16_t)(DR_CTLD_PORT_BASE + i);
+        }
+    }
+    return 0;
+}
+
+void ctld_port_give(dr_ctld_t *c, uint32_t node, uint16_t port)
+{
+    if (port < DR_CTLD_PORT_BASE || port >= DR_CTLD_PORT_BASE + DR_CTLD_PORT_N)
+        return;
+    uint32_t i = port - DR_CTLD_PORT_BASE;
+    c->nodes[node].ports[i / 8] &= (uint8_t) ~(1u << (i % 8));
+}
+
+void ctld_port_mark(dr_ctld_t *c, uint32_t node, uint16_t port)
+{
+    if (port < DR_CTLD_PORT_BASE || port >= DR_CTLD_PORT_BASE + DR_CTLD_PORT_N)
+        return;
+    uint32_t i = port - DR_CTLD_PORT_BASE;
+    c->nodes[node].ports[i / 8] |= (uint8_t)(1u << (i % 8));
+}

@@ -27,6 +27,7 @@ int cli_events(int argc, char **argv);
 int cli_logs(int argc, char **argv);
 int cli_nodes(int argc, char **argv);
 int cli_token(int argc, char **argv);
+int cli_history(int argc, char **argv); /* history.c */
 
 /* `drover --server X VERB ...`: the server named before the verb (NULL if
  * none); a verb's own --server wins. */

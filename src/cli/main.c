@@ -25,6 +25,7 @@ static void usage(FILE *f)
             "  wait     wait for jobs to end; exits with the first failing job's status\n"
             "  events   a job's history\n"
             "  logs     a job's output (-f follows it)\n"
+            "  history  finished jobs: elapsed, GPU-hours, cost, energy, totals (like sacct)\n"
             "  nodes    the nodes, their GPUs and agents\n"
             "  token    create a bearer token for TCP access\n"
             "\n"
@@ -43,7 +44,7 @@ typedef struct verb {
 static const verb_t verbs[] = {
     {"sim", cli_sim},   {"plan", cli_plan},     {"submit", cli_submit}, {"queue", cli_queue},
     {"show", cli_show}, {"cancel", cli_cancel}, {"wait", cli_wait},     {"events", cli_events},
-    {"logs", cli_logs}, {"nodes", cli_nodes},   {"token", cli_token},
+    {"logs", cli_logs}, {"nodes", cli_nodes},   {"token", cli_token},   {"history", cli_history},
 };
 
 int main(int argc, char **argv)

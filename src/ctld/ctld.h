@@ -253,6 +253,16 @@ char *ctld_store_job_json(dr_ctld_t *c, uint64_t id, char **user);
 /* Jobs listing from the store (terminal ones): appends JSON objects. */
 int ctld_store_list_terminal(dr_ctld_t *c, const char *user, uint64_t array, size_t limit,
                              void (*cb)(void *, const char *json), void *ud);
+/* GET /v1/history: terminal rows by owner, account, end time in [since,
+ * until) (Unix seconds; NAN = open) and state (comma-separated names; NULL
+ * = any); the newest `limit`, called back oldest first with their JOB JSON. */
+typedef struct ctld_history_q {
+    const char *user, *account, *states; /* NULL = any */
+    double since, until;
+    size_t limit;
+} ctld_history_q_t;
+int ctld_store_history(dr_ctld_t *c, const ctld_history_q_t *q,
+                       void (*cb)(void *, const char *json), void *ud);
 int ctld_store_events(dr_ctld_t *c, uint64_t job,
                       void (*cb)(void *, double t, const char *what, const char *from,
                                  const char *to, const char *detail),
@@ -279,6 +289,8 @@ void ctld_api_jobs(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
 void ctld_api_nodes(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who,
                     const char *path);
 char *ctld_node_json(dr_ctld_t *c, uint32_t idx);
+/* api_history.c: GET /v1/history (accounting, like Slurm's sacct) */
+void ctld_api_history(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who);
 
 /* auth.c */
 int ctld_auth(dr_ctld_t *c, struct evhttp_request *req, ctld_who_t *who);

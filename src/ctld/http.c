@@ -170,6 +170,8 @@ static void on_request(struct evhttp_request *req, void *arg)
         ctld_api_jobs(c, req, &who, path + 8);
     } else if (strncmp(path, "/v1/nodes", 9) == 0 && (path[9] == '\0' || path[9] == '/')) {
         ctld_api_nodes(c, req, &who, path + 9);
+    } else if (strcmp(path, "/v1/history") == 0) {
+        ctld_api_history(c, req, &who);
     } else {
         ctld_reply_error(req, 404, NULL, "%s: no such endpoint", path);
     }

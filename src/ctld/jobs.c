@@ -228,6 +228,18 @@ char *ctld_job_json(dr_ctld_t *c, const ctld_job_t *cj)
     json_object_set_new(o, "out_path", json_string(cj->out_path ? cj->out_path : ""));
     json_object_set_new(o, "err_path", json_string(cj->err_path ? cj->err_path : ""));
     json_object_set_new(o, "generation", json_integer(cj->gen));
+    /* accounting (docs/api.md): from the rounded elapsed, as GET /v1/history
+     * computes them; an array parent's are its tasks' (null here) */
+    double rel = round(elapsed * 1e3) / 1e3, gh = gpus * rel / 3600.0;
+    double tdp = cj->got_type >= 0 && (size_t)cj->got_type < c->cl.ntypes
+                     ? c->cl.types[cj->got_type].tdp_w
+                     : NAN;
+    json_object_set_new(o, "gpu_hours", cj->array ? json_null() : json_real(round(gh * 1e6) / 1e6));
+    json_object_set_new(o, "energy_kwh",
+                        cj->array                  ? json_null()
+                        : gh == 0                  ? json_real(0)
+                        : isfinite(tdp) && tdp > 0 ? json_real(round(gh * tdp / 1e3 * 1e6) / 1e6)
+                                                   : json_null());
     char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(15));
     json_decref(o);
     return s;

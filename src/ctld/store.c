@@ -8,6 +8,7 @@
  * can leave memory and still be shown.  The driver writes a turn's changes
  * in one transaction and acknowledges nothing before COMMIT returns; with
  * synchronous=FULL that means it is on disk. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,14 @@ static const char *const schema =
     "CREATE TABLE IF NOT EXISTS tokens(hash TEXT PRIMARY KEY, user TEXT NOT NULL,"
     " role TEXT NOT NULL);";
 
+/* Columns added after the first release, for the accounting filters of GET
+ * /v1/history: the end time (Unix seconds), the account and the state name
+ * of a row, written by ctld_store_put_job.  Added by ALTER TABLE when an
+ * older database lacks them (the CREATE above stays as first shipped, so
+ * both paths end with the same table). */
+static const char *const hist_cols[][2] = {
+    {"end_t", "REAL"}, {"account", "TEXT"}, {"state", "TEXT"}};
+
 static int db_fail(dr_ctld_t *c, dr_err_t *err, const char *what)
 {
     return dr_err_set(err, DR_EIO, "store: %s: %s", what, sqlite3_errmsg(c->db));
@@ -48,6 +57,49 @@ static int exec(dr_ctld_t *c, const char *sql, dr_err_t *err)
         return rc;
     }
     return DR_OK;
+}
+
+static bool has_column(dr_ctld_t *c, const char *table, const char *col)
+{
+    char sql[128];
+    snprintf(sql, sizeof sql, "PRAGMA table_info(%s)", table);
+    sqlite3_stmt *st = NULL;
+    bool found = false;
+    if (sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return false;
+    while (!found && sqlite3_step(st) == SQLITE_ROW)
+        found = strcmp((const char *)sqlite3_column_text(st, 1), col) == 0;
+    sqlite3_finalize(st);
+    return found;
+}
+
+/* Idempotent: adds what is missing, fills it in from the rows' final JOB
+ * objects (so jobs that ended before the upgrade are found by the filters
+ * too), then makes sure of the index. */
+static int migrate_hist(dr_ctld_t *c, dr_err_t *err)
+{
+    bool added = false;
+    for (size_t i = 0; i < sizeof hist_cols / sizeof *hist_cols; i++) {
+        if (has_column(c, "jobs", hist_cols[i][0]))
+            continue;
+        char sql[128];
+        snprintf(sql, sizeof sql, "ALTER TABLE jobs ADD COLUMN %s %s;", hist_cols[i][0],
+                 hist_cols[i][1]);
+        int rc = exec(c, sql, err);
+        if (rc != DR_OK)
+            return rc;
+        added = true;
+    }
+    if (added) {
+        int rc = exec(c,
+                      "UPDATE jobs SET end_t = json_extract(final, '$.end_time'),"
+                      " account = json_extract(final, '$.account'),"
+                      " state = json_extract(final, '$.state') WHERE final IS NOT NULL;",
+                      err);
+        if (rc != DR_OK)
+            return rc;
+    }
+    return exec(c, "CREATE INDEX IF NOT EXISTS jobs_end ON jobs(terminal, end_t);", err);
 }
 
 int ctld_store_open(dr_ctld_t *c, dr_err_t *err)
@@ -71,6 +123,8 @@ int ctld_store_open(dr_ctld_t *c, dr_err_t *err)
                   err);
     if (rc == DR_OK)
         rc = exec(c, schema, err);
+    if (rc == DR_OK)
+        rc = migrate_hist(c, err);
     if (rc != DR_OK)
         dr_err_prefix(err, "%s: ", path);
     return rc;
@@ -239,8 +293,8 @@ int ctld_store_put_job(dr_ctld_t *c, const ctld_job_t *cj, dr_err_t *err)
     }
     sqlite3_stmt *st = cached(c, ST_JOB,
                               "INSERT OR REPLACE INTO jobs(id, user, uid, gid, parent,"
-                              " array_index, terminal, spec, rt, final)"
-                              " VALUES(?,?,?,?,?,?,?,?,?,?)",
+                              " array_index, terminal, spec, rt, final, end_t, account, state)"
+                              " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
                               err);
     if (!st) {
         free(spec);
@@ -261,6 +315,13 @@ int ctld_store_put_job(dr_ctld_t *c, const ctld_job_t *cj, dr_err_t *err)
         sqlite3_bind_text(st, 10, fin, -1, free);
     else
         sqlite3_bind_null(st, 10);
+    if (row_terminal(cj) && cj->j.end > 0 && cj->j.end != DR_TIME_NEVER)
+        sqlite3_bind_double(st, 11, dr_time_to_s(cj->j.end));
+    else
+        sqlite3_bind_null(st, 11);
+    const dr_jobspec_t *sp = cj->parent ? &cj->parent->spec : &cj->spec;
+    sqlite3_bind_text(st, 12, sp->account ? sp->account : "", -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 13, ctld_job_state_name(cj), -1, SQLITE_STATIC);
     return step_reset(c, st, "write job", err);
 }
 
@@ -488,6 +549,40 @@ int ctld_store_list_terminal(dr_ctld_t *c, const char *user, uint64_t array, siz
             cb(ud, (const char *)sqlite3_column_text(st, 0));
     sqlite3_finalize(st);
     return DR_OK;
+}
+
+int ctld_store_history(dr_ctld_t *c, const ctld_history_q_t *q,
+                       void (*cb)(void *, const char *json), void *ud)
+{
+    /* the newest `limit` rows that match, given oldest first (as sacct
+     * lists them); instr() over ",a,b," matches a state in the list */
+    sqlite3_stmt *st = prep(c,
+                            "SELECT final FROM (SELECT id, end_t, final FROM jobs"
+                            " WHERE terminal = 1 AND final IS NOT NULL"
+                            " AND (?1 IS NULL OR user = ?1) AND (?2 IS NULL OR account = ?2)"
+                            " AND (?3 IS NULL OR end_t >= ?3) AND (?4 IS NULL OR end_t < ?4)"
+                            " AND (?5 IS NULL OR instr(',' || ?5 || ',', ',' || state || ',') > 0)"
+                            " ORDER BY end_t DESC, id DESC LIMIT ?6) ORDER BY end_t, id",
+                            NULL);
+    if (!st)
+        return DR_EIO;
+    if (q->user)
+        sqlite3_bind_text(st, 1, q->user, -1, SQLITE_STATIC);
+    if (q->account)
+        sqlite3_bind_text(st, 2, q->account, -1, SQLITE_STATIC);
+    if (isfinite(q->since))
+        sqlite3_bind_double(st, 3, q->since);
+    if (isfinite(q->until))
+        sqlite3_bind_double(st, 4, q->until);
+    if (q->states)
+        sqlite3_bind_text(st, 5, q->states, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 6, q->limit > INT64_MAX ? INT64_MAX : (sqlite3_int64)q->limit);
+    int s;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW)
+        if (sqlite3_column_text(st, 0))
+            cb(ud, (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return s == SQLITE_DONE ? DR_OK : DR_EIO;
 }
 
 int ctld_store_events(dr_ctld_t *c, uint64_t job,

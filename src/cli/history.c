@@ -61,6 +61,19 @@ static void add_param(char *q, size_t n, const char *key, const char *val)
     free(esc);
 }
 
+/* 2 decimals; "<0.01" for a small non-zero amount (a one-minute job), so
+ * that it does not read as nothing */
+static char *fmt_amount(const char *prefix, double v, const char *unit, char *buf, size_t n)
+{
+    if (isnan(v))
+        snprintf(buf, n, "?");
+    else if (v > 0 && v < 0.005)
+        snprintf(buf, n, "<%s0.01%s", prefix, unit);
+    else
+        snprintf(buf, n, "%s%.2f%s", prefix, v, unit);
+    return buf;
+}
+
 static int print_table(const json_t *reply)
 {
     static const char *const head[] = {"ID",    "NAME",    "USER",  "ACCOUNT", "STATE", "GPU_TYPE",
@@ -77,13 +90,9 @@ static int print_table(const json_t *reply)
         char id[48], el[32], gh[32], cost[32], en[32];
         cli_job_id(j, id, sizeof id);
         cli_fmt_duration(cli_json_num(j, "elapsed"), el, sizeof el);
-        snprintf(gh, sizeof gh, "%.2f", cli_json_num(j, "gpu_hours"));
-        snprintf(cost, sizeof cost, "$%.2f", cli_json_num(j, "cost_usd"));
-        double e = cli_json_num(j, "energy_kwh");
-        if (isnan(e))
-            snprintf(en, sizeof en, "?");
-        else
-            snprintf(en, sizeof en, "%.2f kWh", e);
+        fmt_amount("", cli_json_num(j, "gpu_hours"), "", gh, sizeof gh);
+        fmt_amount("$", cli_json_num(j, "cost_usd"), "", cost, sizeof cost);
+        fmt_amount("", cli_json_num(j, "energy_kwh"), " kWh", en, sizeof en);
         const char *acct = cli_json_str(j, "account", "");
         const char *type = cli_json_str(j, "gpu_type", "");
         const char *nl = cli_json_str(j, "nodelist", "");
@@ -111,10 +120,12 @@ static int print_table(const json_t *reply)
     cli_table_free(&t);
     const json_t *tot = json_object_get(reply, "totals");
     long long unknown = (long long)cli_json_num(tot, "energy_unknown");
-    printf("total: %lld job%s, %.2f GPU-hours, $%.2f, %.2f kWh",
-           (long long)cli_json_num(tot, "jobs"), cli_json_num(tot, "jobs") == 1 ? "" : "s",
-           cli_json_num(tot, "gpu_hours"), cli_json_num(tot, "cost_usd"),
-           cli_json_num(tot, "energy_kwh"));
+    char gh[32], cost[32], en[32];
+    printf("total: %lld job%s, %s GPU-hours, %s, %s", (long long)cli_json_num(tot, "jobs"),
+           cli_json_num(tot, "jobs") == 1 ? "" : "s",
+           fmt_amount("", cli_json_num(tot, "gpu_hours"), "", gh, sizeof gh),
+           fmt_amount("$", cli_json_num(tot, "cost_usd"), "", cost, sizeof cost),
+           fmt_amount("", cli_json_num(tot, "energy_kwh"), " kWh", en, sizeof en));
     if (unknown > 0)
         printf(" (+ %lld job%s of unknown TDP)", unknown, unknown == 1 ? "" : "s");
     printf("\n");

@@ -555,14 +555,16 @@ int ctld_store_history(dr_ctld_t *c, const ctld_history_q_t *q,
                        void (*cb)(void *, const char *json), void *ud)
 {
     /* the newest `limit` rows that match, given oldest first (as sacct
-     * lists them); instr() over ",a,b," matches a state in the list */
+     * lists them), an array parent after its last task (they end at the
+     * same time); instr() over ",a,b," matches a state in the list */
     sqlite3_stmt *st = prep(c,
                             "SELECT final FROM (SELECT id, end_t, final FROM jobs"
                             " WHERE terminal = 1 AND final IS NOT NULL"
                             " AND (?1 IS NULL OR user = ?1) AND (?2 IS NULL OR account = ?2)"
                             " AND (?3 IS NULL OR end_t >= ?3) AND (?4 IS NULL OR end_t < ?4)"
                             " AND (?5 IS NULL OR instr(',' || ?5 || ',', ',' || state || ',') > 0)"
-                            " ORDER BY end_t DESC, id DESC LIMIT ?6) ORDER BY end_t, id",
+                            " ORDER BY end_t DESC, id DESC LIMIT ?6)"
+                            " ORDER BY end_t, json_extract(final, '$.tasks') IS NOT NULL, id",
                             NULL);
     if (!st)
         return DR_EIO;

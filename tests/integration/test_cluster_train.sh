@@ -66,11 +66,11 @@ for mode in drover torchrun; do
     mkdir -p "$T/ddp-$mode"
     if [ $mode = drover ]; then
         id=$("$DROVER" submit --parsable --kind train -N 2 --gpus-per-node 1 --gpu-type A100 -t 5m \
-            -- $PY "$DROVER_SOURCE_DIR/tests/integration/ddp_train.py" "$T/ddp-$mode" 40)
+            -- $PY "$DROVER_SOURCE_DIR/examples/pytorch/ddp_train.py" "$T/ddp-$mode" 40)
     else
         id=$(PATH="$T/bin:$PATH" "$DROVER" submit --parsable --kind train -N 2 --gpus-per-node 2 \
             --gpu-type A100 -t 5m --launcher torchrun -- \
-            "$DROVER_SOURCE_DIR/tests/integration/ddp_train.py" "$T/ddp-$mode" 40)
+            "$DROVER_SOURCE_DIR/examples/pytorch/ddp_train.py" "$T/ddp-$mode" 40)
     fi
     timeout 240 "$DROVER" wait "$id" >/dev/null 2>&1
     rc=$?

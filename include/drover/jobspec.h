@@ -23,6 +23,30 @@
 #define DR_JOBSPEC_MAX_ARGS   4096
 #define DR_JOBSPEC_MAX_ENV    4096
 #define DR_JOBSPEC_MAX_SCRIPT (4u << 20)
+#define DR_JOBSPEC_MAX_DEPS   1024 /* job references in --dependency, all kinds together */
+
+/* Slurm's --dependency kinds. */
+typedef enum dr_dep_kind {
+    DR_DEP_AFTER = 0,  /* after:ID  - once ID has started (or was cancelled) */
+    DR_DEP_AFTEROK,    /* afterok:ID - once ID completed with exit 0 */
+    DR_DEP_AFTERANY,   /* afterany:ID - once ID ended, however */
+    DR_DEP_AFTERNOTOK, /* afternotok:ID - once ID failed, timed out or was cancelled */
+    DR_DEP_SINGLETON,  /* singleton - after every earlier job of this name and user ended */
+    DR_DEP_NKINDS
+} dr_dep_kind_t;
+
+/* One job a dependency names: a job, or one task of an array ("ID_IDX"). */
+typedef struct dr_dep_ref {
+    uint64_t job;
+    int64_t task; /* -1: the whole job (every task of an array); else the array index */
+} dr_dep_ref_t;
+
+/* One "kind:ID[:ID...]" term (singleton: no refs). */
+typedef struct dr_dep {
+    uint8_t kind; /* dr_dep_kind_t */
+    uint32_t nrefs;
+    dr_dep_ref_t *refs; /* owned */
+} dr_dep_t;
 
 typedef struct dr_jobspec {
     char *name;   /* -J/--job-name; NULL = from argv[0] or script name */
@@ -59,6 +83,28 @@ typedef struct dr_jobspec {
      * holds a non-default value), so that a script's directives do not
      * override the command line. */
     uint32_t set;
+
+    /* Slurm's task and node-sharing options (docs/slurm.md). */
+    uint32_t ntasks;          /* -n/--ntasks; 0 = not given */
+    uint32_t ntasks_per_node; /* --ntasks-per-node; 0 = not given */
+    uint32_t gpus_per_task;   /* --gpus-per-task [TYPE:]N; 0 = not given (a type sets gpu_type) */
+    uint64_t mem_per_gpu_mb;  /* --mem-per-gpu, as --mem; 0 = not given */
+    /* --signal=[B:]SIG[@SECS]: send SIG SECS seconds before the time limit;
+     * signal_num 0 = not given.  signal_batch: B:, only the batch shell. */
+    int32_t signal_num;   /* 1..64 (SIGUSR1 ...); names are read as <signal.h> numbers them */
+    uint32_t signal_secs; /* 0..65535; 60 when @SECS is not written (as Slurm) */
+    bool signal_batch;    /* B: */
+    int8_t requeue;       /* --requeue 1, --no-requeue 0; -1 = not given (the cluster's default) */
+    /* --dependency: all terms must hold (',' in Slurm), or with dep_any any
+     * one of them ('?'); ndeps 0 = none. */
+    dr_dep_t *deps; /* owned */
+    uint32_t ndeps;
+    bool dep_any;
+    char *partition;  /* -p/--partition "gpu" or "a,b"; mapped by the controller; NULL = none */
+    char *qos;        /* --qos; kept, not enforced; NULL = none */
+    char *constraint; /* -C/--constraint node features "a100&ib"; NULL = none */
+    int8_t exclusive; /* --exclusive 1; -1 = not given, 0 = explicitly shared */
+    char *export_env; /* --export "ALL", "NONE", "A,B=1", "ALL,B=1"; NULL = not given (ALL) */
     /* --launcher: how a gang's processes start.  NULL or "none": drover
      * starts the ranks itself (a training job: one process per GPU; any
      * other: one per node) with the rank variables torchrun would set;
@@ -89,16 +135,28 @@ typedef enum dr_jobfield_id {
     DR_JF_CHDIR,
     DR_JF_ACCOUNT,
     DR_JF_PRIORITY,
+    DR_JF_NTASKS,
+    DR_JF_NTASKS_PER_NODE,
+    DR_JF_GPUS_PER_TASK,
+    DR_JF_MEM_PER_GPU,
+    DR_JF_SIGNAL,
+    DR_JF_REQUEUE, /* a flag; "--no-requeue" is its negation */
+    DR_JF_DEPENDENCY,
+    DR_JF_PARTITION,
+    DR_JF_QOS,
+    DR_JF_CONSTRAINT,
+    DR_JF_EXCLUSIVE, /* a flag */
+    DR_JF_EXPORT,
     DR_JF_LAUNCHER,
     DR_JF_N
 } dr_jobfield_id_t;
 
 /* One field of the vocabulary. */
 typedef struct dr_jobfield {
-    const char *name;   /* canonical (JSON key, trace column): "gpus_per_node" */
-    const char *opt;    /* long option without dashes: "gpus-per-node" */
-    char shopt;         /* short option ('N'), 0 if none */
-    bool takes_value;   /* false for flags */
+    const char *name; /* canonical (JSON key, trace column): "gpus_per_node" */
+    const char *opt;  /* long option without dashes: "gpus-per-node" */
+    char shopt;       /* short option ('N'), 0 if none */
+    bool takes_value; /* false for flags ("--exclusive"; set with the value "1", "true", "0" ...) */
     const char *sbatch; /* Slurm's long option if it means the same, else NULL */
     const char *doc;    /* one line for --help and docs */
     uint8_t id;         /* dr_jobfield_id_t */
@@ -152,6 +210,18 @@ int dr_jobspec_validate(const dr_jobspec_t *s, dr_err_t *err);
  * (dr_cluster_req_possible). */
 int dr_jobspec_to_job(const dr_jobspec_t *s, const dr_cluster_t *c, dr_time_t submit, dr_job_t *j,
                       dr_err_t *err);
+
+/* What the spec asks for that drover does not honour (yet), for notes at
+ * submission: one line each, '\n'-terminated, such as "--qos=high: not
+ * enforced".  Writes at most len bytes into buf (NUL-terminated when len >
+ * 0) and returns the length of the whole text, as snprintf does; 0 when
+ * everything asked for is honoured. */
+size_t dr_jobspec_unsupported(const dr_jobspec_t *s, char *buf, size_t len);
+
+/* The signal number of a name ("USR1", "SIGUSR1", "usr1") or a number
+ * ("10"); 0 if none.  dr_signal_name: "USR1" (no SIG), NULL if unnamed. */
+int dr_signal_parse(const char *name, size_t len);
+const char *dr_signal_name(int sig);
 
 /* Expand %j (job id), %A (array parent id), %a (array index), %x (job
  * name), %u (user name), %% in an output path template; malloc'd. */

@@ -5,6 +5,8 @@
  * and turns text into values through dr_jobspec_set, so a field's spelling,
  * units, range and error text exist once, here. */
 #include <ctype.h>
+#include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +132,87 @@ static const jf_def_t defs[DR_JF_N] = {
                         JF_P_INT,
                         OFF(priority),
                         0},
+    [DR_JF_NTASKS] = {{"ntasks", "ntasks", 'n', true, "ntasks",
+                       "tasks (processes) in all; with --ntasks-per-node sets -N", DR_JF_NTASKS},
+                      JF_U32,
+                      JF_P_COUNT,
+                      OFF(ntasks),
+                      JF_MAX_CPUS},
+    [DR_JF_NTASKS_PER_NODE] = {{"ntasks_per_node", "ntasks-per-node", 0, true, "ntasks-per-node",
+                                "tasks on each node", DR_JF_NTASKS_PER_NODE},
+                               JF_U32,
+                               JF_P_COUNT,
+                               OFF(ntasks_per_node),
+                               JF_MAX_CPUS},
+    [DR_JF_GPUS_PER_TASK] = {{"gpus_per_task", "gpus-per-task", 0, true, "gpus-per-task",
+                              "GPUs for each task, [TYPE:]N (needs --ntasks or --ntasks-per-node)",
+                              DR_JF_GPUS_PER_TASK},
+                             JF_U32,
+                             JF_P_GPUS,
+                             OFF(gpus_per_task),
+                             JF_MAX_GPN},
+    [DR_JF_MEM_PER_GPU] = {{"mem_per_gpu", "mem-per-gpu", 0, true, "mem-per-gpu",
+                            "memory for each GPU, as --mem (not with --mem)", DR_JF_MEM_PER_GPU},
+                           JF_U64,
+                           JF_P_MEM,
+                           OFF(mem_per_gpu_mb),
+                           JF_MAX_MEM_MB},
+    [DR_JF_SIGNAL] = {{"signal", "signal", 0, true, "signal",
+                       "[B:]SIG[@SECS]: send SIG (USR1, TERM, 10 ...) SECS (default 60) before "
+                       "the time limit",
+                       DR_JF_SIGNAL},
+                      JF_SIGNAL,
+                      JF_P_SIGNAL,
+                      OFF(signal_num),
+                      0},
+    [DR_JF_REQUEUE] = {{"requeue", "requeue", 0, false, "requeue",
+                        "put the job back in the queue after a node failure or preemption "
+                        "(--no-requeue: do not)",
+                        DR_JF_REQUEUE},
+                       JF_FLAG,
+                       JF_P_FLAG,
+                       OFF(requeue),
+                       0},
+    [DR_JF_DEPENDENCY] = {{"dependency", "dependency", 'd', true, "dependency",
+                           "afterok:ID[:ID...], afterany, afternotok, after, singleton; ',' all "
+                           "of, '?' any of; ID or ID_TASK",
+                           DR_JF_DEPENDENCY},
+                          JF_DEP,
+                          JF_P_DEP,
+                          OFF(deps),
+                          JF_MAX_TEXT},
+    [DR_JF_PARTITION] = {{"partition", "partition", 'p', true, "partition",
+                          "partition(s), comma-separated, as the cluster's config maps them",
+                          DR_JF_PARTITION},
+                         JF_STR,
+                         JF_P_STRING,
+                         OFF(partition),
+                         JF_MAX_NAME},
+    [DR_JF_QOS] = {{"qos", "qos", 'q', true, "qos", "quality of service (kept, not enforced)",
+                    DR_JF_QOS},
+                   JF_STR,
+                   JF_P_STRING,
+                   OFF(qos),
+                   JF_MAX_NAME},
+    [DR_JF_CONSTRAINT] = {{"constraint", "constraint", 'C', true, "constraint",
+                           "node features, Slurm's syntax (kept, not matched)", DR_JF_CONSTRAINT},
+                          JF_STR,
+                          JF_P_STRING,
+                          OFF(constraint),
+                          JF_MAX_TEXT},
+    [DR_JF_EXCLUSIVE] = {{"exclusive", "exclusive", 0, false, "exclusive",
+                          "no other job on the job's nodes (docs/slurm.md)", DR_JF_EXCLUSIVE},
+                         JF_FLAG,
+                         JF_P_FLAG,
+                         OFF(exclusive),
+                         0},
+    [DR_JF_EXPORT] = {{"export", "export", 0, true, "export",
+                       "environment: ALL, NONE, or [ALL,]VAR[=VALUE],... (default ALL)",
+                       DR_JF_EXPORT},
+                      JF_STR,
+                      JF_P_EXPORT,
+                      OFF(export_env),
+                      JF_MAX_TEXT},
     [DR_JF_LAUNCHER] = {{"launcher", "launcher", 0, true, NULL,
                          "how a gang starts: none (drover starts each rank) or torchrun (one "
                          "torchrun per node)",
@@ -140,12 +223,13 @@ static const jf_def_t defs[DR_JF_N] = {
                         JF_MAX_NAME},
 };
 
+#define L(i) &defs[i].pub
 static const dr_jobfield_t *const list[DR_JF_N + 1] = {
-    &defs[0].pub,  &defs[1].pub,  &defs[2].pub,  &defs[3].pub,  &defs[4].pub,
-    &defs[5].pub,  &defs[6].pub,  &defs[7].pub,  &defs[8].pub,  &defs[9].pub,
-    &defs[10].pub, &defs[11].pub, &defs[12].pub, &defs[13].pub, &defs[14].pub,
-    &defs[15].pub, &defs[16].pub, &defs[17].pub, NULL};
-_Static_assert(DR_JF_N == 18, "list[] names every field");
+    L(0),  L(1),  L(2),  L(3),  L(4),  L(5),  L(6),  L(7),  L(8),  L(9),  L(10),
+    L(11), L(12), L(13), L(14), L(15), L(16), L(17), L(18), L(19), L(20), L(21),
+    L(22), L(23), L(24), L(25), L(26), L(27), L(28), L(29), NULL};
+#undef L
+_Static_assert(DR_JF_N == 30, "list[] names every field");
 _Static_assert(DR_JF_N <= 32, "dr_jobspec_t.set has a bit per field");
 
 const dr_jobfield_t *const *dr_jobfield_list(void)
@@ -158,9 +242,9 @@ const jf_def_t *jf_def(int id)
     return id >= 0 && id < DR_JF_N ? &defs[id] : NULL;
 }
 
-const jf_def_t *jf_lookup(const char *name, bool *gres)
+const jf_def_t *jf_lookup(const char *name, uint8_t *how)
 {
-    *gres = false;
+    *how = JF_HOW_PLAIN;
     if (!name || !*name)
         return NULL;
     if (name[0] == '-' && name[1] && name[1] != '-' && !name[2]) { /* "-N" */
@@ -181,16 +265,20 @@ const jf_def_t *jf_lookup(const char *name, bool *gres)
             (defs[i].pub.sbatch && !strcmp(n, defs[i].pub.sbatch)))
             return &defs[i];
     if (strcmp(n, "gres") == 0) { /* Slurm's --gres=gpu[:TYPE][:N] */
-        *gres = true;
+        *how = JF_HOW_GRES;
         return &defs[DR_JF_GPUS_PER_NODE];
+    }
+    if (strcmp(n, "no-requeue") == 0) {
+        *how = JF_HOW_NEG;
+        return &defs[DR_JF_REQUEUE];
     }
     return NULL;
 }
 
 const dr_jobfield_t *dr_jobfield_find(const char *name)
 {
-    bool gres;
-    const jf_def_t *d = jf_lookup(name, &gres);
+    uint8_t how;
+    const jf_def_t *d = jf_lookup(name, &how);
     return d ? &d->pub : NULL;
 }
 
@@ -267,6 +355,9 @@ bool jf_given(const dr_jobspec_t *s, int id)
     case JF_TIME: return *CFIELD(s, d, dr_time_t) != 0;
     case JF_I32: return *CFIELD(s, d, int32_t) != 0;
     case JF_KIND: return s->kind_set;
+    case JF_FLAG: return *CFIELD(s, d, int8_t) != -1;
+    case JF_SIGNAL: return s->signal_num != 0;
+    case JF_DEP: return s->ndeps != 0;
     }
     return false;
 }
@@ -287,6 +378,20 @@ void jf_move(dr_jobspec_t *dst, dr_jobspec_t *src, int id)
     case JF_KIND:
         dst->kind = src->kind;
         dst->kind_set = true;
+        break;
+    case JF_FLAG: *FIELD(dst, d, int8_t) = *FIELD(src, d, int8_t); break;
+    case JF_SIGNAL:
+        dst->signal_num = src->signal_num;
+        dst->signal_secs = src->signal_secs;
+        dst->signal_batch = src->signal_batch;
+        break;
+    case JF_DEP:
+        jf_deps_free(dst);
+        dst->deps = src->deps;
+        dst->ndeps = src->ndeps;
+        dst->dep_any = src->dep_any;
+        src->deps = NULL;
+        src->ndeps = 0;
         break;
     }
     src->set &= ~(1u << id);
@@ -603,7 +708,307 @@ static int p_array(dr_jobspec_t *s, const jf_def_t *d, const char *b, size_t n, 
     return DR_OK;
 }
 
-int jf_set(dr_jobspec_t *s, const jf_def_t *d, bool gres, const char *value, dr_err_t *err)
+/* --- flags, signals, dependencies, --export --- */
+
+/* A flag's value: "1" (what the CLI passes for "--exclusive"), true, yes,
+ * on, and their opposites; a negated spelling ("--no-requeue") inverts. */
+static int p_flag(dr_jobspec_t *s, const jf_def_t *d, uint8_t how, const char *b, size_t n,
+                  dr_err_t *err)
+{
+    static const char *const yes[] = {"1", "true", "yes", "on", NULL};
+    static const char *const no[] = {"0", "false", "no", "off", NULL};
+    int v = -1;
+    for (int i = 0; yes[i] && v < 0; i++) {
+        if (strlen(yes[i]) == n && strncasecmp(b, yes[i], n) == 0)
+            v = 1;
+        else if (strlen(no[i]) == n && strncasecmp(b, no[i], n) == 0)
+            v = 0;
+    }
+    if (v < 0)
+        return dr_err_set(err, DR_EINVAL, "%s: " VQ " is not a flag value (give --%s alone)",
+                          d->pub.name, VA(b, n), d->pub.opt);
+    *FIELD(s, d, int8_t) = (int8_t)(how == JF_HOW_NEG ? !v : v);
+    return DR_OK;
+}
+
+static const struct {
+    const char *name;
+    int sig;
+} signals[] = {
+    {"HUP", SIGHUP},       {"INT", SIGINT},   {"QUIT", SIGQUIT},   {"ILL", SIGILL},
+    {"TRAP", SIGTRAP},     {"ABRT", SIGABRT}, {"BUS", SIGBUS},     {"FPE", SIGFPE},
+    {"KILL", SIGKILL},     {"USR1", SIGUSR1}, {"SEGV", SIGSEGV},   {"USR2", SIGUSR2},
+    {"PIPE", SIGPIPE},     {"ALRM", SIGALRM}, {"TERM", SIGTERM},   {"CHLD", SIGCHLD},
+    {"CONT", SIGCONT},     {"STOP", SIGSTOP}, {"TSTP", SIGTSTP},   {"TTIN", SIGTTIN},
+    {"TTOU", SIGTTOU},     {"URG", SIGURG},   {"XCPU", SIGXCPU},   {"XFSZ", SIGXFSZ},
+    {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF}, {"WINCH", SIGWINCH}, {"SYS", SIGSYS},
+};
+#define JF_MAX_SIGNAL 64
+
+int dr_signal_parse(const char *name, size_t len)
+{
+    if (!name)
+        return 0;
+    if (len >= 3 && strncasecmp(name, "SIG", 3) == 0) {
+        name += 3;
+        len -= 3;
+    }
+    uint64_t v;
+    if (len && isdigit((unsigned char)name[0])) {
+        if (!memchr(name, '.', len) && parse_count(name, len, JF_MAX_SIGNAL, &v) && v > 0)
+            return (int)v;
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++)
+        if (strlen(signals[i].name) == len && strncasecmp(name, signals[i].name, len) == 0)
+            return signals[i].sig;
+    return 0;
+}
+
+const char *dr_signal_name(int sig)
+{
+    for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++)
+        if (signals[i].sig == sig)
+            return signals[i].name;
+    return NULL;
+}
+
+/* Slurm's --signal=[{R|B}:]SIG[@SECS]; R (also at a reservation's end) has
+ * no meaning here. */
+static int p_signal(dr_jobspec_t *s, const jf_def_t *d, const char *b, size_t n, dr_err_t *err)
+{
+    const char *f = d->pub.name, *p = b, *e = b + n;
+    bool batch = false;
+    const char *colon = memchr(p, ':', n);
+    if (colon) {
+        for (const char *q = p; q < colon; q++) {
+            if (*q == 'B' || *q == 'b')
+                batch = true;
+            else if (*q == 'R' || *q == 'r')
+                return dr_err_set(err, DR_EINVAL,
+                                  "%s: " VQ ": R: (a reservation's end) is not supported", f,
+                                  VA(b, n));
+            else
+                goto bad;
+        }
+        p = colon + 1;
+    }
+    const char *at = memchr(p, '@', (size_t)(e - p));
+    int sig = dr_signal_parse(p, (size_t)((at ? at : e) - p));
+    uint64_t secs = 60;
+    if (!sig)
+        goto bad;
+    if (at && (memchr(at + 1, '.', (size_t)(e - at - 1)) ||
+               !parse_count(at + 1, (size_t)(e - at - 1), 65535, &secs)))
+        goto bad;
+    s->signal_num = sig;
+    s->signal_secs = (uint32_t)secs;
+    s->signal_batch = batch;
+    return DR_OK;
+bad:
+    return dr_err_set(err, DR_EINVAL,
+                      "%s: " VQ " is not [B:]SIG[@SECS] (SIG a name such as USR1 or a number from "
+                      "1 to %d, SECS from 0 to 65535)",
+                      f, VA(b, n), JF_MAX_SIGNAL);
+}
+
+char *jf_signal_text(const dr_jobspec_t *s)
+{
+    char buf[64], num[16];
+    const char *name = dr_signal_name(s->signal_num);
+    if (!name) {
+        snprintf(num, sizeof num, "%d", (int)s->signal_num);
+        name = num;
+    }
+    snprintf(buf, sizeof buf, "%s%s@%u", s->signal_batch ? "B:" : "", name,
+             (unsigned)s->signal_secs);
+    return dr_strdup(buf);
+}
+
+static const char *const dep_kinds[DR_DEP_NKINDS] = {"after", "afterok", "afterany", "afternotok",
+                                                     "singleton"};
+
+void jf_deps_free(dr_jobspec_t *s)
+{
+    for (uint32_t i = 0; s->deps && i < s->ndeps; i++)
+        free(s->deps[i].refs);
+    free(s->deps);
+    s->deps = NULL;
+    s->ndeps = 0;
+    s->dep_any = false;
+}
+
+/* "ID" or "ID_TASK", ID 1.. and TASK an array index. */
+static bool dep_ref(const char *b, size_t n, dr_dep_ref_t *r)
+{
+    const char *us = memchr(b, '_', n);
+    size_t idn = us ? (size_t)(us - b) : n;
+    uint64_t id, task = 0;
+    if (memchr(b, '.', n) || !parse_count(b, idn, (uint64_t)INT64_MAX, &id) || id == 0)
+        return false;
+    if (us && !parse_count(us + 1, n - idn - 1, UINT32_MAX, &task))
+        return false;
+    r->job = id;
+    r->task = us ? (int64_t)task : -1;
+    return true;
+}
+
+/* Slurm's --dependency: terms "KIND:ID[:ID...]" (or "singleton") joined by
+ * ',' (all must hold) or '?' (any one), not both. */
+static int p_dep(dr_jobspec_t *s, const jf_def_t *d, const char *b, size_t n, dr_err_t *err)
+{
+    const char *f = d->pub.name;
+    if (n > d->max)
+        return dr_err_set(err, DR_EINVAL, "%s: " VQ " is longer than %llu bytes", f, VA(b, n),
+                          (unsigned long long)d->max);
+    bool any = memchr(b, '?', n) != NULL;
+    if (any && memchr(b, ',', n))
+        return dr_err_set(err, DR_EINVAL,
+                          "%s: " VQ ": ',' (all of) and '?' (any of) cannot be mixed", f, VA(b, n));
+    char sep = any ? '?' : ',';
+    dr_jobspec_t t; /* built aside: s changes only when the whole text is good */
+    memset(&t, 0, sizeof t);
+    uint32_t total = 0;
+    int rc = DR_OK;
+    for (const char *p = b, *e = b + n; p <= e && rc == DR_OK;) {
+        const char *q = memchr(p, sep, (size_t)(e - p));
+        if (!q)
+            q = e;
+        size_t tn = (size_t)(q - p);
+        const char *colon = memchr(p, ':', tn);
+        size_t kn = colon ? (size_t)(colon - p) : tn;
+        int kind = -1;
+        for (int k = 0; k < DR_DEP_NKINDS; k++)
+            if (strlen(dep_kinds[k]) == kn && strncasecmp(p, dep_kinds[k], kn) == 0)
+                kind = k;
+        dr_dep_t *nd = NULL;
+        if (tn == 0) {
+            rc = dr_err_set(err, DR_EINVAL, "%s: " VQ " has an empty term", f, VA(b, n));
+        } else if (kind < 0) {
+            rc = dr_err_set(err, DR_EINVAL,
+                            "%s: " VQ ": '%.*s' is not a dependency kind (after, afterok, "
+                            "afterany, afternotok, singleton)",
+                            f, VA(b, n), (int)(kn > 40 ? 40 : kn), p);
+        } else if ((kind == DR_DEP_SINGLETON) != !colon) {
+            rc = dr_err_set(
+                err, DR_EINVAL, "%s: " VQ ": '%.*s' %s", f, VA(b, n), (int)(tn > 40 ? 40 : tn), p,
+                kind == DR_DEP_SINGLETON ? "takes no job ids" : "needs job ids (KIND:ID[:ID...])");
+        } else if (!(nd = realloc(t.deps, (t.ndeps + 1) * sizeof *t.deps))) {
+            rc = dr_err_set(err, DR_ENOMEM, "%s: out of memory", f);
+        } else {
+            t.deps = nd;
+            dr_dep_t *dep = &t.deps[t.ndeps++];
+            dep->kind = (uint8_t)kind;
+            dep->nrefs = 0;
+            dep->refs = NULL;
+            for (const char *r = colon ? colon + 1 : q; r <= q && colon && rc == DR_OK;) {
+                const char *re = memchr(r, ':', (size_t)(q - r));
+                if (!re)
+                    re = q;
+                dr_dep_ref_t ref;
+                const char *plus = memchr(r, '+', (size_t)(re - r));
+                dr_dep_ref_t *nr = NULL;
+                if (plus)
+                    rc = dr_err_set(err, DR_EINVAL,
+                                    "%s: " VQ ": a delay after a job id ('%.*s') is not supported",
+                                    f, VA(b, n), (int)(re - plus > 20 ? 20 : re - plus), plus);
+                else if (!dep_ref(r, (size_t)(re - r), &ref))
+                    rc = dr_err_set(err, DR_EINVAL,
+                                    "%s: " VQ ": '%.*s' is not a job id (ID or ID_TASK)", f,
+                                    VA(b, n), (int)(re - r > 40 ? 40 : re - r), r);
+                else if (++total > DR_JOBSPEC_MAX_DEPS)
+                    rc = dr_err_set(err, DR_ELIMIT, "%s: more than %u job ids", f,
+                                    DR_JOBSPEC_MAX_DEPS);
+                else if (!(nr = realloc(dep->refs, (dep->nrefs + 1) * sizeof *nr)))
+                    rc = dr_err_set(err, DR_ENOMEM, "%s: out of memory", f);
+                else {
+                    dep->refs = nr;
+                    dep->refs[dep->nrefs++] = ref;
+                }
+                r = re + 1;
+            }
+        }
+        p = q + 1;
+    }
+    if (rc != DR_OK) {
+        jf_deps_free(&t);
+        return rc;
+    }
+    jf_deps_free(s);
+    s->deps = t.deps;
+    s->ndeps = t.ndeps;
+    s->dep_any = any;
+    return DR_OK;
+}
+
+char *jf_dep_text(const dr_jobspec_t *s)
+{
+    size_t cap = 16, len = 0;
+    for (uint32_t i = 0; i < s->ndeps; i++)
+        cap += 12 + (size_t)s->deps[i].nrefs * 42;
+    char *out = malloc(cap);
+    if (!out)
+        return NULL;
+    out[0] = '\0';
+    for (uint32_t i = 0; i < s->ndeps; i++) {
+        const dr_dep_t *dep = &s->deps[i];
+        len += (size_t)snprintf(out + len, cap - len, "%s%s", i ? (s->dep_any ? "?" : ",") : "",
+                                dep->kind < DR_DEP_NKINDS ? dep_kinds[dep->kind] : "after");
+        for (uint32_t k = 0; k < dep->nrefs; k++) {
+            len += (size_t)snprintf(out + len, cap - len, ":%" PRIu64, dep->refs[k].job);
+            if (dep->refs[k].task >= 0)
+                len += (size_t)snprintf(out + len, cap - len, "_%" PRId64, dep->refs[k].task);
+        }
+    }
+    return out;
+}
+
+static bool env_name_ok(const char *b, size_t n)
+{
+    if (n == 0 || isdigit((unsigned char)b[0]))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)b[i]) && b[i] != '_')
+            return false;
+    return true;
+}
+
+/* Slurm's --export: ALL, NONE (NIL), or names and NAME=VALUE after an
+ * optional ALL or NONE, comma-separated.  Kept as written. */
+static int p_export(dr_jobspec_t *s, const jf_def_t *d, const char *b, size_t n, dr_err_t *err)
+{
+    const char *f = d->pub.name;
+    if (n > d->max)
+        return dr_err_set(err, DR_EINVAL, "%s: " VQ " is longer than %llu bytes", f, VA(b, n),
+                          (unsigned long long)d->max);
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)b[i] < 0x20 || b[i] == 0x7f)
+            return dr_err_set(err, DR_EINVAL, "%s: " VQ " contains a control character", f,
+                              VA(b, n));
+    if (!jf_utf8_ok(b, n))
+        return dr_err_set(err, DR_EINVAL, "%s: " VQ " is not valid UTF-8", f, VA(b, n));
+    size_t k = 0;
+    for (const char *p = b, *e = b + n; p <= e; k++) {
+        const char *q = memchr(p, ',', (size_t)(e - p));
+        if (!q)
+            q = e;
+        const char *eq = memchr(p, '=', (size_t)(q - p));
+        size_t nn = (size_t)((eq ? eq : q) - p);
+        bool word = !eq && ((nn == 3 && (!strncmp(p, "ALL", 3) || !strncmp(p, "NIL", 3))) ||
+                            (nn == 4 && !strncmp(p, "NONE", 4)));
+        if (word ? k != 0 : !env_name_ok(p, nn))
+            return dr_err_set(err, DR_EINVAL,
+                              "%s: " VQ ": '%.*s' is not a variable name (ALL or NONE only "
+                              "first)",
+                              f, VA(b, n), (int)(nn > 40 ? 40 : nn), p);
+        p = q + 1;
+    }
+    if (set_str(&s->export_env, b, n) != 0)
+        return dr_err_set(err, DR_ENOMEM, "%s: out of memory", f);
+    return DR_OK;
+}
+
+int jf_set(dr_jobspec_t *s, const jf_def_t *d, uint8_t how, const char *value, dr_err_t *err)
 {
     const char *f = d->pub.name;
     if (!value)
@@ -619,13 +1024,17 @@ int jf_set(dr_jobspec_t *s, const jf_def_t *d, bool gres, const char *value, dr_
     case JF_P_PATH: rc = p_string(s, d, value, err); break;
     case JF_P_KIND: rc = p_kind(s, d, b, n, err); break;
     case JF_P_NODES: rc = p_nodes(s, d, b, n, err); break;
-    case JF_P_GPUS: rc = p_gpus(s, d, gres, b, n, err); break;
+    case JF_P_GPUS: rc = p_gpus(s, d, how == JF_HOW_GRES, b, n, err); break;
     case JF_P_COUNT: rc = p_count(s, d, b, n, err); break;
     case JF_P_TYPES: rc = p_types(s, d, b, n, err); break;
     case JF_P_TIME: rc = p_time(s, d, value, err); break;
     case JF_P_MEM: rc = p_mem(s, d, b, n, err); break;
     case JF_P_ARRAY: rc = p_array(s, d, b, n, err); break;
     case JF_P_INT: rc = p_int(s, d, b, n, err); break;
+    case JF_P_FLAG: rc = p_flag(s, d, how, b, n, err); break;
+    case JF_P_SIGNAL: rc = p_signal(s, d, b, n, err); break;
+    case JF_P_DEP: rc = p_dep(s, d, b, n, err); break;
+    case JF_P_EXPORT: rc = p_export(s, d, b, n, err); break;
     default: rc = dr_err_set(err, DR_EINVAL, "%s: cannot be set", f); break;
     }
     if (rc == DR_OK)
@@ -635,11 +1044,11 @@ int jf_set(dr_jobspec_t *s, const jf_def_t *d, bool gres, const char *value, dr_
 
 int dr_jobspec_set(dr_jobspec_t *s, const char *field, const char *value, dr_err_t *err)
 {
-    bool gres;
-    const jf_def_t *d = jf_lookup(field, &gres);
+    uint8_t how;
+    const jf_def_t *d = jf_lookup(field, &how);
     if (!d)
         return dr_err_set(err, DR_EINVAL, "%.64s: unknown field", field ? field : "(null)");
-    return jf_set(s, d, gres, value, err);
+    return jf_set(s, d, how, value, err);
 }
 
 /* --- times --- */

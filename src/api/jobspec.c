@@ -2,6 +2,7 @@
  * no single field can make, the scheduler's view of a spec on a cluster
  * (dr_job_t), and the %j/%A/%a/%x/%u output path templates. */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,8 @@ void dr_jobspec_init(dr_jobspec_t *s)
 {
     memset(s, 0, sizeof *s);
     s->kind = DR_KIND_BATCH;
+    s->requeue = -1;
+    s->exclusive = -1;
 }
 
 void dr_jobspec_free(dr_jobspec_t *s)
@@ -25,6 +28,7 @@ void dr_jobspec_free(dr_jobspec_t *s)
     jf_vec_free(&s->argv, &s->argc);
     jf_vec_free(&s->env, &s->nenv);
     jf_vec_free(&s->ignored, &s->nignored);
+    jf_deps_free(s);
     free(s->script);
     free(s->script_name);
     dr_jobspec_init(s);
@@ -46,6 +50,68 @@ static int check_strings(const char *what, char *const *v, uint32_t n, uint32_t 
         if (env && (!eq || eq == v[i]))
             return dr_err_set(err, DR_EINVAL, "%s: '%.64s' is not KEY=VALUE", what, v[i]);
     }
+    return DR_OK;
+}
+
+/* The Slurm task and sharing fields: ranges (for values set in the struct
+ * directly) and what they must agree on, as sbatch checks it. */
+static int validate_slurm(const dr_jobspec_t *s, dr_err_t *err)
+{
+    const struct {
+        const char *name;
+        uint64_t v, max;
+    } counts[] = {{"ntasks", s->ntasks, JF_MAX_CPUS},
+                  {"ntasks_per_node", s->ntasks_per_node, JF_MAX_CPUS},
+                  {"gpus_per_task", s->gpus_per_task, JF_MAX_GPN},
+                  {"mem_per_gpu", s->mem_per_gpu_mb, JF_MAX_MEM_MB}};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+        if (counts[i].v > counts[i].max)
+            return dr_err_set(err, DR_EINVAL, "%s: %" PRIu64 " is more than %" PRIu64,
+                              counts[i].name, counts[i].v, counts[i].max);
+    if (s->signal_num < 0 || s->signal_num > 64 || s->signal_secs > 65535 ||
+        (s->signal_num == 0 && (s->signal_secs || s->signal_batch)))
+        return dr_err_set(err, DR_EINVAL,
+                          "signal: %d@%u is not a signal from 1 to 64 and 0 to "
+                          "65535 seconds",
+                          (int)s->signal_num, (unsigned)s->signal_secs);
+    if (s->requeue < -1 || s->requeue > 1)
+        return dr_err_set(err, DR_EINVAL, "requeue: %d is not -1, 0 or 1", s->requeue);
+    if (s->exclusive < -1 || s->exclusive > 1)
+        return dr_err_set(err, DR_EINVAL, "exclusive: %d is not -1, 0 or 1", s->exclusive);
+    if (s->ndeps && !s->deps)
+        return dr_err_set(err, DR_EINVAL, "dependency: %u terms but no array", s->ndeps);
+    uint64_t refs = 0;
+    for (uint32_t i = 0; i < s->ndeps; i++) {
+        const dr_dep_t *d = &s->deps[i];
+        if (d->kind >= DR_DEP_NKINDS || (d->nrefs && !d->refs) ||
+            (d->kind == DR_DEP_SINGLETON) != (d->nrefs == 0))
+            return dr_err_set(err, DR_EINVAL, "dependency: term %u is malformed", i);
+        for (uint32_t k = 0; k < d->nrefs; k++)
+            if (d->refs[k].job == 0 || d->refs[k].task < -1)
+                return dr_err_set(err, DR_EINVAL, "dependency: term %u names no job", i);
+        refs += d->nrefs;
+    }
+    if (refs > DR_JOBSPEC_MAX_DEPS)
+        return dr_err_set(err, DR_ELIMIT, "dependency: more than %u job ids", DR_JOBSPEC_MAX_DEPS);
+    if (s->ntasks && s->ntasks_per_node && s->nodes &&
+        (uint64_t)s->nodes * s->ntasks_per_node != s->ntasks)
+        return dr_err_set(err, DR_EINVAL,
+                          "ntasks: --ntasks=%u does not equal --nodes=%u x --ntasks-per-node=%u",
+                          s->ntasks, s->nodes, s->ntasks_per_node);
+    if (s->gpus_per_task && !s->ntasks && !s->ntasks_per_node)
+        return dr_err_set(err, DR_EINVAL,
+                          "gpus_per_task: --gpus-per-task needs --ntasks or --ntasks-per-node");
+    if (s->gpus_per_task && (s->gpus || s->gpus_per_node))
+        return dr_err_set(err, DR_EINVAL,
+                          "gpus_per_task: --gpus-per-task and --%s cannot both "
+                          "be given",
+                          s->gpus ? "gpus" : "gpus-per-node");
+    if (s->mem_per_gpu_mb && s->mem_mb)
+        return dr_err_set(err, DR_EINVAL,
+                          "mem_per_gpu: --mem and --mem-per-gpu cannot both be "
+                          "given");
+    if (s->mem_per_gpu_mb && !s->gpus && !s->gpus_per_node && !s->gpus_per_task)
+        return dr_err_set(err, DR_EINVAL, "mem_per_gpu: --mem-per-gpu is given without GPUs");
     return DR_OK;
 }
 
@@ -103,7 +169,7 @@ int dr_jobspec_validate(const dr_jobspec_t *s, dr_err_t *err)
     if (s->gpus && s->nodes > 1 && s->gpus % s->nodes)
         return dr_err_set(err, DR_EINVAL, "gpus: %u GPUs do not spread evenly over %u nodes",
                           s->gpus, s->nodes);
-    if (s->gpu_type && !s->gpus && !s->gpus_per_node)
+    if (s->gpu_type && !s->gpus && !s->gpus_per_node && !s->gpus_per_task)
         return dr_err_set(err, DR_EINVAL,
                           "gpu_type: '%.64s' is given without --gpus or --gpus-per-node",
                           s->gpu_type);
@@ -119,7 +185,7 @@ int dr_jobspec_validate(const dr_jobspec_t *s, dr_err_t *err)
     }
     if (s->cwd && s->cwd[0] != '/')
         return dr_err_set(err, DR_EINVAL, "chdir: '%.64s' is not an absolute path", s->cwd);
-    return DR_OK;
+    return validate_slurm(s, err);
 }
 
 /* The mask of gpu_type's names on c. */
@@ -219,6 +285,40 @@ static int impossible(const dr_jobspec_t *s, const dr_cluster_t *c, const dr_job
                       r->mem_mb_per_node, n);
 }
 
+/* --exclusive: the whole node.  Which node a job gets is placement's
+ * choice, so the request can take a whole node only when every node it may
+ * use is alike (GPUs, CPUs, memory): then it asks for all of that node.
+ * On a mixed set the request stands as it is (dr_jobspec_unsupported says
+ * so). */
+static void exclusive(const dr_cluster_t *c, dr_job_req_t *r)
+{
+    const dr_node_t *shape = NULL;
+    for (size_t i = 0; i < c->nnodes; i++) {
+        const dr_node_t *nd = &c->nodes[i];
+        if (nd->cpu_milli < r->cpu_milli_per_node || nd->mem_mb < r->mem_mb_per_node)
+            continue;
+        if (r->gpus_per_node && (nd->ngpus == 0 || nd->type >= DR_MAX_GPU_TYPES ||
+                                 (r->types && !(r->types >> nd->type & 1)) ||
+                                 (r->nodes && nd->ngpus < r->gpus_per_node)))
+            continue;
+        if (!shape) {
+            shape = nd;
+        } else if (nd->ngpus != shape->ngpus || nd->cpu_milli != shape->cpu_milli ||
+                   nd->mem_mb != shape->mem_mb || (nd->ngpus && nd->type != shape->type)) {
+            return; /* not alike */
+        }
+    }
+    if (!shape)
+        return;        /* nothing fits: impossible() says why */
+    if (r->nodes == 0) /* --gpus N: whole nodes that hold them */
+        r->nodes = shape->ngpus ? (r->gpus_per_node + shape->ngpus - 1) / shape->ngpus : 1;
+    r->gpus_per_node = shape->ngpus;
+    if (shape->ngpus && !r->types)
+        r->types = (dr_typemask_t)1 << shape->type;
+    r->cpu_milli_per_node = shape->cpu_milli;
+    r->mem_mb_per_node = shape->mem_mb;
+}
+
 int dr_jobspec_to_job(const dr_jobspec_t *s, const dr_cluster_t *c, dr_time_t submit, dr_job_t *j,
                       dr_err_t *err)
 {
@@ -228,11 +328,31 @@ int dr_jobspec_to_job(const dr_jobspec_t *s, const dr_cluster_t *c, dr_time_t su
     dr_job_req_t r = j->req;
     r.gpu_milli = 1000;
     r.min_gpu_mem_gb = 0;
+    /* Slurm's -n with --ntasks-per-node and no -N: as many nodes as hold them */
+    uint32_t nodes = s->nodes;
+    if (!nodes && s->ntasks && s->ntasks_per_node)
+        nodes = (s->ntasks + s->ntasks_per_node - 1) / s->ntasks_per_node;
+    /* tasks on each node, 0 when no task count was given */
+    uint32_t tpn = s->ntasks_per_node;
+    if (!tpn && s->ntasks)
+        tpn = (s->ntasks + (nodes ? nodes : 1) - 1) / (nodes ? nodes : 1);
     if (s->gpus) { /* --gpus N: as few nodes as hold them, or spread over -N */
-        r.nodes = s->nodes;
-        r.gpus_per_node = s->nodes ? s->gpus / s->nodes : s->gpus;
+        r.nodes = nodes;
+        r.gpus_per_node = nodes ? s->gpus / nodes : s->gpus;
+    } else if (s->gpus_per_task) {
+        /* -n T --gpus-per-task g without -N: T x g GPUs on as few nodes as
+         * hold them (as --gpus); else g for each task of a node */
+        bool spread = !nodes && !s->ntasks_per_node;
+        uint64_t g = (uint64_t)s->gpus_per_task * (spread ? s->ntasks : tpn);
+        uint64_t max = spread ? JF_MAX_GPUS : JF_MAX_GPN;
+        if (g > max)
+            return dr_err_set(
+                err, DR_EINVAL, "gpus_per_task: %u tasks x %u GPUs is more than %" PRIu64 " GPUs%s",
+                spread ? s->ntasks : tpn, s->gpus_per_task, max, spread ? "" : " on a node");
+        r.nodes = spread ? 0 : nodes ? nodes : 1;
+        r.gpus_per_node = (uint32_t)g;
     } else {
-        r.nodes = s->nodes ? s->nodes : 1;
+        r.nodes = nodes ? nodes : 1;
         r.gpus_per_node = s->gpus_per_node; /* no GPUs unless asked, as in Slurm */
     }
     r.types = 0;
@@ -241,15 +361,41 @@ int dr_jobspec_to_job(const dr_jobspec_t *s, const dr_cluster_t *c, dr_time_t su
     /* One CPU per node unless asked (so that CPU-only jobs cannot pile up on
      * a node without bound), and no memory: a request without CPU or memory
      * fits wherever its GPUs do.  On a cluster whose nodes declare no CPUs
-     * the default drops to none, so that a default is never what fails. */
-    r.cpu_milli_per_node = (s->cpus_per_node ? s->cpus_per_node : 1) * 1000u;
+     * the default drops to none, so that a default is never what fails.
+     * With tasks, -c counts per task, as Slurm's --cpus-per-task. */
+    uint64_t cpus =
+        (uint64_t)(s->cpus_per_node ? s->cpus_per_node : 1) * (tpn && r.nodes ? tpn : 1);
+    if (cpus > JF_MAX_CPUS)
+        return dr_err_set(err, DR_EINVAL, "cpus_per_node: %u tasks x %u CPUs is more than %u CPUs",
+                          tpn, s->cpus_per_node ? s->cpus_per_node : 1, JF_MAX_CPUS);
+    r.cpu_milli_per_node = (uint32_t)cpus * 1000u;
     r.mem_mb_per_node = s->mem_mb;
-    if (!s->cpus_per_node && dr_cluster_req_possible(c, &r, NULL) != DR_OK) {
+    if (s->mem_per_gpu_mb) { /* per GPU x the GPUs on a node (at most a node's worth) */
+        uint64_t g = r.gpus_per_node;
+        if (r.nodes == 0) {
+            uint64_t most = 0;
+            for (size_t i = 0; i < c->nnodes; i++)
+                if (c->nodes[i].ngpus && c->nodes[i].type < DR_MAX_GPU_TYPES &&
+                    (!r.types || (r.types >> c->nodes[i].type & 1)) && c->nodes[i].ngpus > most)
+                    most = c->nodes[i].ngpus;
+            if (most && most < g)
+                g = most;
+        }
+        if (g && s->mem_per_gpu_mb > JF_MAX_MEM_MB / g)
+            return dr_err_set(err, DR_EINVAL,
+                              "mem_per_gpu: %" PRIu64 " MB x %" PRIu64 " GPUs is more than %" PRIu64
+                              " MB",
+                              s->mem_per_gpu_mb, g, JF_MAX_MEM_MB);
+        r.mem_mb_per_node = s->mem_per_gpu_mb * g;
+    }
+    if (!s->cpus_per_node && !tpn && dr_cluster_req_possible(c, &r, NULL) != DR_OK) {
         dr_job_req_t none = r;
         none.cpu_milli_per_node = 0;
         if (dr_cluster_req_possible(c, &none, NULL) == DR_OK)
             r = none;
     }
+    if (s->exclusive > 0)
+        exclusive(c, &r);
     if ((rc = dr_job_req_validate(&r, err)) != 0)
         return rc;
     if ((rc = impossible(s, c, &r, err)) != 0)
@@ -347,4 +493,59 @@ char *dr_jobspec_expand_path(const char *tmpl, uint64_t job, uint64_t array_pare
         return NULL;
     }
     return b.p;
+}
+
+/* --- what is not honoured --- */
+
+typedef struct notes {
+    char *buf;
+    size_t len, n;
+} notes_t;
+
+static void note(notes_t *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(notes_t *o, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *at = o->n < o->len ? o->buf + o->n : NULL;
+    int k = vsnprintf(at, at ? o->len - o->n : 0, fmt, ap);
+    va_end(ap);
+    if (k > 0)
+        o->n += (size_t)k;
+}
+
+size_t dr_jobspec_unsupported(const dr_jobspec_t *s, char *buf, size_t len)
+{
+    notes_t o = {buf, len, 0};
+    if (buf && len)
+        buf[0] = '\0';
+    if (s->qos)
+        note(&o, "--qos=%.255s: not enforced\n", s->qos);
+    if (s->constraint)
+        note(&o, "--constraint=%.255s: node features are not matched\n", s->constraint);
+    if (s->export_env && strcmp(s->export_env, "ALL") != 0)
+        note(&o,
+             "--export=%.255s: not applied; the job gets the environment it was submitted "
+             "with\n",
+             s->export_env);
+    if (s->signal_num) {
+        const char *name = dr_signal_name(s->signal_num);
+        char num[16];
+        if (!name) {
+            snprintf(num, sizeof num, "%d", (int)s->signal_num);
+            name = num;
+        }
+        if (s->signal_batch)
+            note(&o,
+                 "--signal=B:%s@%u: sent to all of the job's processes, not only the batch "
+                 "shell\n",
+                 name, (unsigned)s->signal_secs);
+        if (!s->time_limit)
+            note(&o, "--signal=%s%s@%u: the job has no time limit, so it is never sent\n",
+                 s->signal_batch ? "B:" : "", name, (unsigned)s->signal_secs);
+    }
+    if (s->exclusive > 0)
+        note(&o, "--exclusive: whole nodes only where all the nodes the job may use are alike; "
+                 "otherwise its nodes may be shared\n");
+    return o.n;
 }

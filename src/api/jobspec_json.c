@@ -82,6 +82,8 @@ static int number(dr_jobspec_t *s, const jf_def_t *d, json_t *v, dr_err_t *err)
         s->set |= 1u << d->pub.id;
         return DR_OK;
     }
+    if (d->store == JF_FLAG)
+        return dr_err_set(err, DR_EINVAL, "%s: must be true or false", f);
     if (d->store != JF_U32 && d->store != JF_U64 && d->store != JF_I32)
         return dr_err_set(err, DR_EINVAL, "%s: must be a string", f);
     if (!json_is_integer(v))
@@ -89,7 +91,7 @@ static int number(dr_jobspec_t *s, const jf_def_t *d, json_t *v, dr_err_t *err)
     /* the same checks and messages as the text */
     char text[32];
     snprintf(text, sizeof text, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-    return jf_set(s, d, false, text, err);
+    return jf_set(s, d, JF_HOW_PLAIN, text, err);
 }
 
 static int field(dr_jobspec_t *s, const char *key, json_t *v, dr_err_t *err)
@@ -122,15 +124,21 @@ static int field(dr_jobspec_t *s, const char *key, json_t *v, dr_err_t *err)
             d = jf_def(i);
     if (!d)
         return dr_err_set(err, DR_EINVAL, "%.*s: unknown field", KQ(key));
+    if (d->store == JF_FLAG) { /* "requeue": true */
+        if (!json_is_boolean(v))
+            return dr_err_set(err, DR_EINVAL, "%s: must be true or false", d->pub.name);
+        return jf_set(s, d, JF_HOW_PLAIN, json_is_true(v) ? "1" : "0", err);
+    }
     if (json_is_number(v))
         return number(s, d, v, err);
+    bool text_only =
+        d->store == JF_STR || d->store == JF_KIND || d->store == JF_SIGNAL || d->store == JF_DEP;
     if (!json_is_string(v))
         return dr_err_set(err, DR_EINVAL, "%s: must be %s", d->pub.name,
-                          d->store == JF_STR || d->store == JF_KIND ? "a string"
-                                                                    : "a number or a string");
+                          text_only ? "a string" : "a number or a string");
     if ((rc = str_of(v, key, &str, SIZE_MAX, err)) != 0)
         return rc;
-    return jf_set(s, d, false, str, err);
+    return jf_set(s, d, JF_HOW_PLAIN, str, err);
 }
 
 int dr_jobspec_from_json(dr_jobspec_t *s, const char *json, size_t len, dr_err_t *err)
@@ -206,6 +214,14 @@ char *dr_jobspec_to_json(const dr_jobspec_t *s)
         case JF_TIME: {
             dr_time_t t = *(const dr_time_t *)p;
             v = json_integer(t <= 0 ? 0 : (t + DR_NSEC_PER_SEC - 1) / DR_NSEC_PER_SEC);
+            break;
+        }
+        case JF_FLAG: v = json_boolean(*(const int8_t *)p > 0); break;
+        case JF_SIGNAL:
+        case JF_DEP: { /* the canonical text, which reads back to the same values */
+            char *t = d->store == JF_SIGNAL ? jf_signal_text(s) : jf_dep_text(s);
+            v = t ? json_string(t) : NULL;
+            free(t);
             break;
         }
         }

@@ -23,9 +23,20 @@
 #define JF_MAX_PATH      4095u               /* output, error, chdir */
 #define JF_MAX_ARRAY     1024u               /* array spec text */
 #define JF_MAX_GPU_TYPES 64u                 /* names in gpu_type */
+#define JF_MAX_TEXT      4095u               /* constraint, export, dependency text */
 
 /* How a field is stored in dr_jobspec_t. */
-typedef enum jf_store { JF_STR, JF_U32, JF_U64, JF_TIME, JF_I32, JF_KIND } jf_store_t;
+typedef enum jf_store {
+    JF_STR,
+    JF_U32,
+    JF_U64,
+    JF_TIME,
+    JF_I32,
+    JF_KIND,
+    JF_FLAG,   /* int8_t: -1 not given, 0, 1 */
+    JF_SIGNAL, /* signal_num, signal_secs, signal_batch */
+    JF_DEP     /* deps, ndeps, dep_any */
+} jf_store_t;
 
 /* How a field's text is parsed. */
 typedef enum jf_parse {
@@ -39,8 +50,19 @@ typedef enum jf_parse {
     JF_P_TIME,
     JF_P_MEM,
     JF_P_ARRAY,
-    JF_P_INT
+    JF_P_INT,
+    JF_P_FLAG,   /* 1/true/yes/on, 0/false/no/off */
+    JF_P_SIGNAL, /* [B:]SIG[@SECS] */
+    JF_P_DEP,    /* KIND:ID[:ID...][,KIND...] or with '?' */
+    JF_P_EXPORT  /* ALL, NONE, or [ALL,|NONE,]VAR[=VAL][,...] */
 } jf_parse_t;
+
+/* How a spelling found a field (jf_lookup). */
+typedef enum jf_how {
+    JF_HOW_PLAIN = 0,
+    JF_HOW_GRES, /* Slurm's --gres: the value is "gpu[:TYPE][:N]" */
+    JF_HOW_NEG   /* a flag's negation, "--no-requeue": the value is inverted */
+} jf_how_t;
 
 typedef struct jf_def {
     dr_jobfield_t pub;
@@ -53,12 +75,19 @@ typedef struct jf_def {
 /* The definition of field id (0 <= id < DR_JF_N). */
 const jf_def_t *jf_def(int id);
 
-/* Spellings: a field found by any name dr_jobfield_find accepts; *gres is
- * set when the spelling was Slurm's --gres (whose value is "gpu[:TYPE][:N]"). */
-const jf_def_t *jf_lookup(const char *name, bool *gres);
+/* Spellings: a field found by any name dr_jobfield_find accepts; *how
+ * (jf_how_t) says whether the spelling was Slurm's --gres or a negation. */
+const jf_def_t *jf_lookup(const char *name, uint8_t *how);
 
-/* Set field d of s from text (gres: the value is a --gres value). */
-int jf_set(dr_jobspec_t *s, const jf_def_t *d, bool gres, const char *value, dr_err_t *err);
+/* Set field d of s from text, read as the spelling `how` (jf_how_t) asks. */
+int jf_set(dr_jobspec_t *s, const jf_def_t *d, uint8_t how, const char *value, dr_err_t *err);
+
+/* The canonical text of s's signal ("B:USR1@120") or dependency
+ * ("afterok:1:2_3,singleton"), malloc'd; NULL on no memory. */
+char *jf_signal_text(const dr_jobspec_t *s);
+char *jf_dep_text(const dr_jobspec_t *s);
+/* Free s's dependency list (ndeps 0 after). */
+void jf_deps_free(dr_jobspec_t *s);
 
 /* Was field id given in s: its bit, or a value other than the default. */
 bool jf_given(const dr_jobspec_t *s, int id);

@@ -156,8 +156,9 @@ static int directive(dr_jobspec_t *d, bool drover, const char *name, size_t line
             continue;
         }
         snprintf(opt, sizeof opt, "%.*s", (int)(olen < sizeof opt ? olen : sizeof opt - 1), tok);
-        bool gres;
-        const jf_def_t *f = olen < sizeof opt ? jf_lookup(opt, &gres) : NULL;
+        uint8_t how;
+        const jf_def_t *f = olen < sizeof opt ? jf_lookup(opt, &how) : NULL;
+        bool gres = how == JF_HOW_GRES;
         const char *bare = opt + (opt[1] == '-' ? 2 : 1);
         if (f && !drover && !f->pub.sbatch && olen > 2 &&
             in_list(slurm_different, bare, strlen(bare)))
@@ -178,7 +179,9 @@ static int directive(dr_jobspec_t *d, bool drover, const char *name, size_t line
             continue;
         }
         bool attached = value != NULL;
-        if (!value) {
+        if (!value && !f->pub.takes_value) { /* a flag: "--exclusive" */
+            value = "1";
+        } else if (!value) {
             if (i + 1 == t.n) {
                 rc = dr_err_set(err, DR_EINVAL, "%s:%zu: %s: %s needs a value", name, lineno,
                                 f->pub.name, opt);
@@ -191,7 +194,7 @@ static int directive(dr_jobspec_t *d, bool drover, const char *name, size_t line
                 rc = dr_err_set(err, DR_ENOMEM, "%s: out of memory", name);
             continue;
         }
-        if ((rc = jf_set(d, f, gres, value, err)) != DR_OK)
+        if ((rc = jf_set(d, f, how, value, err)) != DR_OK)
             dr_err_prefix(err, "%s:%zu: ", name, lineno);
     }
     free(t.buf);

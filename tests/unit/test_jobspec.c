@@ -37,7 +37,7 @@ static void test_table(void **state)
             snprintf(dashed, sizeof dashed, "--%s", l[n]->sbatch);
             assert_ptr_equal(dr_jobfield_find(dashed), l[n]);
         }
-        assert_true(l[n]->takes_value);
+        assert_true(l[n]->takes_value == (n != DR_JF_REQUEUE && n != DR_JF_EXCLUSIVE));
         assert_non_null(l[n]->doc);
     }
     assert_int_equal(n, DR_JF_N);
@@ -51,11 +51,14 @@ static void test_table(void **state)
     assert_string_equal(dr_jobfield_find("-D")->name, "chdir");
     assert_string_equal(dr_jobfield_find("-J")->name, "name");
     assert_string_equal(dr_jobfield_find("GPUS_PER_NODE")->name, "gpus_per_node"); /* headers */
-    assert_null(dr_jobfield_find("--NODES"));     /* options are exact */
-    assert_null(dr_jobfield_find("-n"));          /* Slurm's --ntasks */
+    assert_null(dr_jobfield_find("--NODES")); /* options are exact */
+    assert_string_equal(dr_jobfield_find("-n")->name, "ntasks");
+    assert_string_equal(dr_jobfield_find("--no-requeue")->name, "requeue");
+    assert_string_equal(dr_jobfield_find("-p")->name, "partition");
+    assert_null(dr_jobfield_find("-x"));          /* Slurm's --exclude */
     assert_null(dr_jobfield_find("N"));           /* a short option has its dash */
     assert_null(dr_jobfield_find("--name"));      /* the option is --job-name */
-    assert_null(dr_jobfield_find("--partition")); /* not a field: #SBATCH lists it as ignored */
+    assert_null(dr_jobfield_find("--mail-type")); /* not a field: #SBATCH lists it as ignored */
     assert_null(dr_jobfield_find("--"));
     assert_null(dr_jobfield_find(""));
     assert_null(dr_jobfield_find(NULL));
@@ -173,9 +176,9 @@ static void test_set_good(void **state)
     assert_int_equal(s.priority, INT32_MAX);
     set_ok(&s, "priority", "-2147483648");
     assert_int_equal(s.priority, INT32_MIN);
+    assert_int_equal(s.set, (1u << (DR_JF_PRIORITY + 1)) - 1); /* every field so far given */
     set_ok(&s, "--launcher", "torchrun");
     assert_string_equal(s.launcher, "torchrun");
-    assert_int_equal(s.set, (1u << DR_JF_N) - 1); /* every field given */
     dr_jobspec_free(&s);
     assert_null(s.name);
     assert_int_equal(s.set, 0);
@@ -207,7 +210,7 @@ static void test_set_bad(void **state)
         const char *field, *value, *want;
     } bad[] = {
         {"--foo", "1", "--foo: unknown field"},
-        {"-n", "1", "-n: unknown field"},
+        {"-x", "1", "-x: unknown field"},
         {"nodes", NULL, "nodes: missing value"},
         {"nodes", " ", "nodes: empty value"},
         {"nodes", "x", "nodes: 'x' is not a whole number from 0 to 100000"},
@@ -392,11 +395,10 @@ static void test_script_directives(void **state)
     assert_int_equal(s.deadline, 0); /* Slurm's --deadline is a date: ignored */
     assert_string_equal(s.script, script1);
     assert_string_equal(s.script_name, "job.sh");
-    const char *ignored[] = {"#SBATCH --mail-type=END",
-                             "#SBATCH -p gpu",
-                             "#SBATCH --qos normal",
-                             "#SBATCH --exclusive",
-                             "#SBATCH --deadline=2026-12-01T10:00",
+    assert_string_equal(s.partition, "gpu");
+    assert_string_equal(s.qos, "normal");
+    assert_int_equal(s.exclusive, 1);
+    const char *ignored[] = {"#SBATCH --mail-type=END", "#SBATCH --deadline=2026-12-01T10:00",
                              "#SBATCH --gres=nvme:1"};
     assert_int_equal(s.nignored, sizeof ignored / sizeof ignored[0]);
     for (size_t i = 0; i < s.nignored; i++)
@@ -476,7 +478,7 @@ static void test_script_errors(void **state)
                       "D-HH[:MM], 90s, 15m, 2h, 3d): 'soon' is not a number");
     expect_script_err("#SBATCH --mail-type=END\n#DROVER --mail-type=END\n", DR_EINVAL,
                       "job.sh:2: unknown option '--mail-type'");
-    expect_script_err("#DROVER -p gpu\n", DR_EINVAL, "job.sh:1: unknown option '-p'");
+    expect_script_err("#DROVER -x gpu\n", DR_EINVAL, "job.sh:1: unknown option '-x'");
     expect_script_err("#DROVER stray\n", DR_EINVAL, "job.sh:1: 'stray' is not an option");
     expect_script_err("#SBATCH -N 1\n#SBATCH --time\n", DR_EINVAL,
                       "job.sh:2: time_limit: --time needs a value");
@@ -508,7 +510,7 @@ static void test_script_errors(void **state)
     dr_jobspec_free(&s);
 
     /* the ignored list is bounded as the JSON's is */
-    const char *line = "#SBATCH --qos=x\n";
+    const char *line = "#SBATCH --mail-type=x\n";
     size_t ll = strlen(line);
     buf = malloc(ll * (DR_JOBSPEC_MAX_ARGS + 1));
     for (int i = 0; i <= DR_JOBSPEC_MAX_ARGS; i++)
@@ -625,20 +627,37 @@ static void test_json(void **state)
                                  [DR_JF_CHDIR] = "/",
                                  [DR_JF_ACCOUNT] = "acct",
                                  [DR_JF_PRIORITY] = "0",
+                                 [DR_JF_NTASKS] = "6",
+                                 [DR_JF_NTASKS_PER_NODE] = "2",
+                                 [DR_JF_GPUS_PER_TASK] = "0",
+                                 [DR_JF_MEM_PER_GPU] = "2G",
+                                 [DR_JF_SIGNAL] = "b:sigusr2",
+                                 [DR_JF_REQUEUE] = "no",
+                                 [DR_JF_DEPENDENCY] = "afterok:7:8_2?singleton",
+                                 [DR_JF_PARTITION] = "gpu,cpu",
+                                 [DR_JF_QOS] = "high",
+                                 [DR_JF_CONSTRAINT] = "a100&ib",
+                                 [DR_JF_EXCLUSIVE] = "1",
+                                 [DR_JF_EXPORT] = "ALL,X=1",
                                  [DR_JF_LAUNCHER] = "torchrun"};
     for (int i = 0; i < DR_JF_N; i++)
-        set_ok(&s, l[i]->name, vals[i]);
+        if (vals[i]) /* fields added later are in their own tests */
+            set_ok(&s, l[i]->name, vals[i]);
     if (parse_script(&s, "j.sh", "#SBATCH --mail-user=a@b\n\tweird\x01text\n", &err) != DR_OK)
         fail_msg("%s", err.msg);
     out = round_trip(&s);
     assert_string_equal(
-        out, "{\"name\":\"n \\\"q\\\" \\\\ é\",\"kind\":\"serve\",\"nodes\":3,\"gpus_per_node\":0,"
-             "\"gpus\":6,\"gpu_type\":\"A100,L4\",\"cpus_per_node\":8,\"mem\":1,"
-             "\"time_limit\":86400,\"deadline\":1,\"checkpoint_every\":300,\"array\":\"1,3%1\","
-             "\"output\":\"o%j\",\"error\":\"e%j\",\"chdir\":\"/\",\"account\":\"acct\","
-             "\"priority\":0,\"launcher\":\"torchrun\","
-             "\"script\":\"#SBATCH --mail-user=a@b\\n\\tweird\\u0001text\\n\","
-             "\"script_name\":\"j.sh\",\"ignored\":[\"#SBATCH --mail-user=a@b\"]}");
+        out,
+        "{\"name\":\"n \\\"q\\\" \\\\ é\",\"kind\":\"serve\",\"nodes\":3,\"gpus_per_node\":0,"
+        "\"gpus\":6,\"gpu_type\":\"A100,L4\",\"cpus_per_node\":8,\"mem\":1,"
+        "\"time_limit\":86400,\"deadline\":1,\"checkpoint_every\":300,\"array\":\"1,3%1\","
+        "\"output\":\"o%j\",\"error\":\"e%j\",\"chdir\":\"/\",\"account\":\"acct\","
+        "\"priority\":0,\"ntasks\":6,\"ntasks_per_node\":2,\"gpus_per_task\":0,"
+        "\"mem_per_gpu\":2048,\"signal\":\"B:USR2@60\",\"requeue\":false,"
+        "\"dependency\":\"afterok:7:8_2?singleton\",\"partition\":\"gpu,cpu\","
+        "\"qos\":\"high\",\"constraint\":\"a100&ib\",\"exclusive\":true,"
+        "\"export\":\"ALL,X=1\",\"launcher\":\"torchrun\",\"script\":\"#SBATCH --mail-user=a@b\\n\\tweird\\u0001text\\n\","
+        "\"script_name\":\"j.sh\",\"ignored\":[\"#SBATCH --mail-user=a@b\"]}");
     free(out);
     dr_jobspec_free(&s);
 

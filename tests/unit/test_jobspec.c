@@ -5,6 +5,7 @@
  * table. */
 #include "testutil.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1043,6 +1044,359 @@ static void test_trace_columns(void **state)
     }
 }
 
+/* ------------------------------------------------------------------ */
+/* Slurm's task, signal, dependency and sharing fields                 */
+
+static void test_slurm_fields(void **state)
+{
+    (void)state;
+    dr_jobspec_t s;
+    dr_jobspec_init(&s);
+    assert_int_equal(s.requeue, -1);
+    assert_int_equal(s.exclusive, -1);
+    set_ok(&s, "-n", "16");
+    assert_int_equal(s.ntasks, 16);
+    set_ok(&s, "--ntasks-per-node", "8");
+    assert_int_equal(s.ntasks_per_node, 8);
+    set_ok(&s, "--gpus-per-task", "a100:1");
+    assert_int_equal(s.gpus_per_task, 1);
+    assert_string_equal(s.gpu_type, "a100");
+    set_ok(&s, "--mem-per-gpu", "40G");
+    assert_int_equal(s.mem_per_gpu_mb, 40960);
+
+    const struct {
+        const char *v;
+        int sig;
+        unsigned secs;
+        bool batch;
+    } sigs[] = {{"USR1", SIGUSR1, 60, false},
+                {"SIGUSR1@90", SIGUSR1, 90, false},
+                {"B:USR1@120", SIGUSR1, 120, true},
+                {"term@0", SIGTERM, 0, false},
+                {"10@65535", 10, 65535, false},
+                {" b:sigint ", SIGINT, 60, true},
+                {"64", 64, 60, false}};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        set_ok(&s, "--signal", sigs[i].v);
+        assert_int_equal(s.signal_num, sigs[i].sig);
+        assert_int_equal(s.signal_secs, sigs[i].secs);
+        assert_int_equal(s.signal_batch, sigs[i].batch);
+    }
+    assert_int_equal(dr_signal_parse("SIGTERM", 7), SIGTERM);
+    assert_int_equal(dr_signal_parse("0", 1), 0);
+    assert_string_equal(dr_signal_name(SIGUSR2), "USR2");
+    assert_null(dr_signal_name(40));
+
+    set_ok(&s, "--requeue", "1");
+    assert_int_equal(s.requeue, 1);
+    set_ok(&s, "--no-requeue", "1"); /* the CLI's value for a flag */
+    assert_int_equal(s.requeue, 0);
+    set_ok(&s, "requeue", "TRUE");
+    assert_int_equal(s.requeue, 1);
+    set_ok(&s, "--exclusive", "1");
+    assert_int_equal(s.exclusive, 1);
+    set_ok(&s, "exclusive", "off");
+    assert_int_equal(s.exclusive, 0);
+
+    set_ok(&s, "-d", "afterok:12:13_4,afterany:14,singleton,afternotok:15,after:16");
+    assert_int_equal(s.ndeps, 5);
+    assert_false(s.dep_any);
+    assert_int_equal(s.deps[0].kind, DR_DEP_AFTEROK);
+    assert_int_equal(s.deps[0].nrefs, 2);
+    assert_int_equal(s.deps[0].refs[0].job, 12);
+    assert_int_equal(s.deps[0].refs[0].task, -1);
+    assert_int_equal(s.deps[0].refs[1].job, 13);
+    assert_int_equal(s.deps[0].refs[1].task, 4);
+    assert_int_equal(s.deps[1].kind, DR_DEP_AFTERANY);
+    assert_int_equal(s.deps[2].kind, DR_DEP_SINGLETON);
+    assert_int_equal(s.deps[2].nrefs, 0);
+    assert_int_equal(s.deps[3].kind, DR_DEP_AFTERNOTOK);
+    assert_int_equal(s.deps[4].kind, DR_DEP_AFTER);
+    set_ok(&s, "--dependency", "afterok:1?afterany:2");
+    assert_int_equal(s.ndeps, 2);
+    assert_true(s.dep_any);
+
+    set_ok(&s, "-p", "gpu,debug");
+    assert_string_equal(s.partition, "gpu,debug");
+    set_ok(&s, "-q", "high");
+    assert_string_equal(s.qos, "high");
+    set_ok(&s, "-C", "a100&ib");
+    assert_string_equal(s.constraint, "a100&ib");
+    const char *exports[] = {"ALL",           "NONE",      "NIL",  "PATH,HOME",
+                             "ALL,A=1,B=x y", "NONE,_X9=", "A=b=c"};
+    for (size_t i = 0; i < sizeof exports / sizeof exports[0]; i++) {
+        set_ok(&s, "--export", exports[i]);
+        assert_string_equal(s.export_env, exports[i]);
+    }
+    char *a = round_trip(&s);
+    free(a);
+    dr_jobspec_free(&s);
+    assert_int_equal(s.ndeps, 0);
+    assert_int_equal(s.requeue, -1);
+
+    /* bad values, exact messages */
+    const struct {
+        const char *field, *value, *want;
+    } bad[] = {
+        {"-n", "x", "ntasks: 'x' is not a whole number from 0 to 1000000"},
+        {"--ntasks-per-node", "-1",
+         "ntasks_per_node: '-1' is not a whole number from 0 to 1000000"},
+        {"--gpus-per-task", "1025",
+         "gpus_per_task: '1025' is not a GPU count ([TYPE:]N, N a whole number from 0 to 1024)"},
+        {"--mem-per-gpu", "1.5G",
+         "mem_per_gpu: '1.5G' is not a size (whole MB, or with a unit: 512M, 16G, 1T)"},
+        {"--signal", "FOO",
+         "signal: 'FOO' is not [B:]SIG[@SECS] (SIG a name such as USR1 or a number from 1 to 64, "
+         "SECS from 0 to 65535)"},
+        {"--signal", "USR1@65536",
+         "signal: 'USR1@65536' is not [B:]SIG[@SECS] (SIG a name such as USR1 or a number from 1 "
+         "to 64, SECS from 0 to 65535)"},
+        {"--signal", "65",
+         "signal: '65' is not [B:]SIG[@SECS] (SIG a name such as USR1 or a number from 1 to 64, "
+         "SECS from 0 to 65535)"},
+        {"--signal", "X:USR1",
+         "signal: 'X:USR1' is not [B:]SIG[@SECS] (SIG a name such as USR1 or a number from 1 to "
+         "64, SECS from 0 to 65535)"},
+        {"--signal", "R:USR1@60", "signal: 'R:USR1@60': R: (a reservation's end) is not supported"},
+        {"--requeue", "maybe", "requeue: 'maybe' is not a flag value (give --requeue alone)"},
+        {"--exclusive", "user", "exclusive: 'user' is not a flag value (give --exclusive alone)"},
+        {"-d", "afterok", "dependency: 'afterok': 'afterok' needs job ids (KIND:ID[:ID...])"},
+        {"-d", "singleton:1", "dependency: 'singleton:1': 'singleton:1' takes no job ids"},
+        {"-d", "afterwards:1",
+         "dependency: 'afterwards:1': 'afterwards' is not a dependency kind (after, afterok, "
+         "afterany, afternotok, singleton)"},
+        {"-d", "afterok:1,afterany:2?afterok:3",
+         "dependency: 'afterok:1,afterany:2?afterok:3': ',' (all of) and '?' (any of) cannot be "
+         "mixed"},
+        {"-d", "afterok:1,", "dependency: 'afterok:1,' has an empty term"},
+        {"-d", "afterok:0", "dependency: 'afterok:0': '0' is not a job id (ID or ID_TASK)"},
+        {"-d", "afterok:1:x", "dependency: 'afterok:1:x': 'x' is not a job id (ID or ID_TASK)"},
+        {"-d", "afterok:1_", "dependency: 'afterok:1_': '1_' is not a job id (ID or ID_TASK)"},
+        {"-d", "afterok:1::2", "dependency: 'afterok:1::2': '' is not a job id (ID or ID_TASK)"},
+        {"-d", "after:5+10",
+         "dependency: 'after:5+10': a delay after a job id ('+10') is not supported"},
+        {"--export", "ALL,1X",
+         "export: 'ALL,1X': '1X' is not a variable name (ALL or NONE only "
+         "first)"},
+        {"--export", "A,NONE",
+         "export: 'A,NONE': 'NONE' is not a variable name (ALL or NONE "
+         "only first)"},
+        {"--export", "A,,B", "export: 'A,,B': '' is not a variable name (ALL or NONE only first)"},
+        {"-p", "a\tb", "partition: 'a\tb' contains a control character"},
+        {"--qos", "", "qos: empty value"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        expect_set_err(bad[i].field, bad[i].value, bad[i].want);
+    /* the dependency list is bounded */
+    size_t cap = 16 + 3 * (DR_JOBSPEC_MAX_DEPS + 1);
+    char *big = malloc(cap);
+    size_t n = (size_t)snprintf(big, cap, "afterok");
+    for (int i = 0; i <= DR_JOBSPEC_MAX_DEPS; i++)
+        n += (size_t)snprintf(big + n, cap - n, ":1");
+    expect_set_err("-d", big, "dependency: more than 1024 job ids");
+    big[n - 2] = '\0'; /* exactly the bound */
+    dr_jobspec_init(&s);
+    set_ok(&s, "-d", big);
+    assert_int_equal(s.deps[0].nrefs, DR_JOBSPEC_MAX_DEPS);
+    dr_jobspec_free(&s);
+    free(big);
+
+    /* JSON: flags are booleans, signal and dependency strings */
+    dr_err_t err;
+    dr_jobspec_init(&s);
+    assert_int_equal(from_json(&s,
+                               "{\"requeue\": false, \"exclusive\": true, \"signal\": "
+                               "\"usr1@30\", \"dependency\": \"afterany:3_1\"}",
+                               &err),
+                     DR_OK);
+    assert_int_equal(s.requeue, 0);
+    assert_int_equal(s.exclusive, 1);
+    a = round_trip(&s);
+    assert_string_equal(a, "{\"signal\":\"USR1@30\",\"requeue\":false,\"dependency\":"
+                           "\"afterany:3_1\",\"exclusive\":true}");
+    free(a);
+    dr_jobspec_free(&s);
+    expect_json_err("{\"requeue\": 1}", DR_EINVAL, "requeue: must be true or false");
+    expect_json_err("{\"exclusive\": \"yes\"}", DR_EINVAL, "exclusive: must be true or false");
+    expect_json_err("{\"signal\": 10}", DR_EINVAL, "signal: must be a string");
+    expect_json_err("{\"dependency\": [1]}", DR_EINVAL, "dependency: must be a string");
+    expect_json_err("{\"ntasks\": \"x\"}", DR_EINVAL,
+                    "ntasks: 'x' is not a whole number from 0 to 1000000");
+
+    /* directives: flags take no value, --no-requeue negates */
+    dr_jobspec_init(&s);
+    const char *text = "#SBATCH --exclusive -n 4 --requeue\n"
+                       "#SBATCH --no-requeue --signal=B:USR1@120 -d afterok:9\n";
+    if (parse_script(&s, "job.sh", text, &err) != DR_OK)
+        fail_msg("%s", err.msg);
+    assert_int_equal(s.exclusive, 1);
+    assert_int_equal(s.ntasks, 4);
+    assert_int_equal(s.requeue, 0); /* the later one wins */
+    assert_true(s.signal_batch);
+    assert_int_equal(s.nignored, 0);
+    dr_jobspec_free(&s);
+    expect_script_err("#SBATCH --exclusive=user\n", DR_EINVAL,
+                      "job.sh:1: exclusive: 'user' is not a flag value (give --exclusive alone)");
+}
+
+static void test_slurm_validate(void **state)
+{
+    (void)state;
+    dr_jobspec_t s = spec_cmd();
+    set_ok(&s, "-N", "2");
+    set_ok(&s, "-n", "8");
+    set_ok(&s, "--ntasks-per-node", "4");
+    dr_err_t err;
+    assert_int_equal(dr_jobspec_validate(&s, &err), DR_OK);
+    set_ok(&s, "-n", "6");
+    expect_invalid(&s, "ntasks: --ntasks=6 does not equal --nodes=2 x --ntasks-per-node=4");
+
+    s = spec_cmd();
+    set_ok(&s, "--gpus-per-task", "1");
+    expect_invalid(&s, "gpus_per_task: --gpus-per-task needs --ntasks or --ntasks-per-node");
+    s = spec_cmd();
+    set_ok(&s, "--gpus-per-task", "1");
+    set_ok(&s, "-n", "2");
+    set_ok(&s, "--gpus-per-node", "2");
+    expect_invalid(&s, "gpus_per_task: --gpus-per-task and --gpus-per-node cannot both be given");
+    s = spec_cmd();
+    set_ok(&s, "--gpus-per-task", "H100:1"); /* a type with --gpus-per-task alone is fine */
+    set_ok(&s, "-n", "2");
+    assert_int_equal(dr_jobspec_validate(&s, &err), DR_OK);
+    dr_jobspec_free(&s);
+
+    s = spec_cmd();
+    set_ok(&s, "--mem", "1G");
+    set_ok(&s, "--mem-per-gpu", "1G");
+    set_ok(&s, "--gpus", "1");
+    expect_invalid(&s, "mem_per_gpu: --mem and --mem-per-gpu cannot both be given");
+    s = spec_cmd();
+    set_ok(&s, "--mem-per-gpu", "1G");
+    expect_invalid(&s, "mem_per_gpu: --mem-per-gpu is given without GPUs");
+
+    s = spec_cmd();
+    s.signal_num = 65;
+    expect_invalid(&s, "signal: 65@0 is not a signal from 1 to 64 and 0 to 65535 seconds");
+    s = spec_cmd();
+    s.requeue = 2;
+    expect_invalid(&s, "requeue: 2 is not -1, 0 or 1");
+    s = spec_cmd();
+    s.deps = calloc(1, sizeof *s.deps);
+    s.ndeps = 1;
+    s.deps[0].kind = DR_DEP_AFTEROK; /* no job */
+    expect_invalid(&s, "dependency: term 0 is malformed");
+}
+
+static void test_slurm_to_job(void **state)
+{
+    (void)state;
+    dr_cluster_t c;
+    tu_cluster(&c, conf);
+    int a100 = dr_cluster_find_type(&c, "A100"), h100 = dr_cluster_find_type(&c, "H100");
+    dr_job_t j;
+    dr_err_t err;
+
+    /* -n with --ntasks-per-node: the nodes; -c is per task */
+    assert_int_equal(to_job(&c, &j, &err, "-n", "8", "--ntasks-per-node", "4", "-c", "2", NULL),
+                     DR_OK);
+    assert_int_equal(j.req.nodes, 2);
+    assert_int_equal(j.req.cpu_milli_per_node, 8000);
+    assert_int_equal(j.req.gpus_per_node, 0);
+    /* one CPU for each task by default */
+    assert_int_equal(to_job(&c, &j, &err, "-N", "2", "-n", "6", NULL), DR_OK);
+    assert_int_equal(j.req.nodes, 2);
+    assert_int_equal(j.req.cpu_milli_per_node, 3000);
+
+    /* --gpus-per-task x the tasks of a node */
+    assert_int_equal(to_job(&c, &j, &err, "-N", "2", "--ntasks-per-node", "4", "--gpus-per-task",
+                            "A100:1", NULL),
+                     DR_OK);
+    assert_int_equal(j.req.nodes, 2);
+    assert_int_equal(j.req.gpus_per_node, 4);
+    assert_true(j.req.types == (dr_typemask_t)1 << a100);
+    assert_int_equal(j.req.cpu_milli_per_node, 4000);
+    assert_int_equal(to_job(&c, &j, &err, "-N", "2", "-n", "3", "--gpus-per-task", "2", NULL),
+                     DR_OK);
+    assert_int_equal(j.req.gpus_per_node, 4); /* ceil(3 / 2) tasks x 2 */
+    /* without -N: all the tasks' GPUs on as few nodes as hold them */
+    assert_int_equal(to_job(&c, &j, &err, "-n", "12", "--gpus-per-task", "1", NULL), DR_OK);
+    assert_int_equal(j.req.nodes, 0);
+    assert_int_equal(j.req.gpus_per_node, 12);
+    assert_int_equal(j.req.cpu_milli_per_node, 1000);
+
+    /* --mem-per-gpu x the GPUs of a node */
+    assert_int_equal(to_job(&c, &j, &err, "--gpus-per-node", "4", "--mem-per-gpu", "32G", NULL),
+                     DR_OK);
+    assert_int_equal(j.req.mem_mb_per_node, 4 * 32768);
+    assert_int_equal(to_job(&c, &j, &err, "--gpus", "H100:16", "--mem-per-gpu", "10G", NULL),
+                     DR_OK);
+    assert_int_equal(j.req.mem_mb_per_node, 8 * 10240); /* a node holds at most 8 */
+    expect_job_err(&c, DR_ENOSPC,
+                   "mem: needs 1 nodes with 4 GPUs, 1 CPUs and 409600 MB each; the cluster has 0 "
+                   "such nodes",
+                   "--gpus-per-node", "A100:4", "--mem-per-gpu", "100G");
+
+    /* --exclusive: the whole node when the eligible nodes are alike */
+    assert_int_equal(to_job(&c, &j, &err, "--gpus-per-node", "A100:2", "--exclusive", "1", NULL),
+                     DR_OK);
+    assert_int_equal(j.req.nodes, 1);
+    assert_int_equal(j.req.gpus_per_node, 4);
+    assert_int_equal(j.req.cpu_milli_per_node, 32000);
+    assert_int_equal(j.req.mem_mb_per_node, 256 * 1024);
+    assert_int_equal(to_job(&c, &j, &err, "--gpus", "H100:12", "--exclusive", "1", NULL), DR_OK);
+    assert_int_equal(j.req.nodes, 2);
+    assert_int_equal(j.req.gpus_per_node, 8);
+    assert_true(j.req.types == (dr_typemask_t)1 << h100);
+    /* 2 GPUs of any type: A100 and H100 nodes differ, so the request stands */
+    assert_int_equal(to_job(&c, &j, &err, "--gpus-per-node", "2", "--exclusive", "1", NULL), DR_OK);
+    assert_int_equal(j.req.gpus_per_node, 2);
+    assert_int_equal(j.req.cpu_milli_per_node, 1000);
+    /* not exclusive: unchanged */
+    assert_int_equal(to_job(&c, &j, &err, "--gpus-per-node", "A100:2", "--exclusive", "0", NULL),
+                     DR_OK);
+    assert_int_equal(j.req.gpus_per_node, 2);
+    dr_cluster_free(&c);
+}
+
+static void test_slurm_unsupported(void **state)
+{
+    (void)state;
+    dr_jobspec_t s = spec_cmd();
+    char buf[1024];
+    assert_int_equal(dr_jobspec_unsupported(&s, buf, sizeof buf), 0);
+    assert_string_equal(buf, "");
+    set_ok(&s, "--qos", "high");
+    set_ok(&s, "-C", "a100");
+    set_ok(&s, "--export", "NONE");
+    set_ok(&s, "--signal", "B:USR1@120");
+    set_ok(&s, "--exclusive", "1");
+    set_ok(&s, "-p", "gpu"); /* mapped by the controller: no note */
+    set_ok(&s, "--requeue", "1");
+    const char *want =
+        "--qos=high: not enforced\n"
+        "--constraint=a100: node features are not matched\n"
+        "--export=NONE: not applied; the job gets the environment it was submitted with\n"
+        "--signal=B:USR1@120: sent to all of the job's processes, not only the batch shell\n"
+        "--signal=B:USR1@120: the job has no time limit, so it is never sent\n"
+        "--exclusive: whole nodes only where all the nodes the job may use are alike; otherwise "
+        "its nodes may be shared\n";
+    assert_int_equal(dr_jobspec_unsupported(&s, buf, sizeof buf), strlen(want));
+    assert_string_equal(buf, want);
+    /* as snprintf: the whole length, a cut text */
+    char small[10];
+    assert_int_equal(dr_jobspec_unsupported(&s, small, sizeof small), strlen(want));
+    assert_string_equal(small, "--qos=hig");
+    assert_int_equal(dr_jobspec_unsupported(&s, NULL, 0), strlen(want));
+    set_ok(&s, "--export", "ALL");
+    set_ok(&s, "-t", "1:00:00");
+    set_ok(&s, "--signal", "USR1@120");
+    set_ok(&s, "--exclusive", "no");
+    assert_int_equal(dr_jobspec_unsupported(&s, buf, sizeof buf),
+                     strlen("--qos=high: not enforced\n--constraint=a100: node features are not "
+                            "matched\n"));
+    dr_jobspec_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1059,6 +1413,10 @@ int main(void)
         cmocka_unit_test(test_to_job),
         cmocka_unit_test(test_expand_path),
         cmocka_unit_test(test_trace_columns),
+        cmocka_unit_test(test_slurm_fields),
+        cmocka_unit_test(test_slurm_validate),
+        cmocka_unit_test(test_slurm_to_job),
+        cmocka_unit_test(test_slurm_unsupported),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -395,6 +395,11 @@ int cli_submit(int argc, char **argv)
         dr_jobspec_free(&s);
         return cli_fail(&err);
     }
+    /* what the spec asks for that drover does not honour, said before it runs */
+    char notes[2048];
+    if (dr_jobspec_unsupported(&s, notes, sizeof notes))
+        for (char *ln = notes, *nl; *ln && (nl = strchr(ln, '\n')); ln = nl + 1)
+            fprintf(stderr, "drover: note: %.*s\n", (int)(nl - ln), ln);
     char *text = dr_jobspec_to_json(&s);
     dr_jobspec_free(&s);
     json_error_t jerr;

@@ -198,12 +198,20 @@ int dr_jobspec_from_json(dr_jobspec_t *s, const char *json, size_t len, dr_err_t
 char *dr_jobspec_to_json(const dr_jobspec_t *s);
 
 /* Whole-spec consistency: a command or a script; not both --gpus and
- * --gpus-per-node; array spec well-formed; sizes in range. */
+ * --gpus-per-node; array spec well-formed; sizes in range; ntasks ==
+ * nodes x ntasks_per_node when all three are given; gpus_per_task needs
+ * ntasks or ntasks_per_node and excludes gpus/gpus_per_node; not both mem
+ * and mem_per_gpu; mem_per_gpu only with GPUs. */
 int dr_jobspec_validate(const dr_jobspec_t *s, dr_err_t *err);
 
 /* The scheduler's view of the spec on cluster c: j->req (nodes, GPUs,
  * types mask from gpu_type, CPUs, memory), kind, priority, time_limit,
- * deadline (submit + relative), ckpt_every.  j must have been initialised
+ * deadline (submit + relative), ckpt_every.  Slurm's task fields map as
+ * docs/slurm.md says: gpus_per_task x tasks per node -> gpus_per_node,
+ * mem_per_gpu x GPUs per node -> memory, -c x tasks per node -> CPUs,
+ * exclusive -> the whole node where the eligible nodes are alike.  The
+ * fields the controller acts on itself (signal, requeue, dependency,
+ * partition, qos, constraint, export) are not in j.  j must have been initialised
  * with dr_job_init; ids, user and submit are the caller's.  Unknown GPU
  * types are errors naming them ("gpu_type: no GPU type 'H10' in this
  * cluster (has A100, H100)"); so is a request that can never fit

@@ -156,7 +156,7 @@ static int directive(dr_jobspec_t *d, bool drover, const char *name, size_t line
             continue;
         }
         snprintf(opt, sizeof opt, "%.*s", (int)(olen < sizeof opt ? olen : sizeof opt - 1), tok);
-        uint8_t how;
+        uint8_t how = JF_HOW_PLAIN;
         const jf_def_t *f = olen < sizeof opt ? jf_lookup(opt, &how) : NULL;
         bool gres = how == JF_HOW_GRES;
         const char *bare = opt + (opt[1] == '-' ? 2 : 1);

@@ -254,15 +254,21 @@ int ctld_launch_rank(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
     return DR_OK;
 }
 
-/* Ranks per node: one per GPU for a training job that drover starts itself
- * (as torchrun --nproc_per_node would), else one per node (a batch script
- * runs once per node; torchrun starts its own processes). */
+/* Ranks per node: --ntasks-per-node (or -n spread evenly over the nodes);
+ * else one per GPU for a training job that drover starts itself (as
+ * torchrun --nproc_per_node would); else one per node (a batch script runs
+ * once per node; torchrun starts its own processes). */
 static uint32_t tasks_per_node(const ctld_job_t *cj, uint32_t nnodes)
 {
     const dr_jobspec_t *sp = spec_of(cj);
     const dr_job_t *j = &cj->j;
     if (sp->launcher && strcmp(sp->launcher, "torchrun") == 0)
         return 1;
+    /* Slurm's task counts (-n, --ntasks-per-node), where they spread evenly */
+    if (sp->ntasks_per_node)
+        return sp->ntasks_per_node;
+    if (sp->ntasks && nnodes && sp->ntasks % nnodes == 0 && !sp->script)
+        return sp->ntasks / nnodes;
     if (j->kind != DR_KIND_TRAIN || !j->req.gpus_per_node || sp->script)
         return 1;
     uint32_t g = j->req.nodes ? j->req.gpus_per_node

@@ -59,9 +59,11 @@ def main():
         json.dump({"rank": rank, "world": world, "host": socket.gethostname(),
                    "master": os.environ.get("MASTER_ADDR"), "loss": float(loss),
                    "digest": mine, "all_equal": same}, f)
-    dist.barrier()
-    dist.destroy_process_group()
-    sys.exit(0 if same else 1)
+    dist.barrier()  # every rank has its answer before any leaves
+    # leave at once: tearing gloo down (destroy_process_group, interpreter
+    # exit with its threads) can hang on a loaded machine once peers are gone
+    sys.stdout.flush()
+    os._exit(0 if same else 1)
 
 
 if __name__ == "__main__":

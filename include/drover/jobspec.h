@@ -111,6 +111,10 @@ typedef struct dr_jobspec {
      * "torchrun": one `torchrun --nnodes --node_rank --nproc_per_node
      * --rdzv_endpoint ...` per node, which starts the processes. */
     char *launcher;
+    /* --shard: the input shard the job (each array task) reads, a name where
+     * %a (or %Na, zero-padded to N digits) stands for the array index and %%
+     * for '%'; NULL = none.  The scheduler prefers nodes holding it. */
+    char *shard;
 } dr_jobspec_t;
 
 void dr_jobspec_init(dr_jobspec_t *s);
@@ -148,6 +152,7 @@ typedef enum dr_jobfield_id {
     DR_JF_EXCLUSIVE, /* a flag */
     DR_JF_EXPORT,
     DR_JF_LAUNCHER,
+    DR_JF_SHARD,
     DR_JF_N
 } dr_jobfield_id_t;
 
@@ -235,5 +240,13 @@ const char *dr_signal_name(int sig);
  * name), %u (user name), %% in an output path template; malloc'd. */
 char *dr_jobspec_expand_path(const char *tmpl, uint64_t job, uint64_t array_parent,
                              uint32_t array_index, const char *name, const char *user);
+
+/* The shard name of array task array_index (0 for a job that is not an
+ * array): s->shard with %a / %Na / %% expanded; malloc'd, NULL when s names
+ * no shard (or out of memory). */
+char *dr_jobspec_shard_for(const dr_jobspec_t *s, uint32_t array_index);
+
+/* Longest shard name, after expansion (a file name in an agent's cache). */
+#define DR_SHARD_NAME_MAX 255
 
 #endif

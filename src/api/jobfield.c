@@ -221,15 +221,23 @@ static const jf_def_t defs[DR_JF_N] = {
                         JF_P_STRING,
                         OFF(launcher),
                         JF_MAX_NAME},
+    [DR_JF_SHARD] = {{"shard", "shard", 0, true, NULL,
+                      "input shard the job reads (a file name; %a = task index, %Na "
+                      "zero-padded); placed where an agent's cache holds it",
+                      DR_JF_SHARD},
+                     JF_STR,
+                     JF_P_SHARD,
+                     OFF(shard),
+                     DR_SHARD_NAME_MAX},
 };
 
 #define L(i) &defs[i].pub
 static const dr_jobfield_t *const list[DR_JF_N + 1] = {
     L(0),  L(1),  L(2),  L(3),  L(4),  L(5),  L(6),  L(7),  L(8),  L(9),  L(10),
     L(11), L(12), L(13), L(14), L(15), L(16), L(17), L(18), L(19), L(20), L(21),
-    L(22), L(23), L(24), L(25), L(26), L(27), L(28), L(29), NULL};
+    L(22), L(23), L(24), L(25), L(26), L(27), L(28), L(29), L(30), NULL};
 #undef L
-_Static_assert(DR_JF_N == 30, "list[] names every field");
+_Static_assert(DR_JF_N == 31, "list[] names every field");
 _Static_assert(DR_JF_N <= 32, "dr_jobspec_t.set has a bit per field");
 
 const dr_jobfield_t *const *dr_jobfield_list(void)
@@ -686,6 +694,45 @@ static int p_int(dr_jobspec_t *s, const jf_def_t *d, const char *b, size_t n, dr
     return DR_OK;
 }
 
+/* A shard name template: a file name in an agent's cache directory (no
+ * '/', not "." or "..", no control characters) whose only '%' sequences
+ * are %a, %Na (N = 1..9) and %%, as the native trace's shard column. */
+static int p_shard(dr_jobspec_t *s, const jf_def_t *d, const char *b, size_t n, dr_err_t *err)
+{
+    const char *f = d->pub.name;
+    if (n > d->max)
+        return dr_err_set(err, DR_EINVAL, "%s: " VQ " is longer than %llu bytes", f, VA(b, n),
+                          (unsigned long long)d->max);
+    if ((n == 1 && b[0] == '.') || (n == 2 && b[0] == '.' && b[1] == '.'))
+        return dr_err_set(err, DR_EINVAL, "%s: " VQ " is not a file name", f, VA(b, n));
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)b[i];
+        if (ch < 0x20 || ch == 0x7f || ch == '/')
+            return dr_err_set(err, DR_EINVAL, "%s: " VQ " contains %s", f, VA(b, n),
+                              ch == '/' ? "'/' (a shard is a name, not a path)"
+                                        : "a control character");
+        if (ch != '%')
+            continue;
+        if (i + 1 < n && b[i + 1] == '%') {
+            i++;
+            continue;
+        }
+        size_t q = i + 1;
+        if (q < n && b[q] >= '1' && b[q] <= '9')
+            q++;
+        if (q >= n || b[q] != 'a')
+            return dr_err_set(err, DR_EINVAL,
+                              "%s: " VQ ": '%%' must start %%a, %%Na (N = 1..9) or %%%%", f,
+                              VA(b, n));
+        i = q;
+    }
+    if (!jf_utf8_ok(b, n))
+        return dr_err_set(err, DR_EINVAL, "%s: " VQ " is not valid UTF-8", f, VA(b, n));
+    if (set_str(FIELD(s, d, char *), b, n) != 0)
+        return dr_err_set(err, DR_ENOMEM, "%s: out of memory", f);
+    return DR_OK;
+}
+
 /* Checked with dr_array_parse (whose messages name the field). */
 static int p_array(dr_jobspec_t *s, const jf_def_t *d, const char *b, size_t n, dr_err_t *err)
 {
@@ -1035,6 +1082,7 @@ int jf_set(dr_jobspec_t *s, const jf_def_t *d, uint8_t how, const char *value, d
     case JF_P_SIGNAL: rc = p_signal(s, d, b, n, err); break;
     case JF_P_DEP: rc = p_dep(s, d, b, n, err); break;
     case JF_P_EXPORT: rc = p_export(s, d, b, n, err); break;
+    case JF_P_SHARD: rc = p_shard(s, d, b, n, err); break;
     default: rc = dr_err_set(err, DR_EINVAL, "%s: cannot be set", f); break;
     }
     if (rc == DR_OK)

@@ -115,6 +115,21 @@ static int validate_slurm(const dr_jobspec_t *s, dr_err_t *err)
     return DR_OK;
 }
 
+/* Does a shard template name the array index (%a or %Na, not %%a)? */
+static bool shard_uses_index(const char *t)
+{
+    for (; *t; t++) {
+        if (*t != '%')
+            continue;
+        if (t[1] == '%') {
+            t++;
+            continue;
+        }
+        return true; /* p_shard let only %a and %Na through */
+    }
+    return false;
+}
+
 int dr_jobspec_validate(const dr_jobspec_t *s, dr_err_t *err)
 {
     int rc;
@@ -183,6 +198,8 @@ int dr_jobspec_validate(const dr_jobspec_t *s, dr_err_t *err)
     } else if (s->kind_set && s->kind == DR_KIND_ARRAY) {
         return dr_err_set(err, DR_EINVAL, "kind: 'array' needs --array");
     }
+    if (s->shard && !s->array && shard_uses_index(s->shard))
+        return dr_err_set(err, DR_EINVAL, "shard: '%.64s': %%a needs --array", s->shard);
     if (s->cwd && s->cwd[0] != '/')
         return dr_err_set(err, DR_EINVAL, "chdir: '%.64s' is not an absolute path", s->cwd);
     return validate_slurm(s, err);
@@ -548,4 +565,43 @@ size_t dr_jobspec_unsupported(const dr_jobspec_t *s, char *buf, size_t len)
         note(&o, "--exclusive: whole nodes only where all the nodes the job may use are alike; "
                  "otherwise its nodes may be shared\n");
     return o.n;
+}
+
+/* --- shard names --- */
+
+/* As the native trace's shard column: %a and %Na the index, %% a '%'. */
+char *dr_jobspec_shard_for(const dr_jobspec_t *s, uint32_t array_index)
+{
+    if (!s || !s->shard)
+        return NULL;
+    strbuf_t b = {NULL, 0, 0, false};
+    sb_add(&b, "", 0);
+    for (const char *t = s->shard; *t; t++) {
+        if (*t != '%') {
+            sb_add(&b, t, 1);
+            continue;
+        }
+        if (t[1] == '%') {
+            sb_add(&b, "%", 1);
+            t++;
+            continue;
+        }
+        const char *q = t + 1;
+        int width = 0;
+        if (*q >= '1' && *q <= '9')
+            width = *q++ - '0';
+        if (*q != 'a') { /* not a pattern (only a hand-made spec gets here): kept */
+            sb_add(&b, "%", 1);
+            continue;
+        }
+        char num[32];
+        int n = snprintf(num, sizeof num, "%0*" PRIu32, width, array_index);
+        sb_add(&b, num, (size_t)n);
+        t = q;
+    }
+    if (b.oom) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
 }

@@ -54,7 +54,8 @@ typedef enum jf_parse {
     JF_P_FLAG,   /* 1/true/yes/on, 0/false/no/off */
     JF_P_SIGNAL, /* [B:]SIG[@SECS] */
     JF_P_DEP,    /* KIND:ID[:ID...][,KIND...] or with '?' */
-    JF_P_EXPORT  /* ALL, NONE, or [ALL,|NONE,]VAR[=VAL][,...] */
+    JF_P_EXPORT, /* ALL, NONE, or [ALL,|NONE,]VAR[=VAL][,...] */
+    JF_P_SHARD   /* a file name template: %a, %Na, %% */
 } jf_parse_t;
 
 /* How a spelling found a field (jf_lookup). */

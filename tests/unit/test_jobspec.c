@@ -180,6 +180,8 @@ static void test_set_good(void **state)
     assert_int_equal(s.set, (1u << (DR_JF_PRIORITY + 1)) - 1); /* every field so far given */
     set_ok(&s, "--launcher", "torchrun");
     assert_string_equal(s.launcher, "torchrun");
+    set_ok(&s, "--shard", "seg-%3a");
+    assert_string_equal(s.shard, "seg-%3a");
     dr_jobspec_free(&s);
     assert_null(s.name);
     assert_int_equal(s.set, 0);
@@ -640,7 +642,8 @@ static void test_json(void **state)
                                  [DR_JF_CONSTRAINT] = "a100&ib",
                                  [DR_JF_EXCLUSIVE] = "1",
                                  [DR_JF_EXPORT] = "ALL,X=1",
-                                 [DR_JF_LAUNCHER] = "torchrun"};
+                                 [DR_JF_LAUNCHER] = "torchrun",
+                                 [DR_JF_SHARD] = "s%a"};
     for (int i = 0; i < DR_JF_N; i++)
         if (vals[i]) /* fields added later are in their own tests */
             set_ok(&s, l[i]->name, vals[i]);
@@ -648,17 +651,17 @@ static void test_json(void **state)
         fail_msg("%s", err.msg);
     out = round_trip(&s);
     assert_string_equal(
-        out,
-        "{\"name\":\"n \\\"q\\\" \\\\ é\",\"kind\":\"serve\",\"nodes\":3,\"gpus_per_node\":0,"
-        "\"gpus\":6,\"gpu_type\":\"A100,L4\",\"cpus_per_node\":8,\"mem\":1,"
-        "\"time_limit\":86400,\"deadline\":1,\"checkpoint_every\":300,\"array\":\"1,3%1\","
-        "\"output\":\"o%j\",\"error\":\"e%j\",\"chdir\":\"/\",\"account\":\"acct\","
-        "\"priority\":0,\"ntasks\":6,\"ntasks_per_node\":2,\"gpus_per_task\":0,"
-        "\"mem_per_gpu\":2048,\"signal\":\"B:USR2@60\",\"requeue\":false,"
-        "\"dependency\":\"afterok:7:8_2?singleton\",\"partition\":\"gpu,cpu\","
-        "\"qos\":\"high\",\"constraint\":\"a100&ib\",\"exclusive\":true,"
-        "\"export\":\"ALL,X=1\",\"launcher\":\"torchrun\",\"script\":\"#SBATCH --mail-user=a@b\\n\\tweird\\u0001text\\n\","
-        "\"script_name\":\"j.sh\",\"ignored\":[\"#SBATCH --mail-user=a@b\"]}");
+        out, "{\"name\":\"n \\\"q\\\" \\\\ é\",\"kind\":\"serve\",\"nodes\":3,\"gpus_per_node\":0,"
+             "\"gpus\":6,\"gpu_type\":\"A100,L4\",\"cpus_per_node\":8,\"mem\":1,"
+             "\"time_limit\":86400,\"deadline\":1,\"checkpoint_every\":300,\"array\":\"1,3%1\","
+             "\"output\":\"o%j\",\"error\":\"e%j\",\"chdir\":\"/\",\"account\":\"acct\","
+             "\"priority\":0,\"ntasks\":6,\"ntasks_per_node\":2,\"gpus_per_task\":0,"
+             "\"mem_per_gpu\":2048,\"signal\":\"B:USR2@60\",\"requeue\":false,"
+             "\"dependency\":\"afterok:7:8_2?singleton\",\"partition\":\"gpu,cpu\","
+             "\"qos\":\"high\",\"constraint\":\"a100&ib\",\"exclusive\":true,"
+             "\"export\":\"ALL,X=1\",\"launcher\":\"torchrun\",\"shard\":\"s%a\",\"script\":\"#"
+             "SBATCH --mail-user=a@b\\n\\tweird\\u0001text\\n\","
+             "\"script_name\":\"j.sh\",\"ignored\":[\"#SBATCH --mail-user=a@b\"]}");
     free(out);
     dr_jobspec_free(&s);
 

@@ -138,6 +138,13 @@ dr_proto_rc_t dr_proto_decode(dr_proto_session_t *s, const uint8_t *buf, size_t 
 #define DR_MSG_MAX_JOBS 100000
 #define DR_MSG_MAX_STR  4096
 #define DR_MSG_MAX_TEXT (4u << 20) /* a batch script (optional fields) */
+/* Data shards a node holds (names of the entries of its cache directory):
+ * at most this many, each at most this long.  A full list of long names
+ * would not fit in one body (DR_PROTO_MAX_BODY), so the agent also stops
+ * at DR_MSG_MAX_SHARD_BYTES of names in all. */
+#define DR_MSG_MAX_SHARDS      100000
+#define DR_MSG_MAX_SHARD_NAME  255
+#define DR_MSG_MAX_SHARD_BYTES (6u << 20)
 
 typedef struct dr_msg_hello {
     uint32_t version; /* DR_PROTO_VERSION of the agent */
@@ -188,11 +195,22 @@ typedef struct dr_msg_register {
     char *hostname;
     dr_msg_held_t *held;
     uint32_t nheld;
+    /* Optional (an agent without a cache leaves the key out, as older
+     * agents do): the shards the node holds, its whole set. */
+    char **shards;
+    uint32_t nshards;
 } dr_msg_register_t;
 
 typedef struct dr_msg_heartbeat {
     int64_t now_ns;   /* agent's clock, for skew display */
     uint32_t running; /* processes it supervises */
+    /* Optional: sent only when the node's shards changed since the last
+     * report.  shards_given says the key was there (the encoder sends it
+     * when set, or when nshards > 0); then shards is the whole new set,
+     * possibly empty.  Without it nothing changed. */
+    char **shards;
+    uint32_t nshards;
+    bool shards_given;
 } dr_msg_heartbeat_t;
 
 typedef struct dr_msg_launch {

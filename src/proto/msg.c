@@ -28,7 +28,9 @@ typedef enum fkind {
     F_NONCE, /* uint8_t[DR_PROTO_NONCE], as 32 hex digits */
     F_STRV,  /* char **, count at cnt */
     F_U32V,  /* uint32_t *, count at cnt */
-    F_OBJV   /* array of sub structs, count at cnt */
+    F_OBJV,  /* array of sub structs, count at cnt */
+    F_NAMEV  /* char **, count at cnt, optional (absent = empty; a bool at flag, if any,
+                says it was given), each <= DR_MSG_MAX_SHARD_NAME bytes */
 } fkind_t;
 
 typedef struct msgdesc msgdesc_t;
@@ -41,6 +43,7 @@ typedef struct field {
     uint32_t min;         /* arrays: fewest elements */
     uint32_t max;         /* arrays: most elements */
     const msgdesc_t *sub; /* F_OBJV: element description */
+    size_t flag;          /* F_NAMEV: offset of its "given" bool, 0 = none */
 } field_t;
 
 struct msgdesc {
@@ -58,7 +61,7 @@ typedef uint8_t nonce_t[DR_PROTO_NONCE];
  * silently read a uint32_t as a uint64_t. */
 #define TYPED_OFF(T, name, ctype) (offsetof(T, name) + 0 * sizeof(&((T *)0)->name == (ctype *)0))
 /* clang-format off */
-#define FIELD(T, name, kind, ctype) {#name, kind, TYPED_OFF(T, name, ctype), 0, 0, 0, NULL}
+#define FIELD(T, name, kind, ctype) {#name, kind, TYPED_OFF(T, name, ctype), 0, 0, 0, NULL, 0}
 #define U32(T, name) FIELD(T, name, F_U32, uint32_t)
 #define U64(T, name) FIELD(T, name, F_U64, uint64_t)
 #define I32(T, name) FIELD(T, name, F_I32, int32_t)
@@ -69,7 +72,13 @@ typedef uint8_t nonce_t[DR_PROTO_NONCE];
 #define TEXT(T, name) FIELD(T, name, F_TEXT, char *)
 #define NONCE(T, name) FIELD(T, name, F_NONCE, nonce_t)
 #define ARRAY(T, name, cnt, kind, ctype, lo, hi, sub) \
-    {#name, kind, TYPED_OFF(T, name, ctype), TYPED_OFF(T, cnt, uint32_t), lo, hi, sub}
+    {#name, kind, TYPED_OFF(T, name, ctype), TYPED_OFF(T, cnt, uint32_t), lo, hi, sub, 0}
+/* an optional list of names; flag: its "given" bool (a member of T) */
+#define NAMEV(T, name, cnt, hi) \
+    {#name, F_NAMEV, TYPED_OFF(T, name, char **), TYPED_OFF(T, cnt, uint32_t), 0, hi, NULL, 0}
+#define NAMEV_FLAG(T, name, cnt, hi, flag) \
+    {#name, F_NAMEV, TYPED_OFF(T, name, char **), TYPED_OFF(T, cnt, uint32_t), 0, hi, NULL, \
+     TYPED_OFF(T, flag, bool)}
 #define STRV(T, name, cnt, lo, hi) ARRAY(T, name, cnt, F_STRV, char **, lo, hi, NULL)
 #define U32V(T, name, cnt, lo, hi) ARRAY(T, name, cnt, F_U32V, uint32_t *, lo, hi, NULL)
 /* ET: the element type, a typedef name (a type cannot be parenthesised) */
@@ -110,10 +119,12 @@ static const field_t register_f[] = {
     U32(dr_msg_register_t, numa_nodes),
     STR(dr_msg_register_t, hostname),
     OBJV(dr_msg_register_t, held, nheld, dr_msg_held_t, 0, DR_MSG_MAX_JOBS, &held_d),
+    NAMEV(dr_msg_register_t, shards, nshards, DR_MSG_MAX_SHARDS),
 };
 static const field_t heartbeat_f[] = {
     I64(dr_msg_heartbeat_t, now_ns),
     U32(dr_msg_heartbeat_t, running),
+    NAMEV_FLAG(dr_msg_heartbeat_t, shards, nshards, DR_MSG_MAX_SHARDS, shards_given),
 };
 static const field_t launch_f[] = {
     U64(dr_msg_launch_t, job),
@@ -216,7 +227,8 @@ static void obj_free(const msgdesc_t *d, void *m)
         switch (f->kind) {
         case F_STR:
         case F_TEXT: free(*(char **)FP(m, f)); break;
-        case F_STRV: {
+        case F_STRV:
+        case F_NAMEV: {
             char **v = *(char ***)FP(m, f);
             for (uint32_t k = 0; v && k < *FCNT(m, f); k++)
                 free(v[k]);
@@ -297,6 +309,7 @@ static int enc_field(const field_t *f, const void *m, const path_t *p, json_t **
         break;
     }
     case F_STRV:
+    case F_NAMEV:
     case F_U32V:
     case F_OBJV: {
         uint32_t n = FCCNT(m, f);
@@ -317,6 +330,8 @@ static int enc_field(const field_t *f, const void *m, const path_t *p, json_t **
             int rc = DR_OK;
             if (f->kind == F_STRV) {
                 rc = enc_str(((char *const *)arr)[k], p, ename, &e, err);
+            } else if (f->kind == F_NAMEV) {
+                rc = enc_strn(((char *const *)arr)[k], DR_MSG_MAX_SHARD_NAME, p, ename, &e, err);
             } else if (f->kind == F_U32V) {
                 e = json_integer(((const uint32_t *)arr)[k]);
             } else {
@@ -349,6 +364,9 @@ static int enc_obj(const msgdesc_t *d, const void *m, const path_t *p, json_t **
         json_t *v;
         if (d->f[i].kind == F_TEXT && !*(char *const *)FCP(m, &d->f[i]))
             continue; /* optional and absent */
+        if (d->f[i].kind == F_NAMEV && FCCNT(m, &d->f[i]) == 0 &&
+            !(d->f[i].flag && *(const bool *)((const char *)m + d->f[i].flag)))
+            continue; /* optional, empty and not said to be given */
         int rc = enc_field(&d->f[i], m, p, &v, err);
         if (rc == DR_OK && json_object_set_new(o, d->f[i].name, v) != 0)
             rc = dr_err_set(err, DR_ENOMEM, "%s%s: out of memory", p->s, d->f[i].name);
@@ -443,9 +461,9 @@ static int parse_array(const field_t *f, void *m, json_t *v, const path_t *p, dr
         return too_few(err, p, f, n);
     if (n == 0)
         return DR_OK;
-    size_t esz = f->kind == F_STRV   ? sizeof(char *)
-                 : f->kind == F_U32V ? sizeof(uint32_t)
-                                     : f->sub->size;
+    size_t esz = f->kind == F_STRV || f->kind == F_NAMEV ? sizeof(char *)
+                 : f->kind == F_U32V                     ? sizeof(uint32_t)
+                                                         : f->sub->size;
     char *arr = calloc(n, esz);
     if (!arr)
         return dr_err_set(err, DR_ENOMEM, "%s%s: out of memory", p->s, f->name);
@@ -460,6 +478,8 @@ static int parse_array(const field_t *f, void *m, json_t *v, const path_t *p, dr
         int rc;
         if (f->kind == F_STRV) {
             rc = get_str(e, p, ename, (char **)arr + k, err);
+        } else if (f->kind == F_NAMEV) {
+            rc = get_strn(e, DR_MSG_MAX_SHARD_NAME, p, ename, (char **)arr + k, err);
         } else if (f->kind == F_U32V) {
             long long x = 0;
             rc = get_int(e, 0, UINT32_MAX, p, ename, &x, err);
@@ -523,6 +543,10 @@ static int parse_field(const field_t *f, void *m, json_t *v, const path_t *p, dr
         }
         return DR_OK;
     }
+    case F_NAMEV:
+        if (f->flag)
+            *(bool *)((char *)m + f->flag) = true;
+        return parse_array(f, m, v, p, err);
     case F_STRV:
     case F_U32V:
     case F_OBJV: return parse_array(f, m, v, p, err);
@@ -534,7 +558,7 @@ static int parse_obj(const msgdesc_t *d, void *m, json_t *o, const path_t *p, dr
 {
     for (size_t i = 0; i < d->nf; i++) {
         json_t *v = json_object_get(o, d->f[i].name);
-        if ((!v || json_is_null(v)) && d->f[i].kind == F_TEXT)
+        if ((!v || json_is_null(v)) && (d->f[i].kind == F_TEXT || d->f[i].kind == F_NAMEV))
             continue; /* optional */
         if (!v)
             return ferr(err, DR_EINVAL, p, d->f[i].name, "missing");

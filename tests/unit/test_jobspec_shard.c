@@ -139,9 +139,9 @@ static void test_expand(void **state)
         uint32_t idx;
         const char *want;
     } cases[] = {
-        {"s%a", 17, "s17"},       {"v%4a.mp4", 7, "v0007.mp4"}, {"v%2a", 12345, "v12345"},
-        {"%a-%a", 3, "3-3"},      {"100%%", 9, "100%"},         {"%%a", 5, "%a"},
-        {"plain", 42, "plain"},   {"%9a", 1, "000000001"},      {"x%1a", 0, "x0"},
+        {"s%a", 17, "s17"},     {"v%4a.mp4", 7, "v0007.mp4"}, {"v%2a", 12345, "v12345"},
+        {"%a-%a", 3, "3-3"},    {"100%%", 9, "100%"},         {"%%a", 5, "%a"},
+        {"plain", 42, "plain"}, {"%9a", 1, "000000001"},      {"x%1a", 0, "x0"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         s.shard = (char *)cases[i].tmpl;
@@ -156,9 +156,8 @@ static void test_expand(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_find),   cmocka_unit_test(test_set),
-        cmocka_unit_test(test_validate), cmocka_unit_test(test_json),
-        cmocka_unit_test(test_script), cmocka_unit_test(test_expand),
+        cmocka_unit_test(test_find), cmocka_unit_test(test_set),    cmocka_unit_test(test_validate),
+        cmocka_unit_test(test_json), cmocka_unit_test(test_script), cmocka_unit_test(test_expand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -118,13 +118,13 @@ static dr_msg_welcome_t s_welcome(void)
 
 static dr_msg_register_t s_register(void)
 {
-    return (dr_msg_register_t){"nvml",   reg_gpus, 2, 224, 2097152, 2, "gpu-node-07.cluster",
-                               reg_held, 2};
+    return (dr_msg_register_t){"nvml",   reg_gpus, 2,    224, 2097152, 2, "gpu-node-07.cluster",
+                               reg_held, 2,        NULL, 0};
 }
 
 static dr_msg_heartbeat_t s_heartbeat(void)
 {
-    return (dr_msg_heartbeat_t){1733000000123456789LL, 3};
+    return (dr_msg_heartbeat_t){1733000000123456789LL, 3, NULL, 0, false};
 }
 
 static dr_msg_launch_t s_launch(void)

@@ -84,6 +84,8 @@ typedef struct dr_agent {
     uint64_t epoch; /* controller epoch of the current (last) session */
 
     struct dr_agent_link *link; /* NULL when the agent has no controller link */
+
+    char *cache_dir; /* --cache-dir DIR (the shards it holds), NULL when none */
 } dr_agent_t;
 
 /* ---- agent.c: life cycle, job table, log ---- */
@@ -180,6 +182,16 @@ void dr_agent_job_arm_limit(dr_agent_t *a, dr_agent_job_t *j, int64_t limit_ns);
 int dr_agent_kill(dr_agent_t *a, const dr_msg_kill_t *k);
 /* Mark a rank ended and report it. */
 void dr_agent_job_ended(dr_agent_t *a, dr_agent_job_t *j);
+
+/* ---- cache.c: the shards this node holds ---- */
+
+/* The names of the entries directly in dir (not "." / "..", nor hidden
+ * names: a copy in progress), sorted; at most DR_MSG_MAX_SHARDS names of at
+ * most DR_MSG_MAX_SHARD_NAME bytes and DR_MSG_MAX_SHARD_BYTES in all, the
+ * others counted in *skipped.  out's old contents are freed. */
+int dr_agent_cache_scan(const char *dir, dr_strvec_t *out, size_t *skipped, dr_err_t *err);
+/* Same names in the same order? */
+bool dr_agent_cache_same(const dr_strvec_t *a, const dr_strvec_t *b);
 
 /* ---- link.c: the controller connection ---- */
 

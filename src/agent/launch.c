@@ -342,6 +342,13 @@ static int plan_prepare(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_t 
         dr_strvec_free(&env);
         return DR_EIO;
     }
+    /* where the job finds (and leaves) its input shards; the agent's, so
+     * after the LAUNCH's entries */
+    if (a->cache_dir && dr_agent_env_set(&env, "DROVER_CACHE_DIR", a->cache_dir) != 0) {
+        dr_strvec_free(&env);
+        snprintf(detail, dlen, "env: out of memory");
+        return DR_ENOMEM;
+    }
     p->envp = calloc(env.n + 1, sizeof *p->envp); /* NULL-terminated for exec */
     if (!p->envp) {
         dr_strvec_free(&env);

@@ -59,6 +59,10 @@ typedef struct dr_agent_link {
     /* rate-limited logging of dropped frames */
     int64_t drop_log_ns;
     uint64_t drops_logged;
+    /* the shards last reported (cache.c), and whether a scan failed or cut
+     * the list (logged once per change) */
+    dr_strvec_t shards;
+    bool cache_warned;
 } dr_agent_link_t;
 
 static void link_connect(dr_agent_link_t *l);
@@ -170,6 +174,27 @@ static void link_notify(dr_agent_t *a, const dr_agent_job_t *j, bool started)
         link_send_state(l, j, started);
 }
 
+/* Read the cache directory into *now; a failure is logged once (until a
+ * scan works again) and reads as an empty cache. */
+static void link_scan_cache(dr_agent_link_t *l, dr_strvec_t *now)
+{
+    dr_err_t err = {0};
+    size_t skipped = 0;
+    if (dr_agent_cache_scan(l->a->cache_dir, now, &skipped, &err) != DR_OK) {
+        if (!l->cache_warned)
+            dr_agent_log(l->a, "%s; reporting no shards", err.msg);
+        l->cache_warned = true;
+        return;
+    }
+    if (skipped && !l->cache_warned)
+        dr_agent_log(l->a,
+                     "cache %s: %zu entries not reported (names over %d bytes, or more than %d "
+                     "names or %u bytes in all)",
+                     l->a->cache_dir, skipped, DR_MSG_MAX_SHARD_NAME, DR_MSG_MAX_SHARDS,
+                     DR_MSG_MAX_SHARD_BYTES);
+    l->cache_warned = skipped != 0;
+}
+
 static void link_on_heartbeat(evutil_socket_t fd, short what, void *arg)
 {
     dr_agent_link_t *l = arg;
@@ -177,7 +202,21 @@ static void link_on_heartbeat(evutil_socket_t fd, short what, void *arg)
         return;
     dr_msg_heartbeat_t hb = {.now_ns = dr_agent_now_ns(),
                              .running = (uint32_t)dr_agent_running(l->a)};
+    dr_strvec_t now = {0};
+    if (l->a->cache_dir) {
+        link_scan_cache(l, &now);
+        if (!dr_agent_cache_same(&now, &l->shards)) {
+            dr_strvec_free(&l->shards);
+            l->shards = now;
+            now = (dr_strvec_t){0};
+            hb.shards = l->shards.v;
+            hb.nshards = (uint32_t)l->shards.n;
+            hb.shards_given = true;
+            dr_agent_debug(l->a, "cache: now %zu shards", l->shards.n);
+        }
+    }
     link_send(l, DR_MSG_HEARTBEAT, &hb);
+    dr_strvec_free(&now);
 }
 
 /* ---- connection life cycle ---- */
@@ -310,6 +349,11 @@ static void link_register(dr_agent_link_t *l)
         .held = held,
         .nheld = (uint32_t)a->njobs,
     };
+    if (a->cache_dir) { /* the whole set: a new session knows nothing of the old */
+        link_scan_cache(l, &l->shards);
+        r.shards = l->shards.v;
+        r.nshards = (uint32_t)l->shards.n;
+    }
     link_send(l, DR_MSG_REGISTER, &r);
     free(gpus);
     free(held);
@@ -614,6 +658,7 @@ void dr_agent_link_free(dr_agent_t *a)
         evdns_base_free(l->dns, 0);
     if (l->have_node)
         dr_gpu_list_free(&l->gpus);
+    dr_strvec_free(&l->shards);
     explicit_bzero(l->key, sizeof l->key);
     explicit_bzero(&l->s, sizeof l->s);
     free(l->host);

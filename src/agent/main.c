@@ -1,7 +1,8 @@
 /* main.c - drover-agent: options, the cluster key, the event loop.
  *
  *   drover-agent --controller HOST:PORT --name NODE [--key FILE]
- *                [--state DIR] [--nvml PATH] [--rocm PATH] [--verbose]
+ *                [--state DIR] [--cache-dir DIR] [--nvml PATH] [--rocm PATH]
+ *                [--verbose]
  *
  * Exit status: 0 after SIGTERM/SIGINT (every job process killed first),
  * 1 when the controller rejects the node, 2 on a usage or set-up error. */
@@ -23,12 +24,14 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: drover-agent --controller HOST:PORT --name NODE [--key FILE] [--state DIR]\n"
-            "                    [--nvml PATH] [--rocm PATH] [--verbose]\n"
+            "                    [--cache-dir DIR] [--nvml PATH] [--rocm PATH] [--verbose]\n"
             "  --controller HOST:PORT  droverd's agent address ([ADDR]:PORT for IPv6)\n"
             "  --name NODE             this node's name in the cluster config\n"
             "  --key FILE              cluster key, 64 hex digits, mode 0600 (default " DEFAULT_KEY
             ")\n"
             "  --state DIR             agent state directory (created 0700)\n"
+            "  --cache-dir DIR         local data cache: its entries are the shards this node\n"
+            "                          holds (jobs get DROVER_CACHE_DIR=DIR)\n"
             "  --nvml PATH             NVML library to load (\"\" = do not ask NVML)\n"
             "  --rocm PATH             ROCm SMI library to load (\"\" = do not ask ROCm SMI)\n"
             "  --verbose               log every frame and reaped process\n");
@@ -52,13 +55,14 @@ static void ensure_stdio(void)
 int main(int argc, char **argv)
 {
     const char *controller = NULL, *name = NULL, *keyfile = DEFAULT_KEY, *state = NULL;
-    const char *nvml = NULL, *rocm = NULL;
+    const char *nvml = NULL, *rocm = NULL, *cache = NULL;
     bool verbose = false;
     static const struct option opts[] = {
         {"controller", required_argument, NULL, 'c'},
         {"name", required_argument, NULL, 'n'},
         {"key", required_argument, NULL, 'k'},
         {"state", required_argument, NULL, 's'},
+        {"cache-dir", required_argument, NULL, 'C'},
         {"nvml", required_argument, NULL, 'N'},
         {"rocm", required_argument, NULL, 'R'},
         {"verbose", no_argument, NULL, 'v'},
@@ -72,6 +76,7 @@ int main(int argc, char **argv)
         case 'n': name = optarg; break;
         case 'k': keyfile = optarg; break;
         case 's': state = optarg; break;
+        case 'C': cache = optarg; break;
         case 'N': nvml = optarg; break;
         case 'R': rocm = optarg; break;
         case 'v': verbose = true; break;
@@ -108,6 +113,13 @@ int main(int argc, char **argv)
     }
     a.verbose = verbose;
     int rc = 0;
+    char cache_abs[PATH_MAX];
+    if (cache && (!cache[0] || !realpath(cache, cache_abs))) { /* jobs run elsewhere: absolute */
+        dr_agent_log(&a, "--cache-dir %s: %s", cache, cache[0] ? strerror(errno) : "empty");
+        rc = 2;
+    } else if (cache) {
+        a.cache_dir = cache_abs;
+    }
     if (state && dr_agent_state_init(&a, state, &err) != 0) {
         dr_agent_log(&a, "%s", err.msg);
         rc = 2;

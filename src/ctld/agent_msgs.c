@@ -207,10 +207,26 @@ static void on_register(ctld_agent_t *a, const dr_frame_t *f)
                 break;
         }
     }
+    ctld_node_shards(c, (uint32_t)a->node, m.shards, m.nshards);
     dr_msg_register_free(&m);
     ctld_log("node %s: agent %s registered (%u GPUs, %s)", cn->name, a->addr, n->disc_gpus,
              n->source);
     ctld_node_connected(c, (uint32_t)a->node);
+}
+
+/* A heartbeat carries the node's shards only when they changed. */
+static void on_heartbeat(ctld_agent_t *a, const dr_frame_t *f)
+{
+    dr_msg_heartbeat_t m = {0};
+    dr_err_t err = {0};
+    if (dr_msg_heartbeat_parse(&m, f->body, f->len, &err) != DR_OK) {
+        a->sess.stats.bad_body++;
+        ctld_log("agent %s: bad HEARTBEAT: %s", a->addr, err.msg);
+        return;
+    }
+    if (m.shards_given)
+        ctld_node_shards(a->c, (uint32_t)a->node, m.shards, m.nshards);
+    dr_msg_heartbeat_free(&m);
 }
 
 static void on_job_state(ctld_agent_t *a, const dr_frame_t *f)
@@ -252,7 +268,10 @@ void ctld_agent_msg(ctld_agent_t *a, const dr_frame_t *f)
     c->nodes[a->node].last_heartbeat = ctld_now(c);
     switch (f->type) {
     case DR_MSG_REGISTER: on_register(a, f); break;
-    case DR_MSG_HEARTBEAT: break;
+    case DR_MSG_HEARTBEAT:
+        if (a->registered)
+            on_heartbeat(a, f);
+        break;
     case DR_MSG_JOB_STATE:
         if (a->registered)
             on_job_state(a, f);

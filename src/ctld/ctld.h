@@ -232,6 +232,17 @@ uint16_t ctld_port_take(dr_ctld_t *c, uint32_t node, uint64_t job);
 void ctld_port_give(dr_ctld_t *c, uint32_t node, uint16_t port);
 void ctld_port_mark(dr_ctld_t *c, uint32_t node, uint16_t port); /* a reloaded job's */
 
+/* shards.c: data locality */
+/* Node `node` now holds exactly these shards (an agent's report). */
+void ctld_node_shards(dr_ctld_t *c, uint32_t node, char *const *names, uint32_t n);
+/* cj->j.req.shard from its spec's shard (expanded for an array task):
+ * 1 + the cluster's id of the name (interned if new), 0 for none. */
+void ctld_shard_bind(dr_ctld_t *c, ctld_job_t *cj);
+/* The name of cj's shard, NULL if none. */
+const char *ctld_job_shard(const dr_ctld_t *c, const ctld_job_t *cj);
+/* Append DROVER_SHARD=name to a LAUNCH's env when cj names a shard. */
+void ctld_shard_env(dr_ctld_t *c, const ctld_job_t *cj, dr_strvec_t *env);
+
 /* outbox */
 void ctld_out_http(dr_ctld_t *c, struct evhttp_request *req, int status, char *body, uint64_t job);
 void ctld_out_frame(dr_ctld_t *c, int node, int type, char *json);

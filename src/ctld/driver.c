@@ -179,6 +179,7 @@ static char *launch_json(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
     }
     dr_strvec_t env = {0};
     ctld_launch_env(c, cj, rank, ng, &env);
+    ctld_shard_env(c, cj, &env);
 
     dr_msg_launch_t m = {0};
     m.job = j->id;
@@ -381,6 +382,7 @@ int ctld_submit(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err)
         ctld_job_dirty(c, cj);
         return DR_OK;
     }
+    ctld_shard_bind(c, cj);
     int rc = dr_sched_submit(c->sched, &cj->j, now, err);
     if (rc != DR_OK)
         return rc;
@@ -860,6 +862,7 @@ static int reload_job(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err)
     cj->j.attained_gpu_s = saved.attained_gpu_s;
     cj->j.array_parent = saved.array_parent;
     cj->j.array_index = saved.array_index;
+    ctld_shard_bind(c, cj);
     if (cj->parent) {
         cj->j.kind = DR_KIND_ARRAY;
         cj->j.array_throttle = cj->parent->array->throttle;

@@ -205,6 +205,8 @@ char *ctld_job_json(dr_ctld_t *c, const ctld_job_t *cj)
                         j->array_parent ? json_integer((json_int_t)j->array_parent) : json_null());
     json_object_set_new(o, "array_index",
                         j->array_parent ? json_integer(j->array_index) : json_null());
+    const char *shard = ctld_job_shard(c, cj);
+    json_object_set_new(o, "shard", shard ? json_string(shard) : json_null());
     if (cj->array) {
         const ctld_array_t *a = cj->array;
         uint32_t done = a->count[DR_JOB_COMPLETED] + a->count[DR_JOB_FAILED] +

@@ -178,3 +178,13 @@ CONF
     fi
     cl_wait_nodes 3
 }
+
+# cl_agent_opts NODE ARGS...: start an agent for NODE on loopback with extra
+# options (--cache-dir DIR ...)
+cl_agent_opts() {
+    n1_="$1"
+    shift
+    "$DROVER_AGENT" --controller "127.0.0.1:$CL_APORT" --name "$n1_" --key "$CL_KEY" \
+        --state "$T/agent-$n1_" "$@" >>"$T/agent-$n1_.log" 2>&1 &
+    CL_PIDS="$CL_PIDS $!"
+}

@@ -142,6 +142,11 @@ typedef struct dpol {
     size_t pairs_cap, pairs_tmp_cap;
     /* the pending index and what a pass keeps of it */
     dr_pidx_t idx;
+    /* Pending jobs that ask for no GPU: they compete for no type, so the
+     * plan (pairs of job and GPU type) has no place for them; they start in
+     * queue order wherever they fit (cpu_starts). */
+    dr_job_t **cpuq;
+    size_t ncpu, cpu_cap;
     est_snap_t snap; /* estimator when the index was last re-keyed */
     cand_t *cand;
     size_t ncand, cand_cap;
@@ -235,6 +240,7 @@ static void dpol_destroy(void *state)
 {
     dpol_t *d = state;
     if (d) {
+        free(d->cpuq);
         free(d->act);
         free(d->pick);
         free(d->pairs);
@@ -849,7 +855,47 @@ static void count_scored(dpol_t *d, const dr_sched_view_t *v, size_t scored)
     dr_sched_count_considered(v->sched, scored);
 }
 
-static int dpol_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, dr_err_t *err)
+/* CPU-only jobs: drop those no longer pending (started, ended), take in the
+ * fresh ones, and start what fits, in queue order (the queue's own order:
+ * priority, then submit time). */
+static int cpu_starts(dpol_t *d, const dr_sched_view_t *v)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < d->ncpu; i++) {
+        bool gone = d->cpuq[i]->state != DR_JOB_PENDING;
+        for (size_t k = 0; k < v->nended && !gone; k++)
+            gone = v->ended[k] == d->cpuq[i];
+        if (!gone)
+            d->cpuq[w++] = d->cpuq[i];
+    }
+    d->ncpu = w;
+    for (size_t i = 0; i < v->nfresh; i++) {
+        dr_job_t *j = v->fresh[i];
+        if (j->state != DR_JOB_PENDING || j->req.gpus_per_node != 0)
+            continue;
+        bool have = false;
+        for (size_t k = 0; k < d->ncpu && !have; k++)
+            have = d->cpuq[k] == j;
+        if (!have && DR_PUSH(d->cpuq, d->ncpu, d->cpu_cap, j) != 0)
+            return DR_ENOMEM;
+    }
+    for (size_t i = 0; i < d->ncpu; i++) {
+        dr_job_t *j = d->cpuq[i];
+        if (j->state != DR_JOB_PENDING || (j->array_throttle && dr_sched_throttled(v->sched, j)))
+            continue;
+        int rc = dr_policy_try_start(v, j);
+        if (rc != DR_OK && rc != DR_ENOSPC)
+            return rc;
+        if (rc == DR_OK && d->use_index) {
+            uint32_t r = dr_pidx_find(&d->idx, j);
+            if (r != DR_PIDX_NONE)
+                dr_pidx_remove(&d->idx, r);
+        }
+    }
+    return DR_OK;
+}
+
+static int dpol_plan(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, dr_err_t *err)
 {
     dpol_t *d = state;
     const dr_cluster_t *c = v->cluster;
@@ -1044,6 +1090,15 @@ static int dpol_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, 
     return rc == DR_OK
                ? DR_OK
                : dr_err_set(err, rc, "drover: applying decisions failed: %s", dr_strerror(rc));
+}
+
+/* The plan for GPU jobs, then the CPU-only jobs wherever they fit. */
+static int dpol_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, dr_err_t *err)
+{
+    int rc = dpol_plan(state, v, wake_at, err);
+    if (rc == DR_OK && (rc = cpu_starts(state, v)) != DR_OK)
+        return dr_err_set(err, rc, "drover: starting CPU-only jobs failed: %s", dr_strerror(rc));
+    return rc;
 }
 
 const dr_policy_ops_t dr_policy_drover = {

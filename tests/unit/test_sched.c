@@ -896,10 +896,40 @@ static void test_node_drain(void **st)
     dr_cluster_free(&c);
 }
 
+/* A cluster with no GPU at all runs CPU-only jobs under every policy that
+ * is not Gavel's (Gavel's schedule GPU types in rounds: a job without GPUs
+ * has no place in them). */
+static void test_cpu_only_cluster(void **st)
+{
+    (void)st;
+    dr_cluster_t c;
+    tu_cluster(&c, "NodeName=c[1-2] Cpus=8 MemGB=16\n");
+    dr_workload_t wl;
+    dr_workload_init(&wl);
+    for (uint64_t i = 1; i <= 6; i++) {
+        dr_job_t *j = tu_add_job(&wl, i, 10.0 * (double)i, 1, 0, 100, 100, 300, NULL);
+        j->req.cpu_milli_per_node = 4000;
+    }
+    tu_workload_ready(&wl, &c);
+    const char *pols[] = {"drover", "fifo", "backfill", "cost", "fastest", "cheapest"};
+    for (size_t p = 0; p < sizeof pols / sizeof *pols; p++) {
+        dr_sim_result_t r;
+        tu_sim(&c, &wl, pols[p], &r);
+        for (size_t i = 0; i < r.njobs; i++)
+            if (r.jobs[i].state != DR_JOB_COMPLETED)
+                fail_msg("%s: CPU-only job %llu ended %s", pols[p],
+                         (unsigned long long)r.jobs[i].id, dr_job_state_name(r.jobs[i].state));
+        dr_sim_result_free(&r);
+    }
+    dr_workload_free(&wl);
+    dr_cluster_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_invariants_all_policies),
+        cmocka_unit_test(test_cpu_only_cluster),
         cmocka_unit_test(test_fifo_vs_backfill),
         cmocka_unit_test(test_backfill_helps_on_random),
         cmocka_unit_test(test_sjf_and_srtf),

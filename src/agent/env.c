@@ -138,7 +138,7 @@ nomem:
 /* Remember the local address and interface of the link's socket. */
 void dr_agent_note_local_addr(dr_agent_t *a, int fd)
 {
-    struct sockaddr_storage ss;
+    struct sockaddr_storage ss = {0};
     socklen_t sl = sizeof ss;
     a->local_addr[0] = a->local_ifname[0] = '\0';
     if (fd < 0 || getsockname(fd, (struct sockaddr *)&ss, &sl) != 0 || ss.ss_family != AF_INET)

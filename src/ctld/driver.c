@@ -295,7 +295,7 @@ static void launch_job(dr_ctld_t *c, ctld_job_t *cj)
             nodes[nn++] = node;
     }
     cj->tpn = tasks_per_node(cj, nn);
-    cj->ranks = nodes ? calloc((size_t)nn * cj->tpn, sizeof *cj->ranks) : NULL;
+    cj->ranks = nodes && nn ? calloc((size_t)nn * cj->tpn, sizeof *cj->ranks) : NULL;
     for (uint32_t k = 0; cj->ranks && k < nn; k++)
         for (uint32_t l = 0; l < cj->tpn; l++)
             cj->ranks[cj->nranks++] = (ctld_rank_t){.node = nodes[k], .local = l};

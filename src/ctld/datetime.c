@@ -1,5 +1,6 @@
 /* datetime.c - Unix seconds or a local "YYYY-MM-DD[THH:MM[:SS]]" to Unix
- * seconds (datetime.h).
+ * seconds (datetime.h).  It reads the time zone (mktime), so it lives
+ * beside the daemon rather than in the pure core; the CLI links it too.
  *
  * Fields are read with fixed digit counts and checked before mktime, because
  * mktime silently normalises what it is given (2024-02-30 would become March

@@ -60,6 +60,8 @@ static void submit(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
         rc = dr_jobspec_to_job(&cj->spec, &c->cl, now, &cj->j, &err);
     if (rc == DR_OK && cj->spec.array)
         rc = ctld_array_setup(c, cj, &err);
+    if (rc == DR_OK && cj->spec.ndeps)
+        rc = ctld_deps_check(c, &cj->spec, &err);
     if (rc != DR_OK) {
         char field[64];
         field_of(err.msg, field, sizeof field);
@@ -80,7 +82,7 @@ static void submit(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
         ctld_job_free(cj);
         return;
     }
-    rc = ctld_submit(c, cj, &err);
+    rc = cj->spec.ndeps ? ctld_deps_hold(c, cj) : ctld_submit(c, cj, &err);
     if (rc != DR_OK) {
         ctld_job_remove(c, cj);
         ctld_job_free(cj);

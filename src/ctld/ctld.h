@@ -180,6 +180,8 @@ typedef struct dr_ctld {
     size_t tab_cap, tab_n;
     ctld_job_t **dirty;
     size_t ndirty, dirty_cap;
+    ctld_job_t **held; /* jobs waiting for their dependencies (deps.c) */
+    size_t nheld, held_cap;
     ctld_job_t **arrays; /* array parents with tasks left to materialise */
     size_t narrays, arrays_cap;
     ctld_out_t *out_head, **out_tail;
@@ -223,6 +225,11 @@ void ctld_node_connected(dr_ctld_t *c, uint32_t node);
 void ctld_node_lost(dr_ctld_t *c, uint32_t node, const char *why);
 int ctld_launch_rank(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank);
 void ctld_pending_reason(dr_ctld_t *c, ctld_job_t *cj);
+
+/* deps.c: --dependency */
+int ctld_deps_check(dr_ctld_t *c, const dr_jobspec_t *sp, dr_err_t *err); /* at submit */
+int ctld_deps_hold(dr_ctld_t *c, ctld_job_t *cj); /* wait here instead of the queue */
+void ctld_deps_turn(dr_ctld_t *c);                /* release what may run now */
 
 /* launch_env.c */
 void ctld_launch_env(dr_ctld_t *c, const ctld_job_t *cj, uint32_t rank, uint32_t ngpus,

@@ -457,6 +457,16 @@ int ctld_cancel(dr_ctld_t *c, ctld_job_t *cj, const char *why, dr_err_t *err)
         ctld_job_dirty(c, cj);
         return DR_OK;
     }
+    if (cj->j.state == DR_JOB_PENDING && !cj->in_sched) {
+        /* waiting for its dependencies: the scheduler has not seen it */
+        cj->j.state = DR_JOB_CANCELLED;
+        cj->j.end = now;
+        cj->has_exit = true;
+        cj->exit_code = 1;
+        snprintf(cj->reason, sizeof cj->reason, "%s", why);
+        job_finished(c, cj);
+        return DR_OK;
+    }
     if (cj->j.state == DR_JOB_PENDING) {
         int rc = dr_sched_cancel(c->sched, &cj->j, now, why, err);
         if (rc != DR_OK)
@@ -740,6 +750,7 @@ static void turn(evutil_socket_t fd, short what, void *arg)
     c->turn_scheduled = false;
     c->st.turns++;
     dr_time_t now = ctld_now(c);
+    ctld_deps_turn(c);
     for (size_t i = 0; i < c->narrays; i++)
         ctld_array_feed(c, c->arrays[i], now);
     now = ctld_now(c); /* after the feed's submits: the log is time-ordered */
@@ -842,6 +853,8 @@ static int reload_job(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err)
     }
     if (cj->array) {
         int rc = ctld_job_insert(c, cj);
+        if (rc == DR_OK && cj->spec.ndeps && cj->j.state == DR_JOB_PENDING && !cj->array->next)
+            return ctld_deps_hold(c, cj); /* still waiting for its dependencies */
         if (rc == DR_OK && !ctld_job_terminal(cj))
             rc = dr_grow((void **)&c->arrays, &c->arrays_cap, c->narrays + 1, sizeof *c->arrays);
         if (rc == DR_OK)
@@ -897,6 +910,8 @@ static int reload_job(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err)
     default:
         dr_alloc_free(&alloc);
         cj->j.state = DR_JOB_PENDING;
+        if (spec_of(cj)->ndeps && !cj->parent)
+            return ctld_deps_hold(c, cj); /* looked at again in the first turn */
         rc = dr_sched_restore(c->sched, &cj->j, ctld_now(c), err);
         if (rc != DR_OK)
             return rc;
@@ -1014,6 +1029,7 @@ void dr_ctld_free(dr_ctld_t *c)
         ctld_job_free(c->tab[i]);
     free(c->tab);
     free(c->dirty);
+    free(c->held);
     free(c->arrays);
     free(c->nodes);
     ctld_store_close(c);

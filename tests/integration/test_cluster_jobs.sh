@@ -149,6 +149,27 @@ sleep 0.5
 "$DROVER" nodes resume n1 >/dev/null
 "$DROVER" wait "$id" >/dev/null 2>&1 && ok "resume: the job ran" || bad "resume: $(job_field "$id" state)"
 
+# dependencies: afterok waits for a success, afternotok runs after a failure,
+# an afterok on a failed job can never hold (the job fails), unknown ids are refused
+a=$("$DROVER" submit --parsable -- sh -c 'sleep 1; date +%s.%N >"'"$T"'/a.end"')
+f=$("$DROVER" submit --parsable -- sh -c 'exit 4')
+b=$("$DROVER" submit --parsable --dependency "afterok:$a" -- sh -c 'date +%s.%N >"'"$T"'/b.start"')
+n=$("$DROVER" submit --parsable --dependency "afternotok:$f" -- true)
+x=$("$DROVER" submit --parsable --dependency "afterok:$f" -- true)
+sleep 0.3
+[ "$(job_field "$b" reason)" = "waiting for its dependencies" ] && ok "afterok: waits while its job runs" ||
+    bad "dependency wait: $(job_field "$b" state) $(job_field "$b" reason)"
+"$DROVER" wait "$b" "$n" >/dev/null 2>&1
+awk "BEGIN{exit !($(cat "$T/b.start" 2>/dev/null || echo 0) >= $(cat "$T/a.end" 2>/dev/null || echo 1))}" &&
+    ok "afterok: started after its job completed" || bad "afterok order: $(cat "$T/a.end" "$T/b.start" 2>&1)"
+[ "$(job_field "$n" state)" = completed ] && ok "afternotok: ran after a failure" || bad "afternotok: $(job_field "$n" state)"
+"$DROVER" wait "$x" >/dev/null 2>&1
+[ "$(job_field "$x" state)" = failed ] && [ "$(job_field "$x" reason)" = "its dependency can never be satisfied" ] &&
+    ok "afterok on a failed job: fails, saying why" || bad "never satisfied: $(job_field "$x" state) $(job_field "$x" reason)"
+r=$(api POST /v1/jobs '{"argv":["true"],"dependency":"afterok:999999"}')
+[ "$(echo "$r" | tail -1)" = 400 ] && echo "$r" | head -1 | grep -q "job 999999: no such job" &&
+    ok "a dependency on an unknown job: 400" || bad "unknown dependency: $r"
+
 # GPUs are exclusive: four 1-GPU jobs on n1's four H100s each see another GPU
 for k in 1 2 3 4; do
     "$DROVER" submit --parsable --gpus-per-node 1 --gpu-type H100 -o "$T/g$k.out" -- \

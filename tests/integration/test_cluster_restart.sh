@@ -15,6 +15,9 @@ for k in $(seq 1 40); do
         sh -c 'echo "$DROVER_JOB_ID" >>"'"$T"'/ran"; sleep 0.$((5 + DROVER_JOB_ID % 10))' >>"$T/ids" ||
         bad "submit $k refused"
 done
+# a job waiting for the last of them, across the crash
+last=$(tail -1 "$T/ids")
+dep=$("$DROVER" submit --parsable --dependency "afterok:$last" -- sh -c 'echo dep >>"'"$T"'/dep.ran"')
 sleep 0.7
 cl_kill9_droverd
 ok "droverd killed with SIGKILL while $(wc -l <"$T/ran") jobs had started"
@@ -33,6 +36,10 @@ twice=$(sort "$T/ran" | uniq -d | wc -l)
 [ "$twice" -eq 0 ] && [ "$(sort -u "$T/ran" | wc -l)" -eq "$n_ack" ] &&
     ok "every job ran exactly once ($(wc -l <"$T/ran") runs)" ||
     bad "$twice jobs ran twice; $(sort -u "$T/ran" | wc -l) distinct runs"
+"$DROVER" wait "$dep" >/dev/null 2>&1
+[ "$(job_field "$dep" state)" = completed ] && [ "$(wc -l <"$T/dep.ran")" = 1 ] &&
+    ok "a job waiting for a dependency survived the crash and ran once, after it" ||
+    bad "dependency across the restart: $(job_field "$dep" state) $(job_field "$dep" reason)"
 ep=$(curl -s --unix-socket "$DROVER_SERVER" http://x/v1/ping | jq .epoch)
 [ "$ep" = 2 ] && ok "the restarted controller is epoch 2" || bad "epoch $ep"
 finish

@@ -1,0 +1,168 @@
+/* deps.c - job dependencies (--dependency=afterok:ID,...), as Slurm has them.
+ *
+ * A job with dependencies is accepted and stored like any other but is not
+ * handed to the scheduler until they hold: it waits here, in c->held, and
+ * every turn looks again (the jobs it waits on are few; their states come
+ * from memory, or from the store once they have left it).  A dependency
+ * that can never hold (afterok on a job that failed) ends the job as
+ * failed with the reason, rather than leaving it pending for ever (Slurm's
+ * kill_invalid_depend). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "ctld/ctld.h"
+#include "drover/util.h"
+
+/* What is known of a job a dependency names. */
+typedef struct dep_state {
+    bool exists, started, ended, ok;
+} dep_state_t;
+
+static dep_state_t state_of(dr_ctld_t *c, uint64_t id)
+{
+    dep_state_t d = {0};
+    ctld_job_t *cj = ctld_job_find(c, id);
+    if (cj) {
+        d.exists = true;
+        d.ended = ctld_job_terminal(cj);
+        d.started = d.ended || cj->j.first_start != DR_TIME_NEVER || cj->j.state != DR_JOB_PENDING;
+        d.ok = cj->j.state == DR_JOB_COMPLETED;
+        return d;
+    }
+    char *js = ctld_store_job_json(c, id, NULL);
+    if (!js)
+        return d;
+    json_t *o = json_loads(js, 0, NULL);
+    free(js);
+    const char *st = json_string_value(json_object_get(o, "state"));
+    d.exists = d.ended = true;
+    d.started = !json_is_null(json_object_get(o, "start_time"));
+    d.ok = st && strcmp(st, "completed") == 0;
+    json_decref(o);
+    return d;
+}
+
+/* 1: the term holds; 0: not yet; -1: it never will. */
+static int term(dr_ctld_t *c, const ctld_job_t *cj, const dr_dep_t *t)
+{
+    if (t->kind == DR_DEP_SINGLETON) {
+        /* every other not-ended job of this name and user submitted before */
+        const dr_jobspec_t *sp = &cj->spec;
+        for (size_t i = 0; i < c->tab_cap; i++) {
+            const ctld_job_t *o = c->tab[i];
+            if (!o || o == cj || o->parent || ctld_job_terminal(o) || o->j.id > cj->j.id ||
+                strcmp(o->user, cj->user) != 0)
+                continue;
+            const char *a = o->spec.name ? o->spec.name : "", *b = sp->name ? sp->name : "";
+            if (strcmp(a, b) == 0)
+                return 0;
+        }
+        return 1;
+    }
+    int all = 1;
+    for (uint32_t k = 0; k < t->nrefs; k++) {
+        dep_state_t d = state_of(c, t->refs[k].job);
+        if (!d.exists)
+            return -1;
+        switch (t->kind) {
+        case DR_DEP_AFTER:
+            if (!d.started)
+                all = 0;
+            break;
+        case DR_DEP_AFTERANY:
+            if (!d.ended)
+                all = 0;
+            break;
+        case DR_DEP_AFTEROK:
+            if (d.ended && !d.ok)
+                return -1;
+            if (!d.ended)
+                all = 0;
+            break;
+        case DR_DEP_AFTERNOTOK:
+            if (d.ended && d.ok)
+                return -1;
+            if (!d.ended)
+                all = 0;
+            break;
+        default: return -1;
+        }
+    }
+    return all;
+}
+
+/* 1: release the job; 0: keep it waiting; -1: it can never run. */
+static int deps_hold(dr_ctld_t *c, const ctld_job_t *cj)
+{
+    const dr_jobspec_t *sp = &cj->spec;
+    bool any_ok = false, any_pending = false;
+    for (uint32_t i = 0; i < sp->ndeps; i++) {
+        int r = term(c, cj, &sp->deps[i]);
+        if (sp->dep_any) {
+            any_ok |= r == 1;
+            any_pending |= r == 0;
+        } else if (r != 1) {
+            return r;
+        }
+    }
+    if (!sp->dep_any)
+        return 1;
+    return any_ok ? 1 : any_pending ? 0 : -1;
+}
+
+int ctld_deps_check(dr_ctld_t *c, const dr_jobspec_t *sp, dr_err_t *err)
+{
+    for (uint32_t i = 0; i < sp->ndeps; i++)
+        for (uint32_t k = 0; k < sp->deps[i].nrefs; k++) {
+            const dr_dep_ref_t *r = &sp->deps[i].refs[k];
+            if (r->task >= 0)
+                return dr_err_set(err, DR_EINVAL,
+                                  "dependency: %llu_%lld: a dependency on one array task is "
+                                  "not supported yet (name the whole array, %llu)",
+                                  (unsigned long long)r->job, (long long)r->task,
+                                  (unsigned long long)r->job);
+            if (!state_of(c, r->job).exists)
+                return dr_err_set(err, DR_EINVAL, "dependency: job %llu: no such job",
+                                  (unsigned long long)r->job);
+        }
+    return DR_OK;
+}
+
+int ctld_deps_hold(dr_ctld_t *c, ctld_job_t *cj)
+{
+    if (dr_grow((void **)&c->held, &c->held_cap, c->nheld + 1, sizeof *c->held) != 0)
+        return DR_ENOMEM;
+    c->held[c->nheld++] = cj;
+    snprintf(cj->reason, sizeof cj->reason, "waiting for its dependencies");
+    ctld_job_dirty(c, cj);
+    return DR_OK;
+}
+
+void ctld_deps_turn(dr_ctld_t *c)
+{
+    for (size_t i = 0; i < c->nheld;) {
+        ctld_job_t *cj = c->held[i];
+        int r = ctld_job_terminal(cj) ? -2 : deps_hold(c, cj);
+        if (r == 0) {
+            i++;
+            continue;
+        }
+        c->held[i] = c->held[--c->nheld];
+        if (r == 1) {
+            dr_err_t err = {0};
+            if (ctld_submit(c, cj, &err) != DR_OK)
+                ctld_log("job %llu: %s", (unsigned long long)cj->j.id, err.msg);
+        } else if (r == -1) {
+            cj->j.state = DR_JOB_FAILED;
+            cj->j.end = c->last_now;
+            cj->has_exit = true;
+            cj->exit_code = 1;
+            snprintf(cj->reason, sizeof cj->reason, "its dependency can never be satisfied");
+            cj->evict_after = c->st.passes;
+            ctld_job_dirty(c, cj);
+        }
+    }
+}

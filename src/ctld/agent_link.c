@@ -161,8 +161,8 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
     c->agents = a;
 }
 
-static int parse_hostport(const char *s, struct sockaddr_storage *ss, int *slen, dr_err_t *err,
-                          const char *opt)
+int ctld_parse_hostport(const char *s, struct sockaddr_storage *ss, int *slen, dr_err_t *err,
+                        const char *opt)
 {
     char host[256];
     const char *colon = strrchr(s, ':');
@@ -184,17 +184,11 @@ static int parse_hostport(const char *s, struct sockaddr_storage *ss, int *slen,
     return DR_OK;
 }
 
-int ctld_parse_hostport(const char *s, struct sockaddr_storage *ss, int *slen, dr_err_t *err,
-                        const char *opt)
-{
-    return parse_hostport(s, ss, slen, err, opt);
-}
-
 int ctld_agents_start(dr_ctld_t *c, dr_err_t *err)
 {
     struct sockaddr_storage ss;
     int slen = 0;
-    int rc = parse_hostport(c->o.agent_listen, &ss, &slen, err, "--agent-listen");
+    int rc = ctld_parse_hostport(c->o.agent_listen, &ss, &slen, err, "--agent-listen");
     if (rc != DR_OK)
         return rc;
     c->agent_lst =

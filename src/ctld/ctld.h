@@ -209,6 +209,9 @@ void ctld_job_dirty(dr_ctld_t *c, ctld_job_t *cj);
 /* The API's JOB object (docs/api.md); malloc'd JSON text. */
 char *ctld_job_json(dr_ctld_t *c, const ctld_job_t *cj);
 const char *ctld_job_state_name(const ctld_job_t *cj);
+/* -J, else the script's or the command's name, else fallback */
+const char *ctld_job_name(const ctld_job_t *cj, const char *fallback);
+double ctld_price_hr(const dr_ctld_t *c, int type); /* USD per GPU-hour, 0 if unknown */
 bool ctld_job_terminal(const ctld_job_t *cj);
 
 /* arrays.c */

@@ -59,14 +59,6 @@ static ctld_job_t *of(dr_job_t *j)
     return (ctld_job_t *)j; /* dr_job_t is ctld_job_t's first member */
 }
 
-static double price_hr(const dr_ctld_t *c, int t)
-{
-    if (t < 0 || (size_t)t >= c->cl.ntypes)
-        return 0;
-    double p = c->cl.types[t].price_hr;
-    return isfinite(p) ? p : 0;
-}
-
 /* ---- outbox ---- */
 
 static void out_push(dr_ctld_t *c, ctld_out_t *o)
@@ -415,8 +407,8 @@ static void release_port(dr_ctld_t *c, ctld_job_t *cj)
 static void accrue(dr_ctld_t *c, ctld_job_t *cj, dr_time_t now)
 {
     if (cj->j.start > 0 && now > cj->j.start)
-        cj->cost_usd +=
-            dr_time_to_s(now - cj->j.start) / 3600.0 * cj->got_gpus * price_hr(c, cj->got_type);
+        cj->cost_usd += dr_time_to_s(now - cj->j.start) / 3600.0 * cj->got_gpus *
+                        ctld_price_hr(c, cj->got_type);
 }
 
 int ctld_cancel(dr_ctld_t *c, ctld_job_t *cj, const char *why, dr_err_t *err)

@@ -130,12 +130,21 @@ static json_t *time_or_null(dr_time_t t)
 }
 
 /* Price of one GPU-hour of type t (0 when the catalog has none). */
-static double price_hr(const dr_ctld_t *c, int t)
+double ctld_price_hr(const dr_ctld_t *c, int t)
 {
     if (t < 0 || (size_t)t >= c->cl.ntypes)
         return 0;
     double p = c->cl.types[t].price_hr;
     return isfinite(p) ? p : 0;
+}
+
+const char *ctld_job_name(const ctld_job_t *cj, const char *fallback)
+{
+    const dr_jobspec_t *sp = cj->parent ? &cj->parent->spec : &cj->spec;
+    return sp->name          ? sp->name
+           : sp->script_name ? sp->script_name
+           : sp->argc        ? sp->argv[0]
+                             : fallback;
 }
 
 char *ctld_job_json(dr_ctld_t *c, const ctld_job_t *cj)
@@ -147,11 +156,7 @@ char *ctld_job_json(dr_ctld_t *c, const ctld_job_t *cj)
         j->state == DR_JOB_STARTING || j->state == DR_JOB_RUNNING || j->state == DR_JOB_COMPLETING;
     json_t *o = json_object();
     json_object_set_new(o, "id", json_integer((json_int_t)j->id));
-    const char *name = sp->name          ? sp->name
-                       : sp->script_name ? sp->script_name
-                       : sp->argc        ? sp->argv[0]
-                                         : "";
-    json_object_set_new(o, "name", json_string(name));
+    json_object_set_new(o, "name", json_string(ctld_job_name(cj, "")));
     json_object_set_new(o, "user", json_string(cj->user ? cj->user : ""));
     json_object_set_new(o, "account", json_string(sp->account ? sp->account : ""));
     json_object_set_new(o, "kind", json_string(dr_job_kind_name((dr_job_kind_t)j->kind)));
@@ -197,7 +202,7 @@ char *ctld_job_json(dr_ctld_t *c, const ctld_job_t *cj)
             elapsed = dr_time_to_s(until - j->start);
     }
     if (live)
-        cost += elapsed / 3600.0 * cj->got_gpus * price_hr(c, cj->got_type);
+        cost += elapsed / 3600.0 * cj->got_gpus * ctld_price_hr(c, cj->got_type);
     json_object_set_new(o, "elapsed", json_real(round(elapsed * 1e3) / 1e3));
     json_object_set_new(o, "cost_usd", json_real(round(cost * 1e6) / 1e6));
     json_object_set_new(o, "array", sp->array ? json_string(sp->array) : json_null());

@@ -58,10 +58,7 @@ void ctld_launch_env(dr_ctld_t *c, const ctld_job_t *cj, uint32_t rank, uint32_t
     const char *nl = nodelist ? nodelist : "";
     const char *tname =
         j->alloc.nslots && c->cl.nodes[r->node].ngpus ? c->cl.types[j->alloc.type].name : "";
-    const char *jname = sp->name          ? sp->name
-                        : sp->script_name ? sp->script_name
-                        : sp->argc        ? sp->argv[0]
-                                          : "job";
+    const char *jname = ctld_job_name(cj, "job");
     const char *master = ctld_node_addr(c, cj->ranks[0].node);
     unsigned long long id = (unsigned long long)j->id;
     uint32_t cpus = j->alloc.cpu_milli_per_node / 1000 / tpn;

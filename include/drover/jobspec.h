@@ -78,11 +78,11 @@ typedef struct dr_jobspec {
      * dropped. */
     char **ignored;
     uint32_t nignored;
-    /* Which fields were given: bit (1u << DR_JF_*) for each field set by
+    /* Which fields were given: bit DR_JF_BIT(DR_JF_*) for each field set by
      * dr_jobspec_set or from_json (a field is also taken as given when it
      * holds a non-default value), so that a script's directives do not
      * override the command line. */
-    uint32_t set;
+    uint64_t set;
 
     /* Slurm's task and node-sharing options (docs/slurm.md). */
     uint32_t ntasks;          /* -n/--ntasks; 0 = not given */
@@ -115,10 +115,25 @@ typedef struct dr_jobspec {
      * %a (or %Na, zero-padded to N digits) stands for the array index and %%
      * for '%'; NULL = none.  The scheduler prefers nodes holding it. */
     char *shard;
+    /* --shard-list: one shard name per array task, in task order (the i-th
+     * task reads the i-th name), '\n'-separated; the CLI reads them from a
+     * file.  NULL = none; not with --shard. */
+    char *shard_list;
+    /* Services (kind serve): --replicas N long-running processes, each with
+     * a port drover hands out (DROVER_PORT), restarted when one exits or its
+     * node is lost; 0 = not given (1).  Giving it makes the job a service. */
+    uint32_t replicas;
+    /* --ready: when a replica counts as ready: "tcp" (its port accepts a
+     * connection), "http:/PATH" (GET PATH on its port answers 2xx or 3xx)
+     * or "none" (started = ready); NULL = tcp for a service. */
+    char *ready;
+    int8_t hold; /* -H/--hold: submitted held until `drover release`; -1 = not given */
 } dr_jobspec_t;
 
 void dr_jobspec_init(dr_jobspec_t *s);
 void dr_jobspec_free(dr_jobspec_t *s);
+
+#define DR_JF_BIT(id) ((uint64_t)1 << (id)) /* id's bit in dr_jobspec_t.set */
 
 /* The fields, in --help order (dr_jobfield_t.id, bits of dr_jobspec_t.set). */
 typedef enum dr_jobfield_id {
@@ -153,6 +168,10 @@ typedef enum dr_jobfield_id {
     DR_JF_EXPORT,
     DR_JF_LAUNCHER,
     DR_JF_SHARD,
+    DR_JF_SHARD_LIST,
+    DR_JF_REPLICAS,
+    DR_JF_READY,
+    DR_JF_HOLD, /* a flag */
     DR_JF_N
 } dr_jobfield_id_t;
 

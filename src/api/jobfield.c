@@ -229,16 +229,47 @@ static const jf_def_t defs[DR_JF_N] = {
                      JF_P_SHARD,
                      OFF(shard),
                      DR_SHARD_NAME_MAX},
+    [DR_JF_SHARD_LIST] = {{"shard_list", "shard-list", 0, true, NULL,
+                           "one input shard per array task, in task order (the CLI's and "
+                           "#DROVER's value is a file of names, one per line)",
+                           DR_JF_SHARD_LIST},
+                          JF_STR,
+                          JF_P_SHARDLIST,
+                          OFF(shard_list),
+                          JF_MAX_SHARDLIST},
+    [DR_JF_REPLICAS] = {{"replicas", "replicas", 0, true, NULL,
+                         "a service's replicas, each with its own DROVER_PORT (makes the job "
+                         "kind serve)",
+                         DR_JF_REPLICAS},
+                        JF_U32,
+                        JF_P_COUNT,
+                        OFF(replicas),
+                        JF_MAX_REPLICAS},
+    [DR_JF_READY] = {{"ready", "ready", 0, true, NULL,
+                      "when a service replica is ready: tcp (its port accepts; the default), "
+                      "http:/PATH (GET answers 2xx/3xx) or none",
+                      DR_JF_READY},
+                     JF_STR,
+                     JF_P_READY,
+                     OFF(ready),
+                     JF_MAX_PATH},
+    [DR_JF_HOLD] = {{"hold", "hold", 'H', false, "hold",
+                     "submit held: the job waits until drover release", DR_JF_HOLD},
+                    JF_FLAG,
+                    JF_P_FLAG,
+                    OFF(hold),
+                    0},
 };
 
 #define L(i) &defs[i].pub
 static const dr_jobfield_t *const list[DR_JF_N + 1] = {
     L(0),  L(1),  L(2),  L(3),  L(4),  L(5),  L(6),  L(7),  L(8),  L(9),  L(10),
     L(11), L(12), L(13), L(14), L(15), L(16), L(17), L(18), L(19), L(20), L(21),
-    L(22), L(23), L(24), L(25), L(26), L(27), L(28), L(29), L(30), NULL};
+    L(22), L(23), L(24), L(25), L(26), L(27), L(28), L(29), L(30), L(31), L(32),
+    L(33), L(34), NULL};
 #undef L
-_Static_assert(DR_JF_N == 31, "list[] names every field");
-_Static_assert(DR_JF_N <= 32, "dr_jobspec_t.set has a bit per field");
+_Static_assert(DR_JF_N == 35, "list[] names every field");
+_Static_assert(DR_JF_N <= 64, "dr_jobspec_t.set has a bit per field");
 
 const dr_jobfield_t *const *dr_jobfield_list(void)
 {
@@ -354,7 +385,7 @@ void jf_vec_free(char ***v, uint32_t *n)
 bool jf_given(const dr_jobspec_t *s, int id)
 {
     const jf_def_t *d = &defs[id];
-    if (s->set & (1u << id))
+    if (s->set & (DR_JF_BIT(id)))
         return true;
     switch (d->store) {
     case JF_STR: return *CFIELD(s, d, char *) != NULL;
@@ -402,8 +433,8 @@ void jf_move(dr_jobspec_t *dst, dr_jobspec_t *src, int id)
         src->ndeps = 0;
         break;
     }
-    src->set &= ~(1u << id);
-    dst->set |= 1u << id;
+    src->set &= ~(DR_JF_BIT(id));
+    dst->set |= DR_JF_BIT(id);
 }
 
 /* The value without leading and trailing blanks: [*b, *b + *n). */
@@ -579,7 +610,7 @@ static int p_gpus(dr_jobspec_t *s, const jf_def_t *d, bool gres, const char *b, 
             return dr_err_set(err, DR_ENOMEM, "%s: out of memory", d->pub.name);
         free(s->gpu_type);
         s->gpu_type = t;
-        s->set |= 1u << DR_JF_GPU_TYPE;
+        s->set |= DR_JF_BIT(DR_JF_GPU_TYPE);
     }
     *FIELD(s, d, uint32_t) = (uint32_t)v;
     return DR_OK;
@@ -728,6 +759,95 @@ static int p_shard(dr_jobspec_t *s, const jf_def_t *d, const char *b, size_t n, 
     }
     if (!jf_utf8_ok(b, n))
         return dr_err_set(err, DR_EINVAL, "%s: " VQ " is not valid UTF-8", f, VA(b, n));
+    if (set_str(FIELD(s, d, char *), b, n) != 0)
+        return dr_err_set(err, DR_ENOMEM, "%s: out of memory", f);
+    return DR_OK;
+}
+
+/* Shard names, one per line (blank lines and a final newline allowed, a
+ * '\r' before '\n' dropped): each a name p_shard would take, with no '%'
+ * (a list names each task's shard itself).  Stored one per line. */
+static int p_shardlist(dr_jobspec_t *s, const jf_def_t *d, const char *b, size_t n,
+                       dr_err_t *err)
+{
+    const char *f = d->pub.name;
+    if (n > d->max)
+        return dr_err_set(err, DR_EINVAL, "%s: longer than %llu bytes", f,
+                          (unsigned long long)d->max);
+    char *out = malloc(n + 1);
+    if (!out)
+        return dr_err_set(err, DR_ENOMEM, "%s: out of memory", f);
+    size_t len = 0, line = 0;
+    for (size_t i = 0; i < n;) {
+        size_t e = i;
+        while (e < n && b[e] != '\n')
+            e++;
+        size_t k = e;
+        line++;
+        if (k > i && b[k - 1] == '\r')
+            k--;
+        const char *nb = b + i;
+        size_t nn = k - i;
+        i = e + 1;
+        while (nn && isspace((unsigned char)*nb))
+            nb++, nn--;
+        while (nn && isspace((unsigned char)nb[nn - 1]))
+            nn--;
+        if (nn == 0)
+            continue;
+        int rc = DR_OK;
+        if (nn > DR_SHARD_NAME_MAX)
+            rc = dr_err_set(err, DR_EINVAL, "%s: line %zu: longer than %u bytes", f, line,
+                            DR_SHARD_NAME_MAX);
+        else if (memchr(nb, '%', nn))
+            rc = dr_err_set(err, DR_EINVAL, "%s: line %zu: " VQ ": no '%%' in a listed name", f,
+                            line, VA(nb, nn));
+        else if ((nn == 1 && nb[0] == '.') || (nn == 2 && nb[0] == '.' && nb[1] == '.'))
+            rc = dr_err_set(err, DR_EINVAL, "%s: line %zu: " VQ " is not a file name", f, line,
+                            VA(nb, nn));
+        for (size_t q = 0; q < nn && rc == DR_OK; q++) {
+            unsigned char ch = (unsigned char)nb[q];
+            if (ch < 0x20 || ch == 0x7f || ch == '/')
+                rc = dr_err_set(err, DR_EINVAL, "%s: line %zu: " VQ " contains %s", f, line,
+                                VA(nb, nn),
+                                ch == '/' ? "'/' (a shard is a name, not a path)"
+                                          : "a control character");
+        }
+        if (rc == DR_OK && !jf_utf8_ok(nb, nn))
+            rc = dr_err_set(err, DR_EINVAL, "%s: line %zu: not valid UTF-8", f, line);
+        if (rc != DR_OK) {
+            free(out);
+            return rc;
+        }
+        memcpy(out + len, nb, nn);
+        len += nn;
+        out[len++] = '\n';
+    }
+    if (len == 0) {
+        free(out);
+        return dr_err_set(err, DR_EINVAL, "%s: names no shard", f);
+    }
+    out[len - 1] = '\0';
+    free(*FIELD(s, d, char *));
+    *FIELD(s, d, char *) = out;
+    return DR_OK;
+}
+
+/* A readiness check: tcp, none, or http:/PATH (PATH printable, no blanks). */
+static int p_ready(dr_jobspec_t *s, const jf_def_t *d, const char *b, size_t n, dr_err_t *err)
+{
+    const char *f = d->pub.name;
+    bool ok = (n == 3 && !strncmp(b, "tcp", 3)) || (n == 4 && !strncmp(b, "none", 4));
+    if (!ok && n > 6 && !strncmp(b, "http:/", 6) && n <= d->max) {
+        ok = true;
+        for (size_t i = 5; i < n && ok; i++)
+            ok = (unsigned char)b[i] > 0x20 && (unsigned char)b[i] < 0x7f;
+    } else if (!ok && n == 6 && !strncmp(b, "http:/", 6)) {
+        ok = true;
+    }
+    if (!ok)
+        return dr_err_set(err, DR_EINVAL, "%s: " VQ " is not tcp, none or http:/PATH", f,
+                          VA(b, n));
     if (set_str(FIELD(s, d, char *), b, n) != 0)
         return dr_err_set(err, DR_ENOMEM, "%s: out of memory", f);
     return DR_OK;
@@ -1083,10 +1203,12 @@ int jf_set(dr_jobspec_t *s, const jf_def_t *d, uint8_t how, const char *value, d
     case JF_P_DEP: rc = p_dep(s, d, b, n, err); break;
     case JF_P_EXPORT: rc = p_export(s, d, b, n, err); break;
     case JF_P_SHARD: rc = p_shard(s, d, b, n, err); break;
+    case JF_P_SHARDLIST: rc = p_shardlist(s, d, b, n, err); break;
+    case JF_P_READY: rc = p_ready(s, d, b, n, err); break;
     default: rc = dr_err_set(err, DR_EINVAL, "%s: cannot be set", f); break;
     }
     if (rc == DR_OK)
-        s->set |= 1u << d->pub.id;
+        s->set |= DR_JF_BIT(d->pub.id);
     return rc;
 }
 

@@ -16,6 +16,7 @@ void dr_jobspec_init(dr_jobspec_t *s)
     s->kind = DR_KIND_BATCH;
     s->requeue = -1;
     s->exclusive = -1;
+    s->hold = -1;
 }
 
 void dr_jobspec_free(dr_jobspec_t *s)
@@ -78,6 +79,8 @@ static int validate_slurm(const dr_jobspec_t *s, dr_err_t *err)
         return dr_err_set(err, DR_EINVAL, "requeue: %d is not -1, 0 or 1", s->requeue);
     if (s->exclusive < -1 || s->exclusive > 1)
         return dr_err_set(err, DR_EINVAL, "exclusive: %d is not -1, 0 or 1", s->exclusive);
+    if (s->hold < -1 || s->hold > 1)
+        return dr_err_set(err, DR_EINVAL, "hold: %d is not -1, 0 or 1", s->hold);
     if (s->ndeps && !s->deps)
         return dr_err_set(err, DR_EINVAL, "dependency: %u terms but no array", s->ndeps);
     uint64_t refs = 0;
@@ -128,6 +131,47 @@ static bool shard_uses_index(const char *t)
         return true; /* p_shard let only %a and %Na through */
     }
     return false;
+}
+
+/* A service: --replicas and --ready belong to kind serve, not to arrays. */
+static int validate_service(const dr_jobspec_t *s, dr_err_t *err)
+{
+    bool serve = s->kind_set ? s->kind == DR_KIND_SERVE : s->replicas > 0;
+    if (s->replicas > JF_MAX_REPLICAS)
+        return dr_err_set(err, DR_EINVAL, "replicas: %u is more than %u", s->replicas,
+                          JF_MAX_REPLICAS);
+    if (s->replicas && !serve)
+        return dr_err_set(err, DR_EINVAL, "replicas: a %s job has no replicas (--kind serve)",
+                          dr_job_kind_name((dr_job_kind_t)s->kind));
+    if (serve && s->array)
+        return dr_err_set(err, DR_EINVAL, "array: a service is not an array (use --replicas)");
+    if (s->ready && !serve)
+        return dr_err_set(err, DR_EINVAL, "ready: only a service (--kind serve) has a readiness "
+                                          "check");
+    return DR_OK;
+}
+
+/* --shard-list: with --array, not --shard, one name per task. */
+static int validate_shard_list(const dr_jobspec_t *s, dr_err_t *err)
+{
+    if (!s->shard_list)
+        return DR_OK;
+    if (s->shard)
+        return dr_err_set(err, DR_EINVAL, "shard_list: not with --shard (give one or the other)");
+    if (!s->array)
+        return dr_err_set(err, DR_EINVAL, "shard_list: needs --array (one shard per task)");
+    uint32_t *idx = NULL, throttle;
+    size_t ntasks = 0, names = 1;
+    int rc = dr_array_parse(s->array, &idx, &ntasks, &throttle, err);
+    free(idx);
+    if (rc != 0)
+        return rc;
+    for (const char *p = s->shard_list; *p; p++)
+        names += *p == '\n';
+    if (names != ntasks)
+        return dr_err_set(err, DR_EINVAL, "shard_list: names %zu shards for %zu array tasks",
+                          names, ntasks);
+    return DR_OK;
 }
 
 int dr_jobspec_validate(const dr_jobspec_t *s, dr_err_t *err)
@@ -200,6 +244,8 @@ int dr_jobspec_validate(const dr_jobspec_t *s, dr_err_t *err)
     }
     if (s->shard && !s->array && shard_uses_index(s->shard))
         return dr_err_set(err, DR_EINVAL, "shard: '%.64s': %%a needs --array", s->shard);
+    if ((rc = validate_service(s, err)) != 0 || (rc = validate_shard_list(s, err)) != 0)
+        return rc;
     if (s->cwd && s->cwd[0] != '/')
         return dr_err_set(err, DR_EINVAL, "chdir: '%.64s' is not an absolute path", s->cwd);
     return validate_slurm(s, err);
@@ -418,7 +464,10 @@ int dr_jobspec_to_job(const dr_jobspec_t *s, const dr_cluster_t *c, dr_time_t su
     if ((rc = impossible(s, c, &r, err)) != 0)
         return rc;
     j->req = r;
-    j->kind = (uint8_t)(s->kind_set ? s->kind : s->array ? DR_KIND_ARRAY : DR_KIND_BATCH);
+    j->kind = (uint8_t)(s->kind_set  ? s->kind
+                        : s->replicas ? DR_KIND_SERVE
+                        : s->array    ? DR_KIND_ARRAY
+                                      : DR_KIND_BATCH);
     j->priority = s->priority;
     j->time_limit = s->time_limit;
     j->deadline = s->deadline ? dr_time_add(submit, s->deadline) : 0;

@@ -79,7 +79,7 @@ static int number(dr_jobspec_t *s, const jf_def_t *d, json_t *v, dr_err_t *err)
             return dr_err_set(err, DR_EINVAL, "%s: must be from 0 to %lld seconds, not %g", f,
                               JF_MAX_TIME_S, x);
         *(dr_time_t *)((char *)s + d->off) = (dr_time_t)ceil(x) * DR_NSEC_PER_SEC;
-        s->set |= 1u << d->pub.id;
+        s->set |= DR_JF_BIT(d->pub.id);
         return DR_OK;
     }
     if (d->store == JF_FLAG)

@@ -24,6 +24,8 @@
 #define JF_MAX_ARRAY     1024u               /* array spec text */
 #define JF_MAX_GPU_TYPES 64u                 /* names in gpu_type */
 #define JF_MAX_TEXT      4095u               /* constraint, export, dependency text */
+#define JF_MAX_REPLICAS  1024u               /* a service's replicas */
+#define JF_MAX_SHARDLIST (1u << 22)          /* shard_list text (4 MiB) */
 
 /* How a field is stored in dr_jobspec_t. */
 typedef enum jf_store {
@@ -55,6 +57,8 @@ typedef enum jf_parse {
     JF_P_SIGNAL, /* [B:]SIG[@SECS] */
     JF_P_DEP,    /* KIND:ID[:ID...][,KIND...] or with '?' */
     JF_P_EXPORT, /* ALL, NONE, or [ALL,|NONE,]VAR[=VAL][,...] */
+    JF_P_SHARDLIST, /* shard names, one per line */
+    JF_P_READY,     /* tcp, none, http:/PATH */
     JF_P_SHARD   /* a file name template: %a, %Na, %% */
 } jf_parse_t;
 

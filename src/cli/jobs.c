@@ -142,6 +142,27 @@ static const dr_jobfield_t *field_by_short(char c)
     return NULL;
 }
 
+/* --shard-list FILE: the field holds the file's names, one per line
+ * ("FILE: shard_list: line 3: ..." on a bad one). */
+static int shard_list_file(dr_jobspec_t *s, const char *path, dr_err_t *err)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    int rc = dr_read_file(path, &buf, &len, err);
+    if (rc != DR_OK)
+        return rc;
+    if (memchr(buf, '\0', len)) {
+        free(buf);
+        return dr_err_set(err, DR_EINVAL, "%s: shard_list: not a text file", path);
+    }
+    dr_err_t e2 = {0};
+    rc = dr_jobspec_set(s, "shard_list", buf, &e2);
+    free(buf);
+    if (rc != DR_OK)
+        return dr_err_set(err, rc, "%s: %s", path, e2.msg);
+    return DR_OK;
+}
+
 /* One job option at argv[*i] ("--opt V", "--opt=V", "-N 2", "-N2", a flag):
  * 1 set, 0 not a job option, -1 an error (printed; *rc is the exit code). */
 static int job_option(dr_jobspec_t *s, int argc, char **argv, int *i, int *rc)
@@ -187,6 +208,13 @@ static int job_option(dr_jobspec_t *s, int argc, char **argv, int *i, int *rc)
         val = argv[++*i];
     }
     dr_err_t err = {0};
+    if (f->id == DR_JF_SHARD_LIST) { /* the value is a file of names */
+        if (shard_list_file(s, val, &err) != DR_OK) {
+            *rc = cli_fail(&err);
+            return -1;
+        }
+        return 1;
+    }
     if (dr_jobspec_set(s, name, val, &err) != DR_OK) {
         *rc = cli_usage_error("%s", err.msg);
         return -1;
@@ -358,10 +386,18 @@ int cli_submit(int argc, char **argv)
         }
         char *buf = NULL;
         size_t len = 0;
+        bool list_given = s.shard_list != NULL;
         if ((rc = read_script(path, &buf, &len, &err)) == DR_OK)
             rc = dr_jobspec_parse_script(&s, strcmp(path, "-") == 0 ? "stdin" : path, buf, len,
                                          &err);
         free(buf);
+        if (rc == DR_OK && !list_given && s.shard_list) {
+            /* "#DROVER --shard-list FILE" named a file, as on the command line */
+            char *file = s.shard_list;
+            s.shard_list = NULL;
+            rc = shard_list_file(&s, file, &err);
+            free(file);
+        }
         if (rc != DR_OK) {
             dr_jobspec_free(&s);
             return cli_fail(&err);

@@ -38,7 +38,7 @@ static void test_table(void **state)
             snprintf(dashed, sizeof dashed, "--%s", l[n]->sbatch);
             assert_ptr_equal(dr_jobfield_find(dashed), l[n]);
         }
-        assert_true(l[n]->takes_value == (n != DR_JF_REQUEUE && n != DR_JF_EXCLUSIVE));
+        assert_true(l[n]->takes_value == (n != DR_JF_REQUEUE && n != DR_JF_EXCLUSIVE && n != DR_JF_HOLD));
         assert_non_null(l[n]->doc);
     }
     assert_int_equal(n, DR_JF_N);
@@ -88,7 +88,7 @@ static void test_set_good(void **state)
     assert_string_equal(s.name, "my job");
     set_ok(&s, "--job-name", " spaced ");
     assert_string_equal(s.name, " spaced "); /* free text is kept as given */
-    assert_int_equal(s.set, 1u << DR_JF_NAME);
+    assert_int_equal(s.set, DR_JF_BIT(DR_JF_NAME));
 
     set_ok(&s, "kind", "Train");
     assert_int_equal(s.kind, DR_KIND_TRAIN);
@@ -104,7 +104,7 @@ static void test_set_good(void **state)
     set_ok(&s, "gpus_per_node", "H100:8");
     assert_int_equal(s.gpus_per_node, 8);
     assert_string_equal(s.gpu_type, "H100");
-    assert_true(s.set & (1u << DR_JF_GPU_TYPE));
+    assert_true(s.set & (DR_JF_BIT(DR_JF_GPU_TYPE)));
     set_ok(&s, "--gpus-per-node", "gpu:4");
     assert_int_equal(s.gpus_per_node, 4);
     assert_string_equal(s.gpu_type, "H100"); /* no type given: kept */
@@ -132,7 +132,7 @@ static void test_set_good(void **state)
     assert_string_equal(s.gpu_type, "H100,A100,L4");
     set_ok(&s, "gpu_type", "ANY");
     assert_null(s.gpu_type);
-    assert_true(s.set & (1u << DR_JF_GPU_TYPE));
+    assert_true(s.set & (DR_JF_BIT(DR_JF_GPU_TYPE)));
 
     set_ok(&s, "-c", "4");
     assert_int_equal(s.cpus_per_node, 4);
@@ -469,7 +469,7 @@ static void expect_script_err(const char *text, int code, const char *want)
     assert_null(s.script);
     assert_null(s.script_name);
     assert_int_equal(s.nignored, 0);
-    assert_int_equal(s.set, 1u << DR_JF_NAME);
+    assert_int_equal(s.set, DR_JF_BIT(DR_JF_NAME));
     dr_jobspec_free(&s);
 }
 

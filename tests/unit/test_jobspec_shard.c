@@ -27,7 +27,7 @@ static void test_set(void **state)
     dr_err_t err = {0};
     assert_int_equal(dr_jobspec_set(&s, "--shard", "video-%4a.mp4", &err), DR_OK);
     assert_string_equal(s.shard, "video-%4a.mp4");
-    assert_true(s.set & (1u << DR_JF_SHARD));
+    assert_true(s.set & (DR_JF_BIT(DR_JF_SHARD)));
     assert_int_equal(dr_jobspec_set(&s, "shard", "  plain  ", &err), DR_OK);
     assert_string_equal(s.shard, "plain"); /* trimmed, as other fields */
     assert_int_equal(dr_jobspec_set(&s, "shard", "100%%", &err), DR_OK);
@@ -76,7 +76,7 @@ static void test_validate(void **state)
     assert_int_equal(dr_jobspec_set(&s, "shard", "s%%a", &err), DR_OK);
     free(s.array);
     s.array = NULL;
-    s.set &= ~(1u << DR_JF_ARRAY);
+    s.set &= ~(DR_JF_BIT(DR_JF_ARRAY));
     assert_int_equal(dr_jobspec_validate(&s, &err), DR_OK);
     s.argv = NULL;
     s.argc = 0;

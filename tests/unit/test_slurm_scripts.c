@@ -89,7 +89,7 @@ static void test_torchrun(void **state)
     assert_int_equal(s.ntasks_per_node, 1);
     assert_int_equal(s.gpus_per_node, 8);
     assert_int_equal(s.cpus_per_node, 32);
-    assert_true(s.set & (1u << DR_JF_MEM)); /* --mem=0: given, none asked for */
+    assert_true(s.set & (DR_JF_BIT(DR_JF_MEM))); /* --mem=0: given, none asked for */
     assert_int_equal(s.mem_mb, 0);
     assert_int_equal(s.time_limit, S(2 * 86400));
     assert_string_equal(s.partition, "gpu");

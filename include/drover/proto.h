@@ -237,6 +237,12 @@ typedef struct dr_msg_launch {
     int64_t grace_ns;
     uint32_t cpu_milli; /* cgroup limits, 0 = none */
     uint64_t mem_mb;
+    /* A service replica: the port drover handed it (DROVER_PORT; 0 = none)
+     * and its readiness check, which the agent runs against that port on
+     * the node's loopback: "tcp", "http:/PATH"; NULL or "none" = none (the
+     * agent reports it ready once started). */
+    uint32_t port;
+    char *ready;
 } dr_msg_launch_t;
 
 typedef struct dr_msg_kill {
@@ -267,7 +273,12 @@ typedef struct dr_msg_job_state {
     uint8_t why;       /* dr_end_why_t */
     int64_t t_ns;      /* when (agent clock, Unix ns) */
     char *detail;      /* "" or a reason (launch failure text) */
+    /* started = true only: a readiness report (DR_READY_*), not a start */
+    uint8_t ready;
 } dr_msg_job_state_t;
+
+/* dr_msg_job_state_t.ready */
+enum { DR_READY_NONE = 0, DR_READY_YES = 1, DR_READY_NO = 2 };
 
 typedef struct dr_msg_ack {
     uint64_t job;

@@ -113,6 +113,8 @@ static void job_free(dr_agent_job_t *j)
         unlink(j->script);
         free(j->script);
     }
+    dr_agent_ready_stop(j);
+    free(j->ready_check);
     free(j->detail);
     free(j->cgroup);
     free(j);

@@ -47,10 +47,19 @@ typedef struct dr_agent_job {
     struct event *limit_ev;   /* time limit */
     struct event *grace_ev;   /* SIGKILL after grace */
     struct event *cg_ev;      /* retry removing the cgroup */
+    /* a service replica (ready.c): its port and readiness check */
+    uint16_t port;             /* 0 = not a replica */
+    char *ready_check;         /* "tcp", "http:/PATH"; NULL = none (ready once started) */
+    uint8_t ready;             /* DR_READY_*: what was last reported */
+    int ready_fails;           /* failed probes in a row */
+    struct event *ready_ev;    /* next probe */
+    struct bufferevent *probe; /* the probe in flight, NULL if none */
 } dr_agent_job_t;
 
 /* Called when a rank started (started=true) or ended (false). */
 typedef void (*dr_agent_notify_fn)(struct dr_agent *a, const dr_agent_job_t *j, bool started);
+/* Called when a replica's readiness changed (j->ready). */
+typedef void (*dr_agent_ready_fn)(struct dr_agent *a, const dr_agent_job_t *j);
 
 typedef struct dr_agent {
     char *name; /* node name (log prefix, DROVER_NODENAME) */
@@ -67,7 +76,8 @@ typedef struct dr_agent {
     bool cg_limits;       /* memory/cpu controllers enabled for job cgroups */
     char cg_base[PATH_MAX];
 
-    dr_agent_notify_fn notify; /* may be NULL */
+    dr_agent_notify_fn notify;      /* may be NULL */
+    dr_agent_ready_fn notify_ready; /* may be NULL */
     void *notify_ctx;
 
     struct event *sigchld_ev, *sigterm_ev, *sigint_ev, *stop_ev;
@@ -182,6 +192,15 @@ void dr_agent_job_arm_limit(dr_agent_t *a, dr_agent_job_t *j, int64_t limit_ns);
 int dr_agent_kill(dr_agent_t *a, const dr_msg_kill_t *k);
 /* Mark a rank ended and report it. */
 void dr_agent_job_ended(dr_agent_t *a, dr_agent_job_t *j);
+
+/* ---- ready.c: readiness checks of service replicas ---- */
+
+struct bufferevent;
+/* After a replica started: probe `check` on 127.0.0.1:port until it ends
+ * ("none", or no check: ready at once).  Nothing for port 0 and no check. */
+int dr_agent_ready_start(dr_agent_t *a, dr_agent_job_t *j, uint32_t port, const char *check);
+/* The rank ended: no more probes. */
+void dr_agent_ready_stop(dr_agent_job_t *j);
 
 /* ---- cache.c: the shards this node holds ---- */
 

@@ -449,5 +449,8 @@ int dr_agent_launch(dr_agent_t *a, const dr_msg_launch_t *l, dr_err_t *err)
         dr_agent_job_arm_limit(a, j, l->time_limit_ns);
     if (a->notify)
         a->notify(a, j, true);
+    if (dr_agent_ready_start(a, j, l->port, l->ready) != 0)
+        dr_agent_log(a, "job %llu.%u rank %u: out of memory: no readiness check",
+                     (unsigned long long)j->job, j->gen, j->rank);
     return 0;
 }

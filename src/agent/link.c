@@ -165,6 +165,28 @@ static void link_send_state(dr_agent_link_t *l, const dr_agent_job_t *j, bool st
     link_send(l, DR_MSG_JOB_STATE, &m);
 }
 
+/* A replica's readiness: a JOB_STATE with started = true and ready set. */
+static void link_send_ready(dr_agent_link_t *l, const dr_agent_job_t *j)
+{
+    dr_msg_job_state_t m = {.job = j->job,
+                            .gen = j->gen,
+                            .rank = j->rank,
+                            .started = true,
+                            .pid = (int32_t)j->pid,
+                            .why = DR_END_EXIT,
+                            .t_ns = dr_agent_now_ns(),
+                            .detail = "",
+                            .ready = j->ready};
+    link_send(l, DR_MSG_JOB_STATE, &m);
+}
+
+static void link_notify_ready(dr_agent_t *a, const dr_agent_job_t *j)
+{
+    dr_agent_link_t *l = a->link;
+    if (l && l->state == LINK_UP && j->running)
+        link_send_ready(l, j);
+}
+
 /* launch.c and supervise.c tell us; only a registered session hears it
  * (otherwise the next REGISTER's held[] carries it). */
 static void link_notify(dr_agent_t *a, const dr_agent_job_t *j, bool started)
@@ -401,6 +423,10 @@ static void link_on_welcome(dr_agent_link_t *l, const dr_frame_t *f)
     l->sessions++;
     l->backoff_ms = LINK_BACKOFF_MIN_MS;
     link_register(l);
+    /* a new session knows nothing of readiness: say it again */
+    for (size_t i = 0; i < a->njobs; i++)
+        if (a->jobs[i]->running && a->jobs[i]->ready != DR_READY_NONE)
+            link_send_ready(l, a->jobs[i]);
     struct timeval tv = {(time_t)(l->heartbeat_ms / 1000),
                          (suseconds_t)(l->heartbeat_ms % 1000) * 1000};
     event_add(l->hb_ev, &tv);
@@ -639,6 +665,7 @@ int dr_agent_link_start(dr_agent_t *a, const dr_agent_link_opts_t *o, dr_err_t *
         return dr_err_set(err, DR_ENOMEM, "link: cannot set up (memory, DNS or events)");
     }
     a->notify = link_notify;
+    a->notify_ready = link_notify_ready;
     link_connect(l);
     return 0;
 }
@@ -668,6 +695,8 @@ void dr_agent_link_free(dr_agent_t *a)
     free(l);
     if (a->notify == link_notify)
         a->notify = NULL;
+    if (a->notify_ready == link_notify_ready)
+        a->notify_ready = NULL;
     a->link = NULL;
 }
 

@@ -60,6 +60,7 @@ static void on_cg_retry(evutil_socket_t fd, short what, void *arg)
 void dr_agent_job_ended(dr_agent_t *a, dr_agent_job_t *j)
 {
     j->running = false;
+    dr_agent_ready_stop(j);
     j->end_ns = dr_agent_now_ns();
     if (j->hostfile) {
         unlink(j->hostfile);

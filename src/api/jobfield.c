@@ -263,10 +263,9 @@ static const jf_def_t defs[DR_JF_N] = {
 
 #define L(i) &defs[i].pub
 static const dr_jobfield_t *const list[DR_JF_N + 1] = {
-    L(0),  L(1),  L(2),  L(3),  L(4),  L(5),  L(6),  L(7),  L(8),  L(9),  L(10),
-    L(11), L(12), L(13), L(14), L(15), L(16), L(17), L(18), L(19), L(20), L(21),
-    L(22), L(23), L(24), L(25), L(26), L(27), L(28), L(29), L(30), L(31), L(32),
-    L(33), L(34), NULL};
+    L(0),  L(1),  L(2),  L(3),  L(4),  L(5),  L(6),  L(7),  L(8),  L(9),  L(10), L(11),
+    L(12), L(13), L(14), L(15), L(16), L(17), L(18), L(19), L(20), L(21), L(22), L(23),
+    L(24), L(25), L(26), L(27), L(28), L(29), L(30), L(31), L(32), L(33), L(34), NULL};
 #undef L
 _Static_assert(DR_JF_N == 35, "list[] names every field");
 _Static_assert(DR_JF_N <= 64, "dr_jobspec_t.set has a bit per field");
@@ -767,8 +766,7 @@ static int p_shard(dr_jobspec_t *s, const jf_def_t *d, const char *b, size_t n, 
 /* Shard names, one per line (blank lines and a final newline allowed, a
  * '\r' before '\n' dropped): each a name p_shard would take, with no '%'
  * (a list names each task's shard itself).  Stored one per line. */
-static int p_shardlist(dr_jobspec_t *s, const jf_def_t *d, const char *b, size_t n,
-                       dr_err_t *err)
+static int p_shardlist(dr_jobspec_t *s, const jf_def_t *d, const char *b, size_t n, dr_err_t *err)
 {
     const char *f = d->pub.name;
     if (n > d->max)
@@ -808,10 +806,9 @@ static int p_shardlist(dr_jobspec_t *s, const jf_def_t *d, const char *b, size_t
         for (size_t q = 0; q < nn && rc == DR_OK; q++) {
             unsigned char ch = (unsigned char)nb[q];
             if (ch < 0x20 || ch == 0x7f || ch == '/')
-                rc = dr_err_set(err, DR_EINVAL, "%s: line %zu: " VQ " contains %s", f, line,
-                                VA(nb, nn),
-                                ch == '/' ? "'/' (a shard is a name, not a path)"
-                                          : "a control character");
+                rc = dr_err_set(
+                    err, DR_EINVAL, "%s: line %zu: " VQ " contains %s", f, line, VA(nb, nn),
+                    ch == '/' ? "'/' (a shard is a name, not a path)" : "a control character");
         }
         if (rc == DR_OK && !jf_utf8_ok(nb, nn))
             rc = dr_err_set(err, DR_EINVAL, "%s: line %zu: not valid UTF-8", f, line);
@@ -846,8 +843,7 @@ static int p_ready(dr_jobspec_t *s, const jf_def_t *d, const char *b, size_t n, 
         ok = true;
     }
     if (!ok)
-        return dr_err_set(err, DR_EINVAL, "%s: " VQ " is not tcp, none or http:/PATH", f,
-                          VA(b, n));
+        return dr_err_set(err, DR_EINVAL, "%s: " VQ " is not tcp, none or http:/PATH", f, VA(b, n));
     if (set_str(FIELD(s, d, char *), b, n) != 0)
         return dr_err_set(err, DR_ENOMEM, "%s: out of memory", f);
     return DR_OK;

@@ -146,8 +146,9 @@ static int validate_service(const dr_jobspec_t *s, dr_err_t *err)
     if (serve && s->array)
         return dr_err_set(err, DR_EINVAL, "array: a service is not an array (use --replicas)");
     if (s->ready && !serve)
-        return dr_err_set(err, DR_EINVAL, "ready: only a service (--kind serve) has a readiness "
-                                          "check");
+        return dr_err_set(err, DR_EINVAL,
+                          "ready: only a service (--kind serve) has a readiness "
+                          "check");
     return DR_OK;
 }
 
@@ -169,8 +170,8 @@ static int validate_shard_list(const dr_jobspec_t *s, dr_err_t *err)
     for (const char *p = s->shard_list; *p; p++)
         names += *p == '\n';
     if (names != ntasks)
-        return dr_err_set(err, DR_EINVAL, "shard_list: names %zu shards for %zu array tasks",
-                          names, ntasks);
+        return dr_err_set(err, DR_EINVAL, "shard_list: names %zu shards for %zu array tasks", names,
+                          ntasks);
     return DR_OK;
 }
 
@@ -464,7 +465,7 @@ int dr_jobspec_to_job(const dr_jobspec_t *s, const dr_cluster_t *c, dr_time_t su
     if ((rc = impossible(s, c, &r, err)) != 0)
         return rc;
     j->req = r;
-    j->kind = (uint8_t)(s->kind_set  ? s->kind
+    j->kind = (uint8_t)(s->kind_set   ? s->kind
                         : s->replicas ? DR_KIND_SERVE
                         : s->array    ? DR_KIND_ARRAY
                                       : DR_KIND_BATCH);

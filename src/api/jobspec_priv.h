@@ -53,13 +53,13 @@ typedef enum jf_parse {
     JF_P_MEM,
     JF_P_ARRAY,
     JF_P_INT,
-    JF_P_FLAG,   /* 1/true/yes/on, 0/false/no/off */
-    JF_P_SIGNAL, /* [B:]SIG[@SECS] */
-    JF_P_DEP,    /* KIND:ID[:ID...][,KIND...] or with '?' */
-    JF_P_EXPORT, /* ALL, NONE, or [ALL,|NONE,]VAR[=VAL][,...] */
+    JF_P_FLAG,      /* 1/true/yes/on, 0/false/no/off */
+    JF_P_SIGNAL,    /* [B:]SIG[@SECS] */
+    JF_P_DEP,       /* KIND:ID[:ID...][,KIND...] or with '?' */
+    JF_P_EXPORT,    /* ALL, NONE, or [ALL,|NONE,]VAR[=VAL][,...] */
     JF_P_SHARDLIST, /* shard names, one per line */
     JF_P_READY,     /* tcp, none, http:/PATH */
-    JF_P_SHARD   /* a file name template: %a, %Na, %% */
+    JF_P_SHARD      /* a file name template: %a, %Na, %% */
 } jf_parse_t;
 
 /* How a spelling found a field (jf_lookup). */

@@ -869,7 +869,7 @@ int cli_show(int argc, char **argv)
     }
     if (as_json)
         cli_print_json(reply);
-    else if (print_fields(reply) != DR_OK)
+    else if (print_fields(reply) != DR_OK || cli_print_service(reply) != DR_OK)
         rc = fail_msg("out of memory");
     json_decref(reply);
     return rc ? 1 : 0;

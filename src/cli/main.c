@@ -27,6 +27,8 @@ static void usage(FILE *f)
             "  logs     a job's output (-f follows it)\n"
             "  history  finished jobs: elapsed, GPU-hours, cost, energy, totals (like sacct)\n"
             "  nodes    the nodes, their GPUs and agents\n"
+            "  scale    set a service's replicas (drover scale SERVICE N)\n"
+            "  restart  rolling restart of a service, at least N-1 replicas ready throughout\n"
             "  token    create a bearer token for TCP access\n"
             "\n"
             "  version  print the version\n"
@@ -42,9 +44,11 @@ typedef struct verb {
 } verb_t;
 
 static const verb_t verbs[] = {
-    {"sim", cli_sim},   {"plan", cli_plan},     {"submit", cli_submit}, {"queue", cli_queue},
-    {"show", cli_show}, {"cancel", cli_cancel}, {"wait", cli_wait},     {"events", cli_events},
-    {"logs", cli_logs}, {"nodes", cli_nodes},   {"token", cli_token},   {"history", cli_history},
+    {"sim", cli_sim},     {"plan", cli_plan},       {"submit", cli_submit},
+    {"queue", cli_queue}, {"show", cli_show},       {"cancel", cli_cancel},
+    {"wait", cli_wait},   {"events", cli_events},   {"logs", cli_logs},
+    {"nodes", cli_nodes}, {"token", cli_token},     {"history", cli_history},
+    {"scale", cli_scale}, {"restart", cli_restart},
 };
 
 int main(int argc, char **argv)

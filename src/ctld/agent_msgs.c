@@ -245,6 +245,8 @@ static void on_job_state(ctld_agent_t *a, const dr_frame_t *f)
             kill_stale(c, a->node, m.job, m.gen, "stale generation");
         else
             ack(c, a->node, m.job, m.gen, m.rank);
+    } else if (m.started && m.ready != DR_READY_NONE) {
+        ctld_service_ready(c, cj, m.ready == DR_READY_YES);
     } else if (m.started) {
         ctld_rank_started(c, cj, m.rank);
     } else {

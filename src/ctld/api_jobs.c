@@ -60,6 +60,8 @@ static void submit(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
         rc = dr_jobspec_to_job(&cj->spec, &c->cl, now, &cj->j, &err);
     if (rc == DR_OK && cj->spec.array)
         rc = ctld_array_setup(c, cj, &err);
+    else if (rc == DR_OK && ctld_spec_is_service(&cj->spec))
+        rc = ctld_service_setup(c, cj, &err);
     if (rc == DR_OK && cj->spec.ndeps)
         rc = ctld_deps_check(c, &cj->spec, &err);
     if (rc != DR_OK) {
@@ -75,7 +77,7 @@ static void submit(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
     cj->j.id = c->next_id++;
     cj->j.submit = now;
     if (cj->array)
-        cj->j.kind = DR_KIND_ARRAY;
+        cj->j.kind = cj->array->svc ? DR_KIND_SERVE : DR_KIND_ARRAY;
     snprintf(cj->reason, sizeof cj->reason, "queued");
     if (ctld_job_insert(c, cj) != DR_OK) {
         ctld_reply_error(req, 503, NULL, "out of memory");
@@ -90,7 +92,9 @@ static void submit(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
         return;
     }
     json_t *o = json_pack("{s:I,s:s}", "id", (json_int_t)cj->j.id, "state", "pending");
-    if (cj->array)
+    if (cj->array && cj->array->svc)
+        json_object_set_new(o, "replicas", json_integer(cj->array->svc->want));
+    else if (cj->array)
         json_object_set_new(o, "array_tasks", json_integer(cj->array->nidx));
     char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(15));
     json_decref(o);
@@ -426,6 +430,8 @@ void ctld_api_jobs(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
         output(c, req, who, id);
     } else if (strcmp(verb, "events") == 0 && m == EVHTTP_REQ_GET) {
         events(c, req, id);
+    } else if (m == EVHTTP_REQ_POST && ctld_api_service_verb(c, req, who, id, verb)) {
+        /* scale, restart */
     } else {
         ctld_reply_error(req, 404, NULL, "/v1/jobs%s: no such endpoint for this method", path);
     }

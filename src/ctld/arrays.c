@@ -50,6 +50,10 @@ static uint32_t array_queued(const ctld_array_t *a)
 int ctld_array_feed(dr_ctld_t *c, ctld_job_t *parent, dr_time_t now)
 {
     ctld_array_t *a = parent->array;
+    if (a->svc) {
+        ctld_service_feed(c, parent, now);
+        return DR_OK;
+    }
     uint32_t queued = array_queued(a), before = a->next;
     while (a->next < a->nidx && (!a->throttle || a->active < a->throttle) &&
            queued < ARRAY_WINDOW) {
@@ -105,6 +109,10 @@ void ctld_array_task_ended(dr_ctld_t *c, ctld_job_t *task)
 {
     ctld_job_t *p = task->parent;
     ctld_array_t *a = p->array;
+    if (a->svc) {
+        ctld_service_run_ended(c, task);
+        return;
+    }
     for (uint32_t i = 0; i < a->active; i++)
         if (a->live[i] == task) {
             a->live[i] = a->live[--a->active];

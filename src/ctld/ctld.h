@@ -41,8 +41,32 @@ typedef struct ctld_rank {
     uint8_t why; /* dr_end_why_t */
 } ctld_rank_t;
 
-/* An array's parent: one record however many tasks it has; tasks are
- * materialised a few at a time (arrays.c). */
+/* One replica slot of a service (services.c). */
+typedef struct ctld_replica {
+    struct ctld_job *run; /* its current run (a child job), NULL when none */
+    uint32_t restarts;    /* runs of this slot that ended and were replaced */
+    uint32_t fails;       /* runs in a row that ended by themselves soon after starting */
+    dr_time_t not_before; /* back-off: no new run before this */
+    dr_time_t stop_at;    /* draining: stop the run at this time (0 = not draining) */
+    bool ready;           /* the run passes its readiness check (the agent says) */
+} ctld_replica_t;
+
+/* A service: `want` replicas, each slot run by one child job at a time.
+ * A run that ends is replaced (after a back-off when it crashed); one that
+ * is stopped on purpose (scale down, rolling restart) is first taken out of
+ * the load balancer and stopped `drain` later. */
+typedef struct ctld_service {
+    uint32_t want;   /* --replicas, then drover scale */
+    uint32_t nslots; /* slots in use: >= want while scaling down */
+    ctld_replica_t *slot;
+    uint32_t restarts;  /* all slots' */
+    uint64_t roll_mark; /* rolling restart: runs with a smaller id are old; 0 = none */
+    bool stopping;      /* cancelled: no new runs; ends when the last one has */
+} ctld_service_t;
+
+/* A parent of child jobs: an array's (one record however many tasks it
+ * has; tasks are materialised a few at a time, arrays.c) or a service's
+ * (svc != NULL: its replicas' runs, services.c). */
 typedef struct ctld_array {
     uint32_t *idx; /* task indices, in order */
     uint32_t nidx;
@@ -53,6 +77,7 @@ typedef struct ctld_array {
     size_t live_cap;
     uint32_t count[DR_JOB_NSTATES]; /* terminal tasks by final state */
     int32_t first_fail_exit;        /* exit code of the first failed task (for wait) */
+    ctld_service_t *svc;            /* a service's parent: its replicas; NULL for an array */
 } ctld_array_t;
 
 typedef struct ctld_job {
@@ -66,7 +91,7 @@ typedef struct ctld_job {
     ctld_rank_t *ranks;      /* one per task: tpn per node, node by node */
     uint32_t nranks;
     uint32_t tpn;              /* ranks (processes) per node of the current run */
-    uint16_t master_port;      /* MASTER_PORT on the first node (0 = none held) */
+    uint16_t master_port;      /* MASTER_PORT on the first node, or a replica's DROVER_PORT */
     bool kill_sent;            /* KILL sent to every rank of this generation */
     uint8_t kill_final;        /* state to end in once killed (CANCELLED, FAILED) */
     int32_t exit_code, signal; /* final, once ended (-1 / 0 when unknown) */
@@ -147,7 +172,9 @@ typedef struct ctld_opts {
     dr_time_t min_pass_interval;
     dr_time_t agent_timeout; /* agent silent this long: node down */
     uint32_t heartbeat_ms;
-    bool sync_full; /* synchronous=FULL (durable acknowledgements) */
+    bool sync_full;      /* synchronous=FULL (durable acknowledgements) */
+    dr_time_t drain;     /* a replica stopped on purpose leaves the load balancer this long first */
+    const char *haproxy; /* HAProxy's runtime API socket (lb_haproxy.c); NULL = none */
 } ctld_opts_t;
 
 typedef struct ctld_stats {
@@ -191,6 +218,7 @@ typedef struct dr_ctld {
     size_t ev_flushed; /* event-log records already written */
     ctld_stats_t st;
     bool stopping;
+    struct ctld_lb *lb; /* HAProxy runtime API client (lb_haproxy.c), NULL = none */
 } dr_ctld_t;
 
 /* main/driver */
@@ -228,6 +256,32 @@ void ctld_node_connected(dr_ctld_t *c, uint32_t node);
 void ctld_node_lost(dr_ctld_t *c, uint32_t node, const char *why);
 int ctld_launch_rank(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank);
 void ctld_pending_reason(dr_ctld_t *c, ctld_job_t *cj);
+
+/* services.c: kind serve, --replicas */
+bool ctld_spec_is_service(const dr_jobspec_t *sp);
+int ctld_service_setup(dr_ctld_t *c, ctld_job_t *parent, dr_err_t *err);
+/* Start runs for empty slots, stop drained ones, advance a rolling restart. */
+void ctld_service_feed(dr_ctld_t *c, ctld_job_t *parent, dr_time_t now);
+void ctld_service_run_ended(dr_ctld_t *c, ctld_job_t *run);
+void ctld_service_run_requeued(dr_ctld_t *c, ctld_job_t *run); /* its node was lost */
+void ctld_service_run_reloaded(dr_ctld_t *c, ctld_job_t *run);
+void ctld_service_ready(dr_ctld_t *c, ctld_job_t *run, bool ready); /* the agent's report */
+int ctld_service_scale(dr_ctld_t *c, ctld_job_t *parent, uint32_t want, dr_err_t *err);
+int ctld_service_restart(dr_ctld_t *c, ctld_job_t *parent, dr_err_t *err);
+/* A service parent's or replica run's part of the JOB object. */
+struct json_t;
+void ctld_service_json(dr_ctld_t *c, const ctld_job_t *cj, struct json_t *o);
+struct json_t *ctld_service_rt(const ctld_job_t *parent);       /* the store's */
+int ctld_service_rt_load(ctld_job_t *parent, struct json_t *o); /* its reload */
+bool ctld_service_timers_due(dr_ctld_t *c, dr_time_t now);      /* a turn has work */
+
+/* lb_haproxy.c: keep HAProxy's backends at the services' ready replicas */
+int ctld_lb_start(dr_ctld_t *c, dr_err_t *err);
+void ctld_lb_free(dr_ctld_t *c);
+/* Server `slot` of backend `backend` is addr:port and up, or out (maint). */
+void ctld_lb_set(dr_ctld_t *c, const char *backend, uint32_t slot, const char *addr, uint16_t port,
+                 bool up);
+void ctld_lb_tick(dr_ctld_t *c); /* once a second: resend what is not confirmed */
 
 /* deps.c: --dependency */
 int ctld_deps_check(dr_ctld_t *c, const dr_jobspec_t *sp, dr_err_t *err); /* at submit */
@@ -312,6 +366,9 @@ void ctld_api_nodes(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *
 char *ctld_node_json(dr_ctld_t *c, uint32_t idx);
 /* api_history.c: GET /v1/history (accounting, like Slurm's sacct) */
 void ctld_api_history(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who);
+/* api_services.c: POST /v1/jobs/ID/scale and /restart; false if not one */
+bool ctld_api_service_verb(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who,
+                           uint64_t id, const char *verb);
 
 /* auth.c */
 int ctld_auth(dr_ctld_t *c, struct evhttp_request *req, ctld_who_t *who);

@@ -227,6 +227,10 @@ static char *launch_json(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
     m.grace_ns = KILL_GRACE_NS;
     m.cpu_milli = j->alloc.cpu_milli_per_node;
     m.mem_mb = j->alloc.mem_mb_per_node;
+    if (j->kind == DR_KIND_SERVE && cj->parent) { /* a replica: its port and readiness check */
+        m.port = cj->master_port;
+        m.ready = sp->ready ? sp->ready : "tcp";
+    }
     char *json = NULL;
     size_t len = 0;
     dr_err_t err = {0};
@@ -292,8 +296,9 @@ static void launch_job(dr_ctld_t *c, ctld_job_t *cj)
         for (uint32_t l = 0; l < cj->tpn; l++)
             cj->ranks[cj->nranks++] = (ctld_rank_t){.node = nodes[k], .local = l};
     free(nodes);
-    if (cj->ranks && cj->nranks && (cj->nranks > 1 || j->kind == DR_KIND_TRAIN))
-        cj->master_port = ctld_port_take(c, cj->ranks[0].node, j->id);
+    if (cj->ranks && cj->nranks &&
+        (cj->nranks > 1 || j->kind == DR_KIND_TRAIN || j->kind == DR_KIND_SERVE))
+        cj->master_port = ctld_port_take(c, cj->ranks[0].node, j->id); /* or DROVER_PORT */
     cj->kill_sent = false;
     cj->has_exit = false;
     cj->got_type = j->alloc.type;
@@ -419,6 +424,8 @@ int ctld_cancel(dr_ctld_t *c, ctld_job_t *cj, const char *why, dr_err_t *err)
                           ctld_job_state_name(cj));
     if (cj->array) {
         ctld_array_t *a = cj->array;
+        if (a->svc)
+            a->svc->stopping = true; /* no new runs; the last one to end settles it */
         a->count[DR_JOB_CANCELLED] += a->nidx - a->next;
         a->next = a->nidx;
         /* cancel the live tasks; the last one to end settles the parent */
@@ -594,6 +601,8 @@ static void after_requeue(dr_ctld_t *c, ctld_job_t *cj, void *ud)
         cj->kill_sent = false;
         snprintf(cj->reason, sizeof cj->reason, "requeued: node %s lost",
                  c->cl.nodes[cj->ranks[0].node].name);
+        if (cj->parent)
+            ctld_service_run_requeued(c, cj);
     }
     ctld_job_dirty(c, cj);
 }
@@ -830,6 +839,9 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
                            n->registered ? "agent lost (no heartbeat or connection)"
                                          : "no agent has registered");
     }
+    if (ctld_service_timers_due(c, now))
+        ctld_turn_schedule(c); /* a replica's back-off or drain is over */
+    ctld_lb_tick(c);
 }
 
 /* ---- start-up ---- */
@@ -868,7 +880,9 @@ static int reload_job(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err)
     cj->j.array_parent = saved.array_parent;
     cj->j.array_index = saved.array_index;
     ctld_shard_bind(c, cj);
-    if (cj->parent) {
+    if (cj->parent && cj->parent->array->svc) {
+        cj->j.kind = DR_KIND_SERVE;
+    } else if (cj->parent) {
         cj->j.kind = DR_KIND_ARRAY;
         cj->j.array_throttle = cj->parent->array->throttle;
     }
@@ -883,6 +897,8 @@ static int reload_job(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err)
         if (dr_grow((void **)&a->live, &a->live_cap, a->active + 1, sizeof *a->live) != 0)
             return DR_ENOMEM;
         a->live[a->active++] = cj;
+        if (a->svc)
+            ctld_service_run_reloaded(c, cj);
     }
     switch (cj->j.state) {
     case DR_JOB_STARTING:
@@ -988,6 +1004,8 @@ int dr_ctld_init(dr_ctld_t *c, const ctld_opts_t *o, dr_err_t *err)
     if (rc == DR_OK)
         rc = ctld_agents_start(c, err);
     if (rc == DR_OK)
+        rc = ctld_lb_start(c, err);
+    if (rc == DR_OK)
         ctld_want_pass(c);
     ctld_log("epoch %llu, policy %s, %zu nodes, %zu jobs reloaded", (unsigned long long)c->epoch,
              c->policy, c->cl.nnodes, c->tab_n);
@@ -999,6 +1017,7 @@ void dr_ctld_free(dr_ctld_t *c)
     while (c->agents)
         ctld_agent_close(c->agents, "controller stopping");
     out_flush(c, false);
+    ctld_lb_free(c);
     if (c->http)
         evhttp_free(c->http);
     if (c->agent_lst)

@@ -95,6 +95,9 @@ void ctld_job_free(ctld_job_t *cj)
     free(cj->out_path);
     free(cj->err_path);
     if (cj->array) {
+        if (cj->array->svc)
+            free(cj->array->svc->slot);
+        free(cj->array->svc);
         free(cj->array->idx);
         free(cj->array->live);
     }
@@ -212,7 +215,8 @@ char *ctld_job_json(dr_ctld_t *c, const ctld_job_t *cj)
                         j->array_parent ? json_integer(j->array_index) : json_null());
     const char *shard = ctld_job_shard(c, cj);
     json_object_set_new(o, "shard", shard ? json_string(shard) : json_null());
-    if (cj->array) {
+    ctld_service_json(c, cj, o);
+    if (cj->array && !cj->array->svc) {
         const ctld_array_t *a = cj->array;
         uint32_t done = a->count[DR_JOB_COMPLETED] + a->count[DR_JOB_FAILED] +
                         a->count[DR_JOB_CANCELLED] + a->count[DR_JOB_TIMEOUT];

@@ -80,11 +80,16 @@ void ctld_launch_env(dr_ctld_t *c, const ctld_job_t *cj, uint32_t rank, uint32_t
     put(env, "DROVER_TASKS_PER_NODE", "%u", tpn);
     if (sp->cwd)
         put(env, "DROVER_SUBMIT_DIR", "%s", sp->cwd);
-    if (j->array_parent) {
+    if (j->array_parent && j->kind != DR_KIND_SERVE) {
         put(env, "DROVER_ARRAY_JOB_ID", "%llu", (unsigned long long)j->array_parent);
         put(env, "DROVER_ARRAY_TASK_ID", "%u", j->array_index);
     }
-    if (cj->master_port) {
+    if (cj->master_port && j->kind == DR_KIND_SERVE) {
+        /* a service replica: where to listen, and which one it is */
+        put(env, "DROVER_PORT", "%u", cj->master_port);
+        put(env, "DROVER_SERVICE", "%s", jname);
+        put(env, "DROVER_REPLICA", "%u", j->array_index);
+    } else if (cj->master_port) {
         put(env, "DROVER_MASTER_ADDR", "%s", master);
         put(env, "DROVER_MASTER_PORT", "%u", cj->master_port);
         /* torch.distributed's env:// and the launchers built on it */
@@ -129,7 +134,7 @@ void ctld_launch_env(dr_ctld_t *c, const ctld_job_t *cj, uint32_t rank, uint32_t
         put(env, "SLURM_SUBMIT_DIR", "%s", sp->cwd);
     if (sp->account)
         put(env, "SLURM_JOB_ACCOUNT", "%s", sp->account);
-    if (j->array_parent) {
+    if (j->array_parent && j->kind != DR_KIND_SERVE) {
         put(env, "SLURM_ARRAY_JOB_ID", "%llu", (unsigned long long)j->array_parent);
         put(env, "SLURM_ARRAY_TASK_ID", "%u", j->array_index);
     }

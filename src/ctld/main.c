@@ -40,6 +40,10 @@ static void usage(FILE *f)
             "  --min-pass-interval DUR   at most one scheduling pass per DUR (default 5ms)\n"
             "  --agent-timeout DUR       an agent silent this long loses its node (default 30s)\n"
             "  --heartbeat DUR           agents' heartbeat period (default 2s)\n"
+            "  --haproxy-socket PATH     keep HAProxy's backends at the services' ready replicas\n"
+            "                            through its runtime API (docs/services.md)\n"
+            "  --service-drain DUR       a replica stopped on purpose leaves the load balancer\n"
+            "                            this long before it is stopped (default 2s)\n"
             "  --no-fsync                synchronous=NORMAL: faster, a power cut may lose the\n"
             "                            last acknowledged submits (a crash of droverd does not)\n"
             "  --daemon                  detach from the terminal\n"
@@ -112,7 +116,8 @@ int main(int argc, char **argv)
                      .min_pass_interval = 5 * 1000 * 1000,
                      .agent_timeout = 30 * DR_NSEC_PER_SEC,
                      .heartbeat_ms = 2000,
-                     .sync_full = true};
+                     .sync_full = true,
+                     .drain = 2 * DR_NSEC_PER_SEC};
     bool daemonize = false;
     char sock_default[4096], agent_default[300];
     dr_time_t hb = 2 * DR_NSEC_PER_SEC;
@@ -128,6 +133,8 @@ int main(int argc, char **argv)
         O_ATIMEOUT,
         O_HB,
         O_NOFSYNC,
+        O_HAPROXY,
+        O_DRAIN,
         O_DAEMON,
         O_GENKEY,
         O_HELP,
@@ -145,6 +152,8 @@ int main(int argc, char **argv)
                                          {"agent-timeout", required_argument, NULL, O_ATIMEOUT},
                                          {"heartbeat", required_argument, NULL, O_HB},
                                          {"no-fsync", no_argument, NULL, O_NOFSYNC},
+                                         {"haproxy-socket", required_argument, NULL, O_HAPROXY},
+                                         {"service-drain", required_argument, NULL, O_DRAIN},
                                          {"daemon", no_argument, NULL, O_DAEMON},
                                          {"gen-key", required_argument, NULL, O_GENKEY},
                                          {"help", no_argument, NULL, O_HELP},
@@ -178,6 +187,11 @@ int main(int argc, char **argv)
             }
             break;
         case O_NOFSYNC: o.sync_full = false; break;
+        case O_HAPROXY: o.haproxy = optarg; break;
+        case O_DRAIN:
+            if (!parse_dur("--service-drain", optarg, &o.drain))
+                return 2;
+            break;
         case O_DAEMON: daemonize = true; break;
         case O_GENKEY: return gen_key(optarg);
         case O_VERSION: printf("droverd 0.1.0\n"); return 0;

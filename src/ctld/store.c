@@ -259,6 +259,9 @@ static char *rt_json(const ctld_job_t *cj)
         json_object_set_new(o, "tpn", json_integer(cj->tpn));
         json_object_set_new(o, "master_port", json_integer(cj->master_port));
     }
+    json_t *svc = ctld_service_rt(cj);
+    if (svc)
+        json_object_set_new(o, "service", svc);
     if (cj->array) {
         const ctld_array_t *a = cj->array;
         json_t *cnt = json_array();
@@ -461,6 +464,9 @@ static int load_rt(ctld_job_t *cj, const char *text)
         for (size_t s = 0; s < DR_JOB_NSTATES && s < json_array_size(cnt); s++)
             cj->array->count[s] = (uint32_t)json_integer_value(json_array_get(cnt, s));
     }
+    json_t *sv = json_object_get(o, "service");
+    if (cj->array && cj->array->svc && (!sv || ctld_service_rt_load(cj, sv) != DR_OK))
+        goto out;
     rc = DR_OK;
 out:
     json_decref(o);
@@ -496,6 +502,8 @@ int ctld_store_load(dr_ctld_t *c, int (*cb)(dr_ctld_t *, ctld_job_t *, dr_err_t 
         rc = dr_jobspec_from_json(&cj->spec, spec, strlen(spec), err);
         if (rc == DR_OK && cj->spec.array && !cj->j.array_parent)
             rc = ctld_array_setup(c, cj, err);
+        else if (rc == DR_OK && ctld_spec_is_service(&cj->spec) && !cj->j.array_parent)
+            rc = ctld_service_setup(c, cj, err);
         if (rc == DR_OK && load_rt(cj, rt) != DR_OK)
             rc = dr_err_set(err, DR_EIO, "store: job %llu: unreadable runtime state",
                             (unsigned long long)cj->j.id);

@@ -22,6 +22,7 @@ typedef enum fkind {
     F_I32,   /* int32_t */
     F_I64,   /* int64_t */
     F_WHY,   /* uint8_t, < DR_END_NWHY */
+    F_READY, /* uint8_t, DR_READY_NONE .. DR_READY_NO */
     F_BOOL,  /* bool */
     F_STR,   /* char *, <= DR_MSG_MAX_STR bytes; NULL encodes as "" */
     F_TEXT,  /* char *, <= DR_MSG_MAX_TEXT bytes, optional: NULL is left out */
@@ -145,6 +146,8 @@ static const field_t launch_f[] = {
     I64(dr_msg_launch_t, grace_ns),
     U32(dr_msg_launch_t, cpu_milli),
     U64(dr_msg_launch_t, mem_mb),
+    U32(dr_msg_launch_t, port),
+    TEXT(dr_msg_launch_t, ready),
 };
 static const field_t kill_f[] = {
     U64(dr_msg_kill_t, job),      U32(dr_msg_kill_t, gen),    I32(dr_msg_kill_t, signal),
@@ -156,6 +159,7 @@ static const field_t job_state_f[] = {
     I32(dr_msg_job_state_t, pid),    I32(dr_msg_job_state_t, exit_code),
     I32(dr_msg_job_state_t, signal), WHY(dr_msg_job_state_t, why),
     I64(dr_msg_job_state_t, t_ns),   STR(dr_msg_job_state_t, detail),
+    FIELD(dr_msg_job_state_t, ready, F_READY, uint8_t),
 };
 static const field_t ack_f[] = {
     U64(dr_msg_ack_t, job),
@@ -291,6 +295,13 @@ static int enc_field(const field_t *f, const void *m, const path_t *p, json_t **
         uint8_t x = *(const uint8_t *)v;
         if (x >= DR_END_NWHY)
             return ferr(err, DR_EINVAL, p, f->name, "%u is not a dr_end_why_t", x);
+        *out = json_integer(x);
+        break;
+    }
+    case F_READY: {
+        uint8_t x = *(const uint8_t *)v;
+        if (x > DR_READY_NO)
+            return ferr(err, DR_EINVAL, p, f->name, "%u is not a readiness", x);
         *out = json_integer(x);
         break;
     }
@@ -521,6 +532,10 @@ static int parse_field(const field_t *f, void *m, json_t *v, const path_t *p, dr
         return rc;
     case F_WHY:
         if ((rc = get_int(v, 0, DR_END_NWHY - 1, p, f->name, &x, err)) == DR_OK)
+            *(uint8_t *)dst = (uint8_t)x;
+        return rc;
+    case F_READY:
+        if ((rc = get_int(v, 0, DR_READY_NO, p, f->name, &x, err)) == DR_OK)
             *(uint8_t *)dst = (uint8_t)x;
         return rc;
     case F_BOOL:

@@ -148,7 +148,9 @@ static dr_msg_launch_t s_launch(void)
                              .time_limit_ns = 3600000000000LL,
                              .grace_ns = 30000000000LL,
                              .cpu_milli = 4000,
-                             .mem_mb = 65536};
+                             .mem_mb = 65536,
+                             .port = 29501,
+                             .ready = "http:/healthz"};
 }
 
 static dr_msg_kill_t s_kill(void)
@@ -159,7 +161,8 @@ static dr_msg_kill_t s_kill(void)
 static dr_msg_job_state_t s_job_state(void)
 {
     return (dr_msg_job_state_t){
-        42, 3, 1, false, INT32_MAX, -1, 9, DR_END_LAUNCH, INT64_MAX, "exec: No such file"};
+        42,           3, 1, false, INT32_MAX, -1, 9, DR_END_LAUNCH, INT64_MAX, "exec: No such file",
+        DR_READY_NONE};
 }
 
 static dr_msg_ack_t s_ack(void)

@@ -421,6 +421,16 @@ void ctld_service_json(dr_ctld_t *c, const ctld_job_t *cj, json_t *o)
     json_object_set_new(so, "endpoints", eps);
     json_object_set_new(so, "replica_list", reps);
     json_object_set_new(o, "service", so);
+    if (!ctld_job_terminal(cj)) { /* the parent holds nothing itself: say what its runs do */
+        uint32_t gpus = 0;
+        for (uint32_t i = 0; i < s->nslots; i++)
+            gpus += s->slot[i].run ? s->slot[i].run->got_gpus : 0;
+        char why[96];
+        snprintf(why, sizeof why, "%u of %u replicas ready%s", nready, s->want,
+                 s->roll_mark ? ", rolling restart" : "");
+        json_object_set_new(o, "reason", json_string(why));
+        json_object_set_new(o, "gpus", json_integer(gpus));
+    }
 }
 
 json_t *ctld_service_rt(const ctld_job_t *parent)

@@ -56,4 +56,14 @@ void dr_gpu_spec_free(dr_gpu_spec_t *s);
 /* A spec with only a name and every figure unknown. */
 void dr_gpu_spec_unknown(dr_gpu_spec_t *s, const char *name);
 
+/* The catalog GPU type (canonical name, e.g. "H100-SXM-80GB") for a driver's
+ * product name ("NVIDIA H100 80GB HBM3"), matched on the model token and
+ * checked against the memory size and form factor the name states (an
+ * "H100 PCIe" is not the catalog's SXM H100).  0, DR_ENOENT when no
+ * catalog type fits, DR_EINVAL when type[n] is too small.  The _cat form
+ * uses the given catalog; the other loads the built-in one each call. */
+int dr_gpu_type_from_product(const char *product, char *type, size_t n);
+int dr_gpu_type_from_product_cat(const dr_catalog_t *cat, const char *product, char *type,
+                                 size_t n);
+
 #endif

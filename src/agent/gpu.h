@@ -70,14 +70,7 @@ typedef struct dr_topo {
 } dr_topo_t;
 int dr_topo_fill(dr_topo_t *t, dr_gpu_list_t *gpus, dr_err_t *err);
 
-/* The catalog GPU type (canonical name, e.g. "H100-SXM-80GB") for a driver's
- * product name ("NVIDIA H100 80GB HBM3"), matched on the model token and
- * checked against the memory size and form factor the name states (an
- * "H100 PCIe" is not the catalog's SXM H100).  0, DR_ENOENT when no
- * catalog type fits, DR_EINVAL when type[n] is too small.  The _cat form
- * uses the given catalog; the other loads the built-in one each call. */
-int dr_gpu_type_from_product(const char *product, char *type, size_t n);
-int dr_gpu_type_from_product_cat(const dr_catalog_t *cat, const char *product, char *type,
-                                 size_t n);
+/* dr_gpu_type_from_product (a driver's product name to a catalog type) is
+ * in drover/catalog.h: the config reader maps Slurm GPU names with it too. */
 
 #endif

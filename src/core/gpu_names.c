@@ -1,4 +1,7 @@
-/* gpu_names.c - from a driver's product name to the catalog's GPU type.
+/* gpu_names.c - from a GPU's product name to the catalog's GPU type.
+ *
+ * In the core because two readers need it: the agent (a driver's product
+ * name) and the config reader (a slurm.conf Gres type, "a100_80g").
  *
  * Drivers name parts for people ("NVIDIA H100 80GB HBM3", "Tesla
  * V100-SXM2-32GB", "AMD Instinct MI300X"); the scheduler knows catalog
@@ -10,15 +13,13 @@
  * an "A100-SXM4-40GB" is not the 80 GB row, and an "H100 PCIe" (fewer
  * watts, HBM2e) is not the SXM row, so it gets no type rather than a wrong
  * one.  Among the rest the most specific match wins. */
-#include "agent/gpu.h"
+#include "drover/catalog.h"
 
 #include <ctype.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "agent/gpu_priv.h"
 
 #define TOK_MAX 24
 #define TOK_LEN 32
@@ -179,7 +180,7 @@ int dr_gpu_type_from_product_cat(const dr_catalog_t *cat, const char *product, c
         return DR_ENOENT;
     if (!type || strlen(best->name) >= n)
         return DR_EINVAL;
-    dr_gpu_strcpy(type, n, best->name);
+    memcpy(type, best->name, strlen(best->name) + 1);
     return DR_OK;
 }
 

@@ -85,6 +85,7 @@ typedef struct dr_shard {
 } dr_shard_t;
 
 struct dr_cluster_index;
+struct dr_cluster_sets;
 
 typedef struct dr_cluster {
     dr_gpu_spec_t types[DR_MAX_GPU_TYPES];
@@ -113,6 +114,9 @@ typedef struct dr_cluster {
     /* SchedulerPolicy= of the config file ("" = not given): the policy a
      * controller runs on this cluster. */
     char policy[128];
+    /* Partitions, node features and the node sets jobs are restricted to
+     * (partition.h); NULL when there are none. */
+    struct dr_cluster_sets *sets;
 } dr_cluster_t;
 
 void dr_cluster_init(dr_cluster_t *c);
@@ -158,7 +162,8 @@ void dr_cluster_give(dr_cluster_t *c, const dr_alloc_t *a);
 void dr_cluster_set_state(dr_cluster_t *c, uint32_t node, dr_node_state_t st);
 /* Hide/unhide a node from placement without changing its state. */
 void dr_cluster_hide(dr_cluster_t *c, uint32_t node, bool hidden);
-/* Could the node host `req`'s per-node share right now? */
+/* Could the node host `req`'s per-node share right now?  (A node outside
+ * req's node set, partition.h, never can.) */
 bool dr_node_fits(const dr_cluster_t *c, const dr_node_t *n, const dr_job_req_t *r);
 bool dr_node_usable(const dr_node_t *n); /* UP and not hidden */
 

@@ -23,6 +23,7 @@
 #include "drover/catalog.h"
 #include "drover/cluster.h"
 #include "drover/error.h"
+#include "drover/util.h"
 
 /* Parse a configuration held in memory into c (which must be initialised
  * with dr_cluster_init; it is finalised on success).  GPU types are looked
@@ -30,6 +31,15 @@
 int dr_config_parse(dr_cluster_t *c, const dr_catalog_t *cat, const char *name, const char *buf,
                     size_t len, dr_err_t *err);
 int dr_config_load(dr_cluster_t *c, const dr_catalog_t *cat, const char *path, dr_err_t *err);
+/* The same, also reading a site's slurm.conf (NodeName= with CPUs=,
+ * RealMemory=, Gres=gpu:TYPE:N, Features=; PartitionName=; DEFAULT lines;
+ * global parameters): what drover accepts but does not act on is appended
+ * to notes (when not NULL) as "FILE:LINE: KEY: ignored" lines, never an
+ * error.  docs/config.md lists what is read. */
+int dr_config_parse_notes(dr_cluster_t *c, const dr_catalog_t *cat, const char *name,
+                          const char *buf, size_t len, dr_strvec_t *notes, dr_err_t *err);
+int dr_config_load_notes(dr_cluster_t *c, const dr_catalog_t *cat, const char *path,
+                         dr_strvec_t *notes, dr_err_t *err);
 
 /* The Alibaba openb node list (sn,cpu_milli,memory_mib,gpu,model) into c
  * (initialised; finalised on success), one node per row.  GPU models

@@ -56,7 +56,10 @@ typedef struct dr_job_req {
      * DR_SHARD_UNHELD = one no node holds, else 1 + the cluster's shard id
      * (dr_cluster_shard).  Placement prefers nodes holding it. */
     uint32_t shard;
-    dr_typemask_t types;         /* allowed GPU types; 0 = any */
+    dr_typemask_t types; /* allowed GPU types; 0 = any */
+    /* The nodes it may use (partition, constraint): 0 = any, else 1 + a
+     * node set of the cluster (partition.h); placement takes no other. */
+    uint32_t nodeset;
     double min_gpu_mem_gb;       /* 0 = no minimum */
     uint32_t cpu_milli_per_node; /* CPUs x 1000 */
     uint64_t mem_mb_per_node;

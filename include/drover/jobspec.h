@@ -100,9 +100,9 @@ typedef struct dr_jobspec {
     dr_dep_t *deps; /* owned */
     uint32_t ndeps;
     bool dep_any;
-    char *partition;  /* -p/--partition "gpu" or "a,b"; mapped by the controller; NULL = none */
+    char *partition;  /* -p/--partition "gpu" or "a,b" (partition.h); NULL = the default */
     char *qos;        /* --qos; kept, not enforced; NULL = none */
-    char *constraint; /* -C/--constraint node features "a100&ib"; NULL = none */
+    char *constraint; /* -C/--constraint node features "a100&ib" (partition.h); NULL = none */
     int8_t exclusive; /* --exclusive 1; -1 = not given, 0 = explicitly shared */
     char *export_env; /* --export "ALL", "NONE", "A,B=1", "ALL,B=1"; NULL = not given (ALL) */
     /* --launcher: how a gang's processes start.  NULL or "none": drover
@@ -235,12 +235,16 @@ int dr_jobspec_validate(const dr_jobspec_t *s, dr_err_t *err);
  * mem_per_gpu x GPUs per node -> memory, -c x tasks per node -> CPUs,
  * exclusive -> the whole node where the eligible nodes are alike.  The
  * fields the controller acts on itself (signal, requeue, dependency,
- * partition, qos, constraint, export) are not in j.  j must have been initialised
+ * qos, export) are not in j.  partition and constraint restrict j->req to
+ * a node set of c (partition.h: interned in c, so c is not const; unknown
+ * partitions and features are errors naming them) and the partitions'
+ * MaxTime bounds time_limit (above it: an error; none given: DefaultTime,
+ * else MaxTime).  j must have been initialised
  * with dr_job_init; ids, user and submit are the caller's.  Unknown GPU
  * types are errors naming them ("gpu_type: no GPU type 'H10' in this
  * cluster (has A100, H100)"); so is a request that can never fit
  * (dr_cluster_req_possible). */
-int dr_jobspec_to_job(const dr_jobspec_t *s, const dr_cluster_t *c, dr_time_t submit, dr_job_t *j,
+int dr_jobspec_to_job(const dr_jobspec_t *s, dr_cluster_t *c, dr_time_t submit, dr_job_t *j,
                       dr_err_t *err);
 
 /* What the spec asks for that drover does not honour (yet), for notes at

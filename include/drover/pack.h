@@ -32,6 +32,7 @@ typedef struct dr_pack_req {
     uint32_t ngpus;        /* 0 = CPU only (needs only CPU and memory) */
     uint32_t gpu_milli;    /* per GPU, 1..1000; < 1000 (a share) only with ngpus == 1 */
     dr_typemask_t allowed; /* GPU types it may use (ignored when ngpus == 0); 0 = none */
+    uint32_t nodeset;      /* the nodes it may use (partition.h); 0 = any */
 } dr_pack_req_t;
 
 typedef struct dr_packer dr_packer_t;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "api/jobspec_priv.h"
+#include "drover/partition.h"
 #include "drover/util.h"
 
 void dr_jobspec_init(dr_jobspec_t *s)
@@ -249,6 +250,8 @@ int dr_jobspec_validate(const dr_jobspec_t *s, dr_err_t *err)
         return rc;
     if (s->cwd && s->cwd[0] != '/')
         return dr_err_set(err, DR_EINVAL, "chdir: '%.64s' is not an absolute path", s->cwd);
+    if (s->constraint && (rc = dr_constraint_check(s->constraint, err)) != 0)
+        return rc;
     return validate_slurm(s, err);
 }
 
@@ -291,6 +294,8 @@ static uint64_t nodes_fitting(const dr_cluster_t *c, const dr_job_req_t *r, uint
     *type_gpus = 0;
     for (size_t i = 0; i < c->nnodes; i++) {
         const dr_node_t *nd = &c->nodes[i];
+        if (!dr_nodeset_has(c, r->nodeset, (uint32_t)i))
+            continue;
         if (nd->cpu_milli < r->cpu_milli_per_node || nd->mem_mb < r->mem_mb_per_node)
             continue;
         if (r->gpus_per_node) {
@@ -344,9 +349,10 @@ static int impossible(const dr_jobspec_t *s, const dr_cluster_t *c, const dr_job
                           type_gpus);
     return dr_err_set(err, rc,
                       "%s: needs %u nodes with %u GPUs, %u CPUs and %" PRIu64
-                      " MB each; the cluster has %" PRIu64 " such nodes",
+                      " MB each; the %s has %" PRIu64 " such nodes",
                       field, r->nodes, r->gpus_per_node, r->cpu_milli_per_node / 1000,
-                      r->mem_mb_per_node, n);
+                      r->mem_mb_per_node,
+                      r->nodeset ? "job's partition (and constraint)" : "cluster", n);
 }
 
 /* --exclusive: the whole node.  Which node a job gets is placement's
@@ -359,6 +365,8 @@ static void exclusive(const dr_cluster_t *c, dr_job_req_t *r)
     const dr_node_t *shape = NULL;
     for (size_t i = 0; i < c->nnodes; i++) {
         const dr_node_t *nd = &c->nodes[i];
+        if (!dr_nodeset_has(c, r->nodeset, (uint32_t)i))
+            continue;
         if (nd->cpu_milli < r->cpu_milli_per_node || nd->mem_mb < r->mem_mb_per_node)
             continue;
         if (r->gpus_per_node && (nd->ngpus == 0 || nd->type >= DR_MAX_GPU_TYPES ||
@@ -383,9 +391,56 @@ static void exclusive(const dr_cluster_t *c, dr_job_req_t *r)
     r->mem_mb_per_node = shape->mem_mb;
 }
 
-int dr_jobspec_to_job(const dr_jobspec_t *s, const dr_cluster_t *c, dr_time_t submit, dr_job_t *j,
+/* "1-02:03:04" for messages (Slurm's time format). */
+static void fmt_limit(dr_time_t t, char *buf, size_t n)
+{
+    long long sec = (long long)(t / DR_NSEC_PER_SEC);
+    if (sec >= 86400)
+        snprintf(buf, n, "%lld-%02lld:%02lld:%02lld", sec / 86400, sec / 3600 % 24, sec / 60 % 60,
+                 sec % 60);
+    else
+        snprintf(buf, n, "%02lld:%02lld:%02lld", sec / 3600, sec / 60 % 60, sec % 60);
+}
+
+/* The job's partitions and constraint (partition.h): r's node set, its
+ * GPU types narrowed to those of the set, and its time limit against the
+ * partitions' MaxTime: above it the job is refused, as Slurm does with
+ * EnforcePartLimits (rather than left pending for ever); without one it
+ * gets DefaultTime, else MaxTime. */
+static int restrict_job(const dr_jobspec_t *s, dr_cluster_t *c, dr_job_req_t *r, dr_time_t *limit,
+                        dr_err_t *err)
+{
+    dr_restrict_t lim;
+    int rc = dr_cluster_restrict(c, s->partition, s->constraint, r, &lim, err);
+    if (rc != 0)
+        return rc;
+    r->nodeset = lim.nodeset;
+    if (lim.types && r->gpus_per_node) {
+        if (r->types && !(r->types & lim.types))
+            return dr_err_set(err, DR_EINVAL,
+                              "gpu_type: '%.64s' is not among the GPUs of the job's %s",
+                              s->gpu_type ? s->gpu_type : "?",
+                              s->constraint ? "partition and constraint" : "partition");
+        r->types = r->types ? r->types & lim.types : lim.types;
+    }
+    *limit = s->time_limit;
+    if (lim.max_time && s->time_limit > lim.max_time) {
+        char a[32], b[32];
+        fmt_limit(s->time_limit, a, sizeof a);
+        fmt_limit(lim.max_time, b, sizeof b);
+        return dr_err_set(err, DR_EINVAL,
+                          "time_limit: %s is more than the job's partition allows (MaxTime=%s)", a,
+                          b);
+    }
+    if (!s->time_limit)
+        *limit = lim.default_time;
+    return DR_OK;
+}
+
+int dr_jobspec_to_job(const dr_jobspec_t *s, dr_cluster_t *c, dr_time_t submit, dr_job_t *j,
                       dr_err_t *err)
 {
+    dr_time_t limit = 0;
     int rc = dr_jobspec_validate(s, err);
     if (rc != 0)
         return rc;
@@ -422,6 +477,8 @@ int dr_jobspec_to_job(const dr_jobspec_t *s, const dr_cluster_t *c, dr_time_t su
     r.types = 0;
     if (s->gpu_type && (rc = types_mask(s->gpu_type, c, &r.types, err)) != 0)
         return rc;
+    if ((rc = restrict_job(s, c, &r, &limit, err)) != 0)
+        return rc;
     /* One CPU per node unless asked (so that CPU-only jobs cannot pile up on
      * a node without bound), and no memory: a request without CPU or memory
      * fits wherever its GPUs do.  On a cluster whose nodes declare no CPUs
@@ -440,6 +497,7 @@ int dr_jobspec_to_job(const dr_jobspec_t *s, const dr_cluster_t *c, dr_time_t su
             uint64_t most = 0;
             for (size_t i = 0; i < c->nnodes; i++)
                 if (c->nodes[i].ngpus && c->nodes[i].type < DR_MAX_GPU_TYPES &&
+                    dr_nodeset_has(c, r.nodeset, (uint32_t)i) &&
                     (!r.types || (r.types >> c->nodes[i].type & 1)) && c->nodes[i].ngpus > most)
                     most = c->nodes[i].ngpus;
             if (most && most < g)
@@ -470,7 +528,7 @@ int dr_jobspec_to_job(const dr_jobspec_t *s, const dr_cluster_t *c, dr_time_t su
                         : s->array    ? DR_KIND_ARRAY
                                       : DR_KIND_BATCH);
     j->priority = s->priority;
-    j->time_limit = s->time_limit;
+    j->time_limit = limit;
     j->deadline = s->deadline ? dr_time_add(submit, s->deadline) : 0;
     j->ckpt_every = s->ckpt_every;
     if (s->array) {
@@ -588,8 +646,6 @@ size_t dr_jobspec_unsupported(const dr_jobspec_t *s, char *buf, size_t len)
         buf[0] = '\0';
     if (s->qos)
         note(&o, "--qos=%.255s: not enforced\n", s->qos);
-    if (s->constraint)
-        note(&o, "--constraint=%.255s: node features are not matched\n", s->constraint);
     if (s->export_env && strcmp(s->export_env, "ALL") != 0)
         note(&o,
              "--export=%.255s: not applied; the job gets the environment it was submitted "

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/cluster_index.h"
+#include "core/nodeset_priv.h"
 #include "drover/util.h"
 
 static int index_alloc(dr_cluster_t *c)
@@ -48,6 +49,7 @@ void dr_cluster_free(dr_cluster_t *c)
         free(c->pools[i].name);
     free(c->pools);
     dr_cluster_shards_free(c);
+    dr_cluster_sets_free(c);
     if (c->index) {
         for (size_t i = 0; i < DR_CLUSTER_NPACKERS; i++)
             if (c->index->packers[i] && c->index->packer_free)
@@ -289,7 +291,7 @@ int dr_cluster_copy(dr_cluster_t *dst, const dr_cluster_t *src, dr_err_t *err)
         if (!dst->pools[i].name)
             goto oom;
     }
-    if (dr_cluster_shards_copy(dst, src) != DR_OK)
+    if (dr_cluster_shards_copy(dst, src) != DR_OK || dr_cluster_sets_copy(dst, src) != DR_OK)
         goto oom;
     if (src->index && src->index->built) {
         int rc = dr_cluster_finalize(dst, err);
@@ -322,16 +324,24 @@ dr_typemask_t dr_cluster_eligible_types(const dr_cluster_t *c, const dr_job_req_
 }
 
 /* What type t (t < 0: the whole cluster, for GPU-less requests) could hold
- * with every node UP and idle, counting node shapes, so whatever the nodes'
- * state: nodes able to host the per-node share, their GPUs, and the largest
- * GPU count of a node that meets the CPU and memory share. */
+ * with every node UP and idle, counting node shapes (those of r's node set
+ * when it has one), so whatever the nodes' state: nodes able to host the
+ * per-node share, their GPUs, and the largest GPU count of a node that
+ * meets the CPU and memory share. */
 static void type_capacity(const dr_cluster_t *c, const dr_job_req_t *r, int t, uint64_t *nodes,
                           uint64_t *gpus, uint32_t *max_gpn)
 {
     const struct dr_cluster_index *ix = c->index;
+    const dr_node_shape_t *shapes = ix ? ix->shapes : NULL;
+    size_t nshapes = ix ? ix->nshapes : 0;
+    if (r->nodeset) {
+        const dr_nodeset_t *set = dr_nodeset_get(c, r->nodeset);
+        shapes = set ? set->shapes : NULL;
+        nshapes = set ? set->nshapes : 0;
+    }
     *nodes = *gpus = 0;
-    for (size_t k = 0; ix && k < ix->nshapes; k++) {
-        const dr_node_shape_t *sh = &ix->shapes[k];
+    for (size_t k = 0; k < nshapes; k++) {
+        const dr_node_shape_t *sh = &shapes[k];
         if (t >= 0 && (sh->ngpus == 0 || sh->type != (int32_t)t))
             continue;
         if (sh->cpu_milli < r->cpu_milli_per_node || sh->mem_mb < r->mem_mb_per_node)

@@ -1,6 +1,10 @@
 /* config.c - the cluster configuration file (Slurm idiom: NodeName=,
- * SwitchName=, GpuType= and Pool= lines of KEY=VALUE words) read into a
- * dr_cluster_t, and the built-in cluster presets. */
+ * SwitchName=, GpuType=, Pool=, PartitionName= lines of KEY=VALUE words)
+ * read into a dr_cluster_t, and the built-in cluster presets.  A site's
+ * slurm.conf reads too: Slurm's node keys (CPUs=, RealMemory=, Gres=gpu:..,
+ * Features=, the socket layout), partitions, DEFAULT lines, and the
+ * parameters drover does not act on, which become notes for the caller
+ * (config_slurm.c knows their names) while drover's own keys stay strict. */
 #include "drover/config.h"
 
 #include <ctype.h>
@@ -13,6 +17,8 @@
 #include "core/config_priv.h"
 #include "core/embed.h"
 #include "drover/hostlist.h"
+#include "drover/jobspec.h"
+#include "drover/partition.h"
 #include "drover/time.h"
 #include "drover/util.h"
 
@@ -24,7 +30,9 @@ enum {
     K_GPUTYPE,
     K_POOL,
     K_POLICY,
-    K_GPUS,
+    K_PARTNAME,
+    K_NKINDS = K_PARTNAME + 1, /* the keys above start a line */
+    K_GPUS = K_NKINDS,
     K_CPUS,
     K_MEMGB,
     K_MEMMB,
@@ -44,29 +52,45 @@ enum {
     K_DELAY,
     K_SPOT,
     K_SHARDS,
+    K_FEATURES,
+    K_REALMEM,
+    K_GRES,
+    K_BOARDS,
+    K_SPB,
+    K_SOCKETS,
+    K_CORES,
+    K_THREADS,
+    K_DEFAULT,
+    K_MAXTIME,
+    K_DEFTIME,
     K_N
 };
 
 static const char *const key_names[K_N] = {
-    "NodeName",        "SwitchName",   "GpuType",        "Pool",
-    "SchedulerPolicy", "Gpus",         "Cpus",           "MemGB",
-    "MemMB",           "NvlinkDomain", "Switch",         "State",
-    "Nodes",           "Switches",     "LinkGbps",       "TdpW",
-    "Bf16Tflops",      "Fp16Tflops",   "Fp8Tflops",      "PricePerGpuHour",
-    "Vendor",          "MaxNodes",     "ProvisionDelay", "SpotInterruptRate",
-    "Shards"};
+    "NodeName",        "SwitchName", "GpuType",        "Pool",           "SchedulerPolicy",
+    "PartitionName",   "Gpus",       "Cpus",           "MemGB",          "MemMB",
+    "NvlinkDomain",    "Switch",     "State",          "Nodes",          "Switches",
+    "LinkGbps",        "TdpW",       "Bf16Tflops",     "Fp16Tflops",     "Fp8Tflops",
+    "PricePerGpuHour", "Vendor",     "MaxNodes",       "ProvisionDelay", "SpotInterruptRate",
+    "Shards",          "Features",   "RealMemory",     "Gres",           "Boards",
+    "SocketsPerBoard", "Sockets",    "CoresPerSocket", "ThreadsPerCore", "Default",
+    "MaxTime",         "DefaultTime"};
 
-#define KB(k) (1u << (k))
+#define KB(k) ((uint64_t)1 << (k))
 /* Keys allowed on each line kind (indexed by the kind's own key). */
-static const unsigned kind_keys[K_POLICY + 1] = {
+static const uint64_t kind_keys[K_NKINDS] = {
     [K_NODENAME] = KB(K_NODENAME) | KB(K_GPUS) | KB(K_CPUS) | KB(K_MEMGB) | KB(K_MEMMB) |
-                   KB(K_NVLINK) | KB(K_SWITCH) | KB(K_STATE) | KB(K_SHARDS),
+                   KB(K_NVLINK) | KB(K_SWITCH) | KB(K_STATE) | KB(K_SHARDS) | KB(K_FEATURES) |
+                   KB(K_REALMEM) | KB(K_GRES) | KB(K_BOARDS) | KB(K_SPB) | KB(K_SOCKETS) |
+                   KB(K_CORES) | KB(K_THREADS),
     [K_SWITCHNAME] = KB(K_SWITCHNAME) | KB(K_NODES) | KB(K_SWITCHES) | KB(K_LINKGBPS),
     [K_GPUTYPE] = KB(K_GPUTYPE) | KB(K_MEMGB) | KB(K_TDPW) | KB(K_BF16) | KB(K_FP16) | KB(K_FP8) |
                   KB(K_PRICE) | KB(K_VENDOR),
     [K_POOL] = KB(K_POOL) | KB(K_GPUS) | KB(K_MAXNODES) | KB(K_CPUS) | KB(K_MEMGB) | KB(K_MEMMB) |
                KB(K_PRICE) | KB(K_DELAY) | KB(K_SPOT) | KB(K_NVLINK),
     [K_POLICY] = KB(K_POLICY),
+    [K_PARTNAME] =
+        KB(K_PARTNAME) | KB(K_NODES) | KB(K_DEFAULT) | KB(K_MAXTIME) | KB(K_DEFTIME) | KB(K_STATE),
 };
 
 static int key_lookup(const char *k)
@@ -74,6 +98,11 @@ static int key_lookup(const char *k)
     for (int i = 0; i < K_N; i++)
         if (dr_streq_ci(k, key_names[i]))
             return i;
+    /* Slurm's other spellings */
+    if (dr_streq_ci(k, "Feature") || dr_streq_ci(k, "AvailableFeatures"))
+        return K_FEATURES;
+    if (dr_streq_ci(k, "Procs"))
+        return K_CPUS;
     return -1;
 }
 
@@ -94,6 +123,17 @@ typedef struct cf_sw { /* what this parse knows of each switch */
     bool has_nodes, has_children;
 } cf_sw_t;
 
+typedef struct cf_part { /* a PartitionName= line; its nodes are resolved at the end */
+    dr_partition_t p;
+    char *nodes; /* Nodes= (NULL = none) */
+    size_t line, nodes_line;
+} cf_part_t;
+
+typedef struct cf_defs { /* a kind's NodeName=DEFAULT / PartitionName=DEFAULT keys */
+    cf_tok_t *t;
+    size_t n, cap;
+} cf_defs_t;
+
 typedef struct cf {
     dr_cluster_t *c;
     const dr_catalog_t *cat;
@@ -112,8 +152,12 @@ typedef struct cf {
     size_t npool_line, cappool_line;
     cf_sw_t *sw;
     size_t capsw;
-    uint64_t ngpus;  /* GPUs defined so far */
-    uint64_t nholds; /* Shards= (node, shard) pairs so far */
+    uint64_t ngpus;     /* GPUs defined so far */
+    uint64_t nholds;    /* Shards= (node, shard) pairs so far */
+    dr_strvec_t *notes; /* "FILE:LINE: KEY: ignored" for the caller; NULL = not wanted */
+    cf_defs_t defs[2];  /* DEFAULT lines: [0] NodeName, [1] PartitionName */
+    cf_part_t *parts;
+    size_t nparts, capparts;
 } cf_t;
 
 static int cf_err(cf_t *p, int code, size_t line, const char *key, const char *fmt, ...)
@@ -144,6 +188,23 @@ static int cf_wrap(cf_t *p, int rc, const cf_tok_t *t)
 static int cf_oom(cf_t *p)
 {
     return dr_err_set(p->err, DR_ENOMEM, "%s: out of memory", p->name);
+}
+
+static void cf_note(cf_t *p, size_t line, const char *key, const char *fmt, ...) DR_PRINTF(4, 5);
+
+/* A note "FILE:LINE: KEY: text" for the caller (what a slurm.conf asks that
+ * drover does not do).  Notes are best effort: out of memory drops one. */
+static void cf_note(cf_t *p, size_t line, const char *key, const char *fmt, ...)
+{
+    if (!p->notes)
+        return;
+    char text[DR_ERR_MSG_MAX], msg[DR_ERR_MSG_MAX + 160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    snprintf(msg, sizeof msg, "%s:%zu: %.64s: %s", p->name, line, key, text);
+    (void)dr_strvec_push(p->notes, msg);
 }
 
 static void cf_clear_toks(cf_t *p)
@@ -195,14 +256,20 @@ static int cf_cpus(cf_t *p, int kind, uint32_t *cpu_milli)
     return rc;
 }
 
-/* MemGB= or MemMB= (one is required). */
+/* MemGB=, MemMB= or Slurm's RealMemory= (MB): one is required. */
 static int cf_mem(cf_t *p, int kind, uint64_t *mem_mb)
 {
     const cf_tok_t *gb = p->by_key[K_MEMGB], *mb = p->by_key[K_MEMMB];
+    const cf_tok_t *rm = p->by_key[K_REALMEM];
     if (gb && mb)
         return TOK_ERR(p, mb, "give MemGB or MemMB, not both");
+    if (rm && (gb || mb))
+        return TOK_ERR(p, rm, "give RealMemory or %s, not both", gb ? "MemGB" : "MemMB");
+    if (rm)
+        mb = rm;
     if (!gb && !mb)
-        return TOK_ERR(p, p->by_key[kind], "MemGB= (or MemMB=) is missing");
+        return TOK_ERR(p, p->by_key[kind], "MemGB= (or MemMB=%s) is missing",
+                       kind == K_NODENAME ? ", RealMemory=" : "");
     if (mb)
         return cf_u64(p, mb, 0, (uint64_t)1 << 50, mem_mb);
     double v = 0;
@@ -265,7 +332,30 @@ static void suggest_list(cf_suggest_t *s, const char *want, const char *list)
 }
 
 /* Look a GPU type name up: the cluster's types, then GpuType= declarations,
- * then the catalog.  Adds it to the cluster on first use. */
+ * then the catalog.  Adds it to the cluster on first use.  1 when found, 0
+ * when not, or an error. */
+static int cf_type_find(cf_t *p, const cf_tok_t *t, const char *tname, int *type)
+{
+    int idx = dr_cluster_find_type(p->c, tname);
+    if (idx >= 0) {
+        *type = idx;
+        return 1;
+    }
+    const dr_gpu_spec_t *spec = NULL;
+    for (size_t i = 0; i < p->ndecls && !spec; i++)
+        if (dr_streq_ci(p->decls[i].spec.name, tname))
+            spec = &p->decls[i].spec;
+    if (!spec)
+        spec = dr_catalog_find(p->cat, tname);
+    if (!spec)
+        return 0;
+    idx = dr_cluster_add_type(p->c, spec, p->err);
+    if (idx < 0)
+        return cf_wrap(p, idx, t);
+    *type = idx;
+    return 1;
+}
+
 static int cf_type(cf_t *p, const cf_tok_t *t, const char *tname, int *type)
 {
     int idx = dr_cluster_find_type(p->c, tname);
@@ -423,14 +513,228 @@ static int cf_room(cf_t *p, const cf_tok_t *t, const cf_tok_t *gt, uint64_t n, u
     return DR_OK;
 }
 
+/* --- slurm.conf node keys --- */
+
+typedef struct cf_ids { /* shard or feature ids of a line */
+    uint32_t *ids;
+    size_t n;
+} cf_ids_t;
+
+/* Slurm's name for a GPU type ("h100", "a100_80g", "mi300x") as a type of
+ * the cluster: the name itself (catalog names and aliases, declared
+ * types), with '_' read as '-', else the catalog's product-name matcher
+ * (gpu_names.c) on its words.  The Slurm name becomes an alias of the
+ * type, so jobs may say --gres=gpu:a100_80g:2 or -C a100_80g as they did. */
+static int cf_slurm_type(cf_t *p, const cf_tok_t *t, const char *name, int *type)
+{
+    char alt[DR_GPU_NAME_MAX * 2], words[DR_GPU_NAME_MAX * 3];
+    int rc = cf_type_find(p, t, name, type);
+    if (rc == 0 && strlen(name) < sizeof alt) {
+        memcpy(alt, name, strlen(name) + 1);
+        for (char *q = alt; *q; q++)
+            if (*q == '_')
+                *q = '-';
+        rc = cf_type_find(p, t, alt, type);
+    }
+    if (rc == 0) {
+        char canon[DR_GPU_NAME_MAX];
+        dr_slurm_gpu_words(name, words, sizeof words);
+        if (dr_gpu_type_from_product_cat(p->cat, words, canon, sizeof canon) == DR_OK)
+            rc = cf_type_find(p, t, canon, type);
+    }
+    if (rc < 0)
+        return rc;
+    if (rc == 0)
+        return cf_type(p, t, name, type); /* the error, with a suggestion */
+    dr_gpu_spec_t *g = &p->c->types[*type];
+    size_t have = strlen(g->aliases), add = strlen(name);
+    if (dr_cluster_find_type(p->c, name) != *type && have + add + 2 <= sizeof g->aliases &&
+        !strpbrk(name, "|")) {
+        if (have)
+            g->aliases[have++] = '|';
+        memcpy(g->aliases + have, name, add + 1);
+    }
+    return DR_OK;
+}
+
+/* Gres=gpu[:TYPE]:COUNT[(S:..)][,other:N...]: the node's GPUs.  Other GRES
+ * are noted; GPUs of two types on one node are refused (a drover node has
+ * one GPU type); an untyped gpu:N gets a type "gpu" whose figures are
+ * unknown. */
+static int cf_gres(cf_t *p, const cf_tok_t *t, int *type, uint16_t *count)
+{
+    char *v = dr_strdup(t->val);
+    if (!v)
+        return cf_oom(p);
+    int rc = DR_OK, got = -1;
+    uint64_t total = 0;
+    char *item = v;
+    while (item && rc == 0) {
+        /* split at a comma outside parentheses */
+        char *q = item;
+        int depth = 0;
+        for (; *q && !(*q == ',' && depth == 0); q++)
+            depth += *q == '(' ? 1 : *q == ')' ? -1 : 0;
+        char *next = *q ? q + 1 : NULL;
+        *q = '\0';
+        char *paren = strchr(item, '(');
+        if (paren)
+            *paren = '\0'; /* socket affinity: not used */
+        char *c1 = strchr(item, ':');
+        if (!c1 || strncasecmp(item, "gpu", 3) != 0 || c1 != item + 3) {
+            if (*item)
+                cf_note(p, t->line, "Gres", "'%.64s' ignored (only GPUs are scheduled)", item);
+            item = next;
+            continue;
+        }
+        char *c2 = strrchr(c1 + 1, ':');
+        const char *cnt = c2 ? c2 + 1 : c1 + 1;
+        uint64_t n;
+        if (dr_parse_u64(cnt, &n) != 0 || n < 1 || n > DR_MAX_GPUS_PER_NODE) {
+            rc = TOK_ERR(p, t, "'%.64s': the GPU count must be a whole number from 1 to %d", item,
+                         DR_MAX_GPUS_PER_NODE);
+            break;
+        }
+        int ty;
+        if (c2) {
+            *c2 = '\0';
+            if (strchr(c1 + 1, ':')) {
+                rc = TOK_ERR(p, t, "'%.64s': expected gpu[:TYPE]:COUNT (flags are not supported)",
+                             t->val);
+                break;
+            }
+            rc = cf_slurm_type(p, t, c1 + 1, &ty);
+        } else {
+            ty = dr_cluster_find_type(p->c, "gpu");
+            if (ty < 0) {
+                dr_gpu_spec_t g;
+                dr_gpu_spec_unknown(&g, "gpu");
+                ty = dr_cluster_add_type(p->c, &g, p->err);
+                dr_gpu_spec_free(&g);
+                if (ty < 0)
+                    rc = cf_wrap(p, ty, t);
+            }
+            if (rc == 0)
+                cf_note(p, t->line, "Gres",
+                        "'%.64s' names no GPU type: type 'gpu' with unknown figures (name one, "
+                        "gpu:h100:%llu, for drover to know the GPU)",
+                        item, (unsigned long long)n);
+        }
+        if (rc == 0 && got >= 0 && got != ty)
+            rc = TOK_ERR(p, t,
+                         "GPUs of two types ('%s' and '%s') on one node: a drover node has one "
+                         "GPU type; split the NodeName line",
+                         p->c->types[got].name, p->c->types[ty].name);
+        got = ty;
+        total += n;
+        item = next;
+    }
+    if (rc == 0 && total > DR_MAX_GPUS_PER_NODE)
+        rc = TOK_ERR(p, t, "%llu GPUs on a node is more than %d", (unsigned long long)total,
+                     DR_MAX_GPUS_PER_NODE);
+    free(v);
+    if (rc == 0) {
+        *type = got < 0 ? 0 : got;
+        *count = (uint16_t)total;
+    }
+    return rc;
+}
+
+/* Did t come from a DEFAULT line (whose notes are said once, there)? */
+static bool cf_from_defaults(const cf_t *p, const cf_tok_t *t)
+{
+    for (size_t i = 0; i < 2; i++)
+        if (p->defs[i].n && t >= p->defs[i].t && t < p->defs[i].t + p->defs[i].n)
+            return true;
+    return false;
+}
+
+/* Cpus= (CPUs=, Procs=), else Slurm's default: (Boards x SocketsPerBoard,
+ * or Sockets) x CoresPerSocket x ThreadsPerCore.  With Cpus= the layout
+ * keys are not acted on and noted. */
+static int cf_node_cpus(cf_t *p, uint32_t *cpu_milli)
+{
+    static const int lay[] = {K_BOARDS, K_SPB, K_SOCKETS, K_CORES, K_THREADS};
+    bool any = false;
+    for (size_t i = 0; i < sizeof lay / sizeof *lay; i++)
+        any = any || p->by_key[lay[i]];
+    if (p->by_key[K_CPUS] || !any) {
+        for (size_t i = 0; i < sizeof lay / sizeof *lay; i++)
+            if (p->by_key[lay[i]] && !cf_from_defaults(p, p->by_key[lay[i]]))
+                cf_note(p, p->by_key[lay[i]]->line, key_names[lay[i]],
+                        "ignored (CPUs= gives the node's CPUs)");
+        return cf_cpus(p, K_NODENAME, cpu_milli);
+    }
+    uint64_t v[5];
+    for (size_t i = 0; i < 5; i++) {
+        v[i] = 1;
+        int rc;
+        if (p->by_key[lay[i]] && (rc = cf_u64(p, p->by_key[lay[i]], 1, 65536, &v[i])) != 0)
+            return rc;
+    }
+    uint64_t sockets = p->by_key[K_SOCKETS] ? v[2] : v[0] * v[1];
+    uint64_t cpus = sockets * v[3] * v[4];
+    if (cpus > UINT32_MAX / 1000)
+        return TOK_ERR(p, p->by_key[K_NODENAME], "%llu CPUs is more than %u",
+                       (unsigned long long)cpus, UINT32_MAX / 1000);
+    *cpu_milli = (uint32_t)(cpus * 1000);
+    return DR_OK;
+}
+
+/* State=: drover's UP, DOWN, DRAIN, and Slurm's UNKNOWN and IDLE (UP: the
+ * agents say what is there), FUTURE and CLOUD (DOWN, noted). */
+static int cf_node_state(cf_t *p, const cf_tok_t *st, uint8_t *state)
+{
+    *state = DR_NODE_UP;
+    if (!st)
+        return DR_OK;
+    if (dr_streq_ci(st->val, "UP") || dr_streq_ci(st->val, "UNKNOWN") ||
+        dr_streq_ci(st->val, "IDLE"))
+        *state = DR_NODE_UP;
+    else if (dr_streq_ci(st->val, "DOWN"))
+        *state = DR_NODE_DOWN;
+    else if (dr_streq_ci(st->val, "DRAIN"))
+        *state = DR_NODE_DRAIN;
+    else if (dr_streq_ci(st->val, "FUTURE") || dr_streq_ci(st->val, "CLOUD")) {
+        *state = DR_NODE_DOWN;
+        cf_note(p, st->line, "State", "%s: the nodes are DOWN in drover", st->val);
+    } else
+        return TOK_ERR(p, st, "'%.64s' is not UP, DOWN or DRAIN (or Slurm's UNKNOWN, IDLE, FUTURE)",
+                       st->val);
+    return DR_OK;
+}
+
+/* Features=a,b: feature ids into out (declared on first use). */
+static int cf_features(cf_t *p, const cf_tok_t *t, cf_ids_t *out)
+{
+    size_t n = 1;
+    for (const char *q = t->val; *q; q++)
+        n += *q == ',';
+    out->ids = malloc(n * sizeof *out->ids);
+    if (!out->ids)
+        return cf_oom(p);
+    for (const char *q = t->val; *q;) {
+        size_t len = strcspn(q, ",");
+        char name[128];
+        if (len == 0 || len >= sizeof name)
+            return TOK_ERR(p, t, "'%.64s': feature names are 1 to 127 characters", t->val);
+        memcpy(name, q, len);
+        name[len] = '\0';
+        if (strpbrk(name, "&|()[]*!\""))
+            return TOK_ERR(p, t, "feature '%.64s' may not contain any of &|()[]*!", name);
+        int f = dr_cluster_feature(p->c, name, p->err);
+        if (f < 0)
+            return cf_wrap(p, f, t);
+        out->ids[out->n++] = (uint32_t)f;
+        q += len + (q[len] == ',');
+    }
+    return DR_OK;
+}
+
 /* --- line kinds --- */
 
 /* Shards=HOSTLIST on a line of nnodes nodes: the shard ids (declared on the
  * spot), within the limit on (node, shard) pairs. */
-typedef struct cf_ids {
-    uint32_t *ids;
-    size_t n;
-} cf_ids_t;
 
 static int cf_shards(cf_t *p, const cf_tok_t *t, size_t nnodes, cf_ids_t *out)
 {
@@ -467,33 +771,30 @@ static int cf_nodename(cf_t *p)
 {
     const cf_tok_t *kt = p->by_key[K_NODENAME];
     dr_strvec_t names = {0};
-    cf_ids_t shards = {NULL, 0};
+    cf_ids_t shards = {NULL, 0}, feats = {NULL, 0};
     int type = 0, mode, rc, sw = DR_NONE;
     uint16_t ngpus = 0;
     uint32_t cpu = 0;
     uint64_t mem = 0;
     uint8_t state = DR_NODE_UP;
+    const cf_tok_t *gt = p->by_key[K_GPUS] ? p->by_key[K_GPUS] : p->by_key[K_GRES];
     if ((rc = cf_expand(p, kt, &names)) != 0)
         goto out;
+    if (p->by_key[K_GPUS] && p->by_key[K_GRES]) {
+        rc = TOK_ERR(p, p->by_key[K_GRES], "give Gpus or Gres, not both");
+        goto out;
+    }
     if (p->by_key[K_GPUS] && (rc = cf_gpus(p, p->by_key[K_GPUS], &type, &ngpus)) != 0)
         goto out;
-    if ((rc = cf_cpus(p, K_NODENAME, &cpu)) != 0 || (rc = cf_mem(p, K_NODENAME, &mem)) != 0 ||
-        (rc = cf_nvlink(p, p->by_key[K_NVLINK], &mode)) != 0)
+    if (p->by_key[K_GRES] && (rc = cf_gres(p, p->by_key[K_GRES], &type, &ngpus)) != 0)
         goto out;
-    const cf_tok_t *st = p->by_key[K_STATE];
-    if (st) {
-        if (dr_streq_ci(st->val, "UP"))
-            state = DR_NODE_UP;
-        else if (dr_streq_ci(st->val, "DOWN"))
-            state = DR_NODE_DOWN;
-        else if (dr_streq_ci(st->val, "DRAIN"))
-            state = DR_NODE_DRAIN;
-        else {
-            rc = TOK_ERR(p, st, "'%.64s' is not UP, DOWN or DRAIN", st->val);
-            goto out;
-        }
-    }
-    if ((rc = cf_room(p, kt, p->by_key[K_GPUS] ? p->by_key[K_GPUS] : kt, names.n, ngpus)) != 0)
+    if ((rc = cf_node_cpus(p, &cpu)) != 0 || (rc = cf_mem(p, K_NODENAME, &mem)) != 0 ||
+        (rc = cf_nvlink(p, p->by_key[K_NVLINK], &mode)) != 0 ||
+        (rc = cf_node_state(p, p->by_key[K_STATE], &state)) != 0)
+        goto out;
+    if (p->by_key[K_FEATURES] && (rc = cf_features(p, p->by_key[K_FEATURES], &feats)) != 0)
+        goto out;
+    if ((rc = cf_room(p, kt, gt ? gt : kt, names.n, ngpus)) != 0)
         goto out;
     const cf_tok_t *swt = p->by_key[K_SWITCH];
     if (swt) {
@@ -525,10 +826,16 @@ static int cf_nodename(cf_t *p)
                 rc = cf_wrap(p, rc, sht);
                 goto out;
             }
+        for (size_t k = 0; k < feats.n; k++)
+            if ((rc = dr_cluster_node_add_feature(p->c, idx, feats.ids[k], p->err)) != 0) {
+                rc = cf_wrap(p, rc, p->by_key[K_FEATURES]);
+                goto out;
+            }
     }
 out:
     dr_strvec_free(&names);
     free(shards.ids);
+    free(feats.ids);
     return rc;
 }
 
@@ -765,18 +1072,197 @@ static int cf_policy(cf_t *p)
     return DR_OK;
 }
 
+/* Slurm's time limits (MaxTime=, DefaultTime=): minutes, MM:SS, HH:MM:SS,
+ * D-HH[:MM[:SS]], UNLIMITED / INFINITE (0), as the job-field vocabulary
+ * reads --time. */
+static int cf_time(cf_t *p, const cf_tok_t *t, dr_time_t *out)
+{
+    dr_err_t e = {0};
+    if (dr_time_limit_parse(t->val, out, &e) != 0)
+        return TOK_ERR(p, t,
+                       "'%.64s' is not a time limit (minutes, HH:MM:SS, D-HH:MM:SS or "
+                       "UNLIMITED)",
+                       t->val);
+    return DR_OK;
+}
+
+/* PartitionName=NAME Nodes=HOSTLIST|ALL Default=YES|NO MaxTime= DefaultTime=
+ * State=UP|DOWN|DRAIN|INACTIVE.  Nodes may also name pools (all of their
+ * nodes); they are resolved once every line is read, as Slurm does. */
+static int cf_partname(cf_t *p)
+{
+    const cf_tok_t *kt = p->by_key[K_PARTNAME];
+    int rc = cf_name_ok(p, kt, 200, "[],:|=\"#&()*!");
+    if (rc != 0)
+        return rc;
+    for (size_t i = 0; i < p->nparts; i++)
+        if (strcmp(p->parts[i].p.name, kt->val) == 0)
+            return TOK_ERR(p, kt, "partition '%.64s' is defined twice (first on line %zu)", kt->val,
+                           p->parts[i].line);
+    cf_part_t cp = {.line = kt->line};
+    const cf_tok_t *t;
+    if ((t = p->by_key[K_DEFAULT])) {
+        if (dr_streq_ci(t->val, "YES"))
+            cp.p.is_default = true;
+        else if (!dr_streq_ci(t->val, "NO"))
+            return TOK_ERR(p, t, "'%.64s' is not YES or NO", t->val);
+        for (size_t i = 0; cp.p.is_default && i < p->nparts; i++)
+            if (p->parts[i].p.is_default)
+                return TOK_ERR(p, t, "partition '%.64s' (line %zu) is already the default",
+                               p->parts[i].p.name, p->parts[i].line);
+    }
+    if ((t = p->by_key[K_MAXTIME]) && (rc = cf_time(p, t, &cp.p.max_time)) != 0)
+        return rc;
+    if ((t = p->by_key[K_DEFTIME]) && (rc = cf_time(p, t, &cp.p.default_time)) != 0)
+        return rc;
+    if (cp.p.max_time && cp.p.default_time > cp.p.max_time)
+        return TOK_ERR(p, t, "DefaultTime is longer than MaxTime");
+    if ((t = p->by_key[K_STATE])) {
+        static const char *const st[] = {"UP", "DOWN", "DRAIN", "INACTIVE"};
+        size_t k = 0;
+        while (k < 4 && !dr_streq_ci(t->val, st[k]))
+            k++;
+        if (k == 4)
+            return TOK_ERR(p, t, "'%.64s' is not UP, DOWN, DRAIN or INACTIVE", t->val);
+        cp.p.state = (uint8_t)k;
+    }
+    if (!(cp.p.name = dr_strdup(kt->val)))
+        return cf_oom(p);
+    if ((t = p->by_key[K_NODES])) {
+        cp.nodes_line = t->line;
+        if (!(cp.nodes = dr_strdup(t->val))) {
+            free(cp.p.name);
+            return cf_oom(p);
+        }
+    }
+    if (DR_PUSH(p->parts, p->nparts, p->capparts, cp) != 0) {
+        free(cp.p.name);
+        free(cp.nodes);
+        return cf_oom(p);
+    }
+    return DR_OK;
+}
+
+/* Once every line is read: each partition's nodes (names, pools, ALL). */
+static int cf_parts_resolve(cf_t *p)
+{
+    int rc = DR_OK;
+    uint32_t *ids = NULL;
+    for (size_t i = 0; i < p->nparts && rc == 0; i++) {
+        cf_part_t *cp = &p->parts[i];
+        dr_strvec_t names = {0};
+        size_t n = 0, cap = 0;
+        cf_tok_t nt = {
+            .key = (char *)"Nodes", .val = cp->nodes, .line = cp->nodes_line, .k = K_NODES};
+        if (cp->nodes && (rc = cf_expand(p, &nt, &names)) != 0)
+            break;
+        for (size_t k = 0; k < names.n && rc == 0; k++) {
+            const char *nm = names.v[k];
+            int id = dr_cluster_find_node(p->c, nm);
+            size_t first = 0, count = 0;
+            if (id >= 0) {
+                first = (size_t)id;
+                count = 1;
+            } else if (dr_streq_ci(nm, "ALL")) {
+                count = p->c->nnodes;
+            } else {
+                size_t q = 0;
+                while (q < p->c->npools && strcmp(p->c->pools[q].name, nm) != 0)
+                    q++;
+                if (q == p->c->npools) {
+                    rc = TOK_ERR(p, &nt,
+                                 "unknown node '%.64s' (not a NodeName= node, a Pool= or ALL; "
+                                 "NodeSet= lines are not read)",
+                                 nm);
+                    break;
+                }
+                first = p->c->pools[q].first_node;
+                count = p->c->pools[q].max_nodes;
+            }
+            if (dr_grow((void **)&ids, &cap, n + count, sizeof *ids) != 0) {
+                rc = cf_oom(p);
+                break;
+            }
+            for (size_t j = 0; j < count; j++)
+                ids[n++] = (uint32_t)(first + j);
+        }
+        dr_strvec_free(&names);
+        if (rc != 0)
+            break;
+        if (n == 0)
+            cf_note(p, cp->line, "PartitionName", "'%s' has no nodes: jobs naming it are refused",
+                    cp->p.name);
+        int k = dr_cluster_add_partition(p->c, &cp->p, ids, n, p->err);
+        if (k < 0) {
+            rc = k;
+            dr_err_prefix(p->err, "%s:%zu: PartitionName: ", p->name, cp->line);
+        }
+        free(ids);
+        ids = NULL;
+    }
+    free(ids);
+    return rc;
+}
+
+/* A slurm.conf key drover accepts and does not act on, on a line of `kind`. */
+static bool cf_slurm_ignored(int kind, const char *key)
+{
+    if (kind == K_NODENAME)
+        return dr_slurm_node_key(key);
+    if (kind == K_PARTNAME)
+        return dr_slurm_part_key(key);
+    return false;
+}
+
+/* NodeName=DEFAULT / PartitionName=DEFAULT: keep the line's keys (a later
+ * DEFAULT line replaces a key) for the lines of that kind below it. */
+static int cf_defaults(cf_t *p, int kind)
+{
+    cf_defs_t *d = &p->defs[kind == K_NODENAME ? 0 : 1];
+    for (size_t i = 1; i < K_N; i++) {
+        const cf_tok_t *t = p->by_key[i];
+        if (!t || (int)i == kind)
+            continue;
+        size_t k = 0;
+        while (k < d->n && d->t[k].k != t->k)
+            k++;
+        cf_tok_t c = {
+            .key = dr_strdup(t->key), .val = dr_strdup(t->val), .line = t->line, .k = t->k};
+        if (c.key && c.val && k < d->n) {
+            free(d->t[k].key);
+            free(d->t[k].val);
+            d->t[k] = c;
+        } else if (!c.key || !c.val || DR_PUSH(d->t, d->n, d->cap, c) != 0) {
+            free(c.key);
+            free(c.val);
+            return cf_oom(p);
+        }
+    }
+    return DR_OK;
+}
+
 /* One logical line (its tokens are in p->toks). */
 static int cf_statement(cf_t *p)
 {
     const cf_tok_t *first = &p->toks[0];
     int kind = first->k;
-    if (kind < 0 || kind > K_POLICY)
+    if (kind < 0 && dr_slurm_global_key(first->key)) {
+        for (size_t i = 0; i < p->ntoks; i++)
+            cf_note(p, p->toks[i].line, p->toks[i].key, "ignored");
+        return DR_OK;
+    }
+    if (kind < 0 || kind >= K_NKINDS)
         return TOK_ERR(p, first,
                        "unknown line kind (a line starts with NodeName=, SwitchName=, GpuType=, "
-                       "Pool= or SchedulerPolicy=)");
+                       "Pool=, PartitionName= or SchedulerPolicy=, or is a slurm.conf "
+                       "parameter)");
     memset(p->by_key, 0, sizeof p->by_key);
     for (size_t i = 0; i < p->ntoks; i++) {
         const cf_tok_t *t = &p->toks[i];
+        if (t->k < 0 && cf_slurm_ignored(kind, t->key)) {
+            cf_note(p, t->line, t->key, "ignored");
+            continue;
+        }
         if (t->k < 0)
             return TOK_ERR(p, t, "unknown key");
         if (!(kind_keys[kind] & KB(t->k)))
@@ -785,11 +1271,20 @@ static int cf_statement(cf_t *p)
             return TOK_ERR(p, t, "given twice");
         p->by_key[t->k] = t;
     }
+    if ((kind == K_NODENAME || kind == K_PARTNAME) && dr_streq_ci(first->val, "DEFAULT"))
+        return cf_defaults(p, kind);
+    if (kind == K_NODENAME || kind == K_PARTNAME) {
+        const cf_defs_t *d = &p->defs[kind == K_NODENAME ? 0 : 1];
+        for (size_t i = 0; i < d->n; i++)
+            if (!p->by_key[d->t[i].k])
+                p->by_key[d->t[i].k] = &d->t[i];
+    }
     switch (kind) {
     case K_NODENAME: return cf_nodename(p);
     case K_SWITCHNAME: return cf_switchname(p);
     case K_GPUTYPE: return cf_gputype(p);
     case K_POLICY: return cf_policy(p);
+    case K_PARTNAME: return cf_partname(p);
     default: return cf_pool(p);
     }
 }
@@ -810,6 +1305,13 @@ static int cf_tokenize(cf_t *p, char *s, size_t line, bool *cont)
     while (n > 0 && isspace((unsigned char)s[n - 1]))
         s[--n] = '\0';
     *cont = n > 0 && s[n - 1] == '\\';
+    const char *w = s;
+    while (isspace((unsigned char)*w))
+        w++;
+    if (p->ntoks == 0 && strncasecmp(w, "include", 7) == 0 &&
+        (isspace((unsigned char)w[7]) || !w[7]))
+        return cf_err(p, DR_EINVAL, line, "Include",
+                      "not supported: put the included file's lines in this file");
     if (*cont)
         s[--n] = '\0';
     char *q = s;
@@ -898,6 +1400,12 @@ static int cf_run(cf_t *p, const char *buf, size_t len)
 int dr_config_parse(dr_cluster_t *c, const dr_catalog_t *cat, const char *name, const char *buf,
                     size_t len, dr_err_t *err)
 {
+    return dr_config_parse_notes(c, cat, name, buf, len, NULL, err);
+}
+
+int dr_config_parse_notes(dr_cluster_t *c, const dr_catalog_t *cat, const char *name,
+                          const char *buf, size_t len, dr_strvec_t *notes, dr_err_t *err)
+{
     if (!name)
         name = "config";
     dr_catalog_t builtin = {0};
@@ -907,12 +1415,14 @@ int dr_config_parse(dr_cluster_t *c, const dr_catalog_t *cat, const char *name, 
             return rc;
         cat = &builtin;
     }
-    cf_t p = {.c = c, .cat = cat, .name = name, .err = err};
+    cf_t p = {.c = c, .cat = cat, .name = name, .err = err, .notes = notes};
     p.node_base = c->nnodes;
     p.pool_base = c->npools;
     int rc = cf_sw_room(&p, c->nswitches);
     if (rc == 0)
         rc = cf_run(&p, buf, len);
+    if (rc == 0)
+        rc = cf_parts_resolve(&p);
     if (rc == 0 && c->nnodes == 0)
         rc = dr_err_set(err, DR_EINVAL, "%s: no nodes (add NodeName= or Pool= lines)", name);
     if (rc == 0 && (rc = dr_cluster_finalize(c, err)) != 0)
@@ -924,6 +1434,18 @@ int dr_config_parse(dr_cluster_t *c, const dr_catalog_t *cat, const char *name, 
     free(p.decls);
     free(p.node_line);
     free(p.pool_line);
+    for (size_t i = 0; i < 2; i++) {
+        for (size_t k = 0; k < p.defs[i].n; k++) {
+            free(p.defs[i].t[k].key);
+            free(p.defs[i].t[k].val);
+        }
+        free(p.defs[i].t);
+    }
+    for (size_t i = 0; i < p.nparts; i++) {
+        free(p.parts[i].p.name);
+        free(p.parts[i].nodes);
+    }
+    free(p.parts);
     free(p.sw);
     dr_catalog_free(&builtin);
     return rc;
@@ -931,12 +1453,18 @@ int dr_config_parse(dr_cluster_t *c, const dr_catalog_t *cat, const char *name, 
 
 int dr_config_load(dr_cluster_t *c, const dr_catalog_t *cat, const char *path, dr_err_t *err)
 {
+    return dr_config_load_notes(c, cat, path, NULL, err);
+}
+
+int dr_config_load_notes(dr_cluster_t *c, const dr_catalog_t *cat, const char *path,
+                         dr_strvec_t *notes, dr_err_t *err)
+{
     char *buf;
     size_t len;
     int rc = dr_read_file(path, &buf, &len, err);
     if (rc != 0)
         return rc;
-    rc = dr_config_parse(c, cat, path, buf, len, err);
+    rc = dr_config_parse_notes(c, cat, path, buf, len, notes, err);
     free(buf);
     return rc;
 }

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "core/cluster_index.h"
+#include "drover/partition.h"
 #include "drover/cluster.h"
 #include "drover/util.h"
 
@@ -566,8 +567,9 @@ void dr_cluster_hide(dr_cluster_t *c, uint32_t node, bool hidden)
 
 bool dr_node_fits(const dr_cluster_t *c, const dr_node_t *n, const dr_job_req_t *r)
 {
-    (void)c;
     if (!dr_node_usable(n))
+        return false;
+    if (r->nodeset && !dr_nodeset_has(c, r->nodeset, (uint32_t)(n - c->nodes)))
         return false;
     if (n->cpu_free < r->cpu_milli_per_node || n->mem_free < r->mem_mb_per_node)
         return false;

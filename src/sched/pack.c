@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "drover/pack.h"
+#include "drover/partition.h"
 #include "drover/util.h"
 #include "sched/pack_priv.h"
 
@@ -178,8 +179,9 @@ uint32_t dr_pack_milli_left(const dr_cluster_t *c, const dr_node_t *n)
 
 bool dr_pack_fits(const dr_cluster_t *c, const dr_node_t *n, const dr_pack_req_t *r)
 {
-    (void)c;
     if (!dr_node_usable(n) || n->cpu_free < r->cpu_milli || n->mem_free < r->mem_mb)
+        return false;
+    if (r->nodeset && !dr_nodeset_has(c, r->nodeset, (uint32_t)(n - c->nodes)))
         return false;
     if (r->ngpus == 0)
         return true;

@@ -402,7 +402,8 @@ static int place_packed(dr_cluster_t *c, const dr_job_req_t *r, dr_typemask_t al
                         .mem_mb = r->mem_mb_per_node,
                         .ngpus = r->gpus_per_node,
                         .gpu_milli = r->gpus_per_node ? r->gpu_milli : 0,
-                        .allowed = r->types ? allowed & r->types : allowed};
+                        .allowed = r->types ? allowed & r->types : allowed,
+                        .nodeset = r->nodeset};
     int rc = dr_packer_place(pk, c, &pr, out);
     if (rc == DR_OK)
         dr_alloc_describe(c, out);

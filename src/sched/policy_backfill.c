@@ -331,10 +331,10 @@ static int shadow(bf_t *b, const dr_sched_view_t *v, const dr_job_t *head, dr_ti
 static uint64_t shape_key(const dr_job_req_t *r, dr_typemask_t allowed, bool is_short)
 {
     uint64_t h = 1469598103934665603ULL;
-    uint64_t parts[7] = {r->nodes, r->gpus_per_node,      r->gpu_milli,
-                         allowed,  r->cpu_milli_per_node, r->mem_mb_per_node,
-                         is_short};
-    for (int i = 0; i < 7; i++)
+    uint64_t parts[8] = {
+        r->nodes,           r->gpus_per_node, r->gpu_milli, allowed, r->cpu_milli_per_node,
+        r->mem_mb_per_node, is_short,         r->nodeset};
+    for (int i = 0; i < 8; i++)
         h = (h ^ parts[i]) * 1099511628211ULL;
     return h | 1; /* 0 means empty */
 }
@@ -374,7 +374,7 @@ static void memo_clear(bf_t *b)
 #define CLS_NONE UINT32_MAX
 
 typedef struct rclass {
-    uint32_t nodes, gpus_per_node, gpu_milli, cpu_milli_per_node, perf_class;
+    uint32_t nodes, gpus_per_node, gpu_milli, cpu_milli_per_node, perf_class, nodeset;
     dr_typemask_t types;
     uint64_t min_gpu_mem_bits, mem_mb_per_node;
     uint64_t pass; /* allowed and key are from this pass */
@@ -398,7 +398,8 @@ static bool cls_match(const rclass_t *e, const dr_job_t *j, uint64_t mb)
     return e->nodes == r->nodes && e->gpus_per_node == r->gpus_per_node &&
            e->gpu_milli == r->gpu_milli && e->types == r->types && e->min_gpu_mem_bits == mb &&
            e->cpu_milli_per_node == r->cpu_milli_per_node &&
-           e->mem_mb_per_node == r->mem_mb_per_node && e->perf_class == j->perf_class;
+           e->mem_mb_per_node == r->mem_mb_per_node && e->perf_class == j->perf_class &&
+           e->nodeset == r->nodeset;
 }
 
 /* The class of j's request, added if new; CLS_NONE if the table is full. */
@@ -418,10 +419,11 @@ static uint32_t cls_of(bf_t *b, const dr_job_t *j)
     const dr_job_req_t *r = &j->req;
     uint64_t mb;
     memcpy(&mb, &r->min_gpu_mem_gb, sizeof mb);
-    uint64_t parts[8] = {r->nodes, r->gpus_per_node,      r->gpu_milli,       r->types,
-                         mb,       r->cpu_milli_per_node, r->mem_mb_per_node, j->perf_class};
+    uint64_t parts[9] = {r->nodes,  r->gpus_per_node,      r->gpu_milli,       r->types,
+                         mb,        r->cpu_milli_per_node, r->mem_mb_per_node, j->perf_class,
+                         r->nodeset};
     uint64_t h = 1469598103934665603ULL;
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < 9; i++)
         h = (h ^ parts[i]) * 1099511628211ULL;
     size_t i = (h ^ h >> 29) & (2 * CLS_CAP - 1);
     for (; b->cls_slot[i]; i = (i + 1) & (2 * CLS_CAP - 1))
@@ -434,6 +436,7 @@ static uint32_t cls_of(bf_t *b, const dr_job_t *j)
                                  .gpu_milli = r->gpu_milli,
                                  .cpu_milli_per_node = r->cpu_milli_per_node,
                                  .perf_class = j->perf_class,
+                                 .nodeset = r->nodeset,
                                  .types = r->types,
                                  .min_gpu_mem_bits = mb,
                                  .mem_mb_per_node = r->mem_mb_per_node};

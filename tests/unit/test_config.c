@@ -403,10 +403,12 @@ static void test_errors_syntax(void **state)
     expect_err("# nothing\n\n", DR_EINVAL, "test.conf: no nodes (add NodeName= or Pool= lines)");
     expect_err(N1 "Color=red\n", DR_EINVAL,
                "test.conf:2: Color: unknown line kind (a line starts with NodeName=, "
-               "SwitchName=, GpuType=, Pool= or SchedulerPolicy=)");
+               "SwitchName=, GpuType=, Pool=, PartitionName= or SchedulerPolicy=, or is a "
+               "slurm.conf parameter)");
     expect_err(N1 "Cpus=8 NodeName=x\n", DR_EINVAL,
                "test.conf:2: Cpus: unknown line kind (a line starts with NodeName=, "
-               "SwitchName=, GpuType=, Pool= or SchedulerPolicy=)");
+               "SwitchName=, GpuType=, Pool=, PartitionName= or SchedulerPolicy=, or is a "
+               "slurm.conf parameter)");
     expect_err("NodeName=a Cpus=1 MemGB=1 Color=red\n", DR_EINVAL,
                "test.conf:1: Color: unknown key");
     expect_err("NodeName=a Cpus=1 MemGB=1 Pool=x\n", DR_EINVAL,
@@ -431,7 +433,8 @@ static void test_errors_syntax(void **state)
                "test.conf:3: MemGB: 'lots' is not a number");
     expect_err(N1 "NodeName=x Cpus=1 MemGB=1 \\\n\n  Bogus=1\n", DR_EINVAL,
                "test.conf:4: Bogus: unknown line kind (a line starts with NodeName=, "
-               "SwitchName=, GpuType=, Pool= or SchedulerPolicy=)");
+               "SwitchName=, GpuType=, Pool=, PartitionName= or SchedulerPolicy=, or is a "
+               "slurm.conf parameter)");
     /* unquoted, '#' starts a comment */
     expect_err("GpuType=\"Z#1\"\nNodeName=z1 Gpus=Z#1:2 Cpus=1 MemGB=1\n", DR_EINVAL,
                "test.conf:2: Gpus: expected TYPE:COUNT, got 'Z'");
@@ -455,7 +458,7 @@ static void test_errors_nodename(void **state)
                "test.conf:1: NodeName: hostlist '': empty host list");
     expect_err("NodeName=a MemGB=1\n", DR_EINVAL, "test.conf:1: NodeName: Cpus= is missing");
     expect_err("NodeName=a Cpus=1\n", DR_EINVAL,
-               "test.conf:1: NodeName: MemGB= (or MemMB=) is missing");
+               "test.conf:1: NodeName: MemGB= (or MemMB=, RealMemory=) is missing");
     expect_err("NodeName=a Cpus=1 MemGB=1 MemMB=1024\n", DR_EINVAL,
                "test.conf:1: MemMB: give MemGB or MemMB, not both");
     expect_err("NodeName=a Cpus=abc MemGB=1\n", DR_EINVAL,
@@ -503,8 +506,9 @@ static void test_errors_nodename(void **state)
                "test.conf:1: NodeName: node 'a' is defined twice (first on line 1)");
     expect_err("NodeName=a Cpus=1 MemGB=1 NvlinkDomain=\n", DR_EINVAL,
                "test.conf:1: NvlinkDomain: empty (use node, none or a domain name)");
-    expect_err("NodeName=a Cpus=1 MemGB=1 State=BROKEN\n", DR_EINVAL,
-               "test.conf:1: State: 'BROKEN' is not UP, DOWN or DRAIN");
+    expect_err(
+        "NodeName=a Cpus=1 MemGB=1 State=BROKEN\n", DR_EINVAL,
+        "test.conf:1: State: 'BROKEN' is not UP, DOWN or DRAIN (or Slurm's UNKNOWN, IDLE, FUTURE)");
     expect_err("NodeName=a Cpus=1 MemGB=1 Switch=\n", DR_EINVAL,
                "test.conf:1: Switch: empty switch name");
     expect_err("NodeName=a Cpus=1 MemGB=1\nSwitchName=spine Switches=leaf1\n", DR_EINVAL,

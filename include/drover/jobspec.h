@@ -265,8 +265,10 @@ char *dr_jobspec_expand_path(const char *tmpl, uint64_t job, uint64_t array_pare
                              uint32_t array_index, const char *name, const char *user);
 
 /* The shard name of array task array_index (0 for a job that is not an
- * array): s->shard with %a / %Na / %% expanded; malloc'd, NULL when s names
- * no shard (or out of memory). */
+ * array): s->shard with %a / %Na / %% expanded, or with s->shard_list the
+ * name on the line of the task's position in s->array (the i-th task, in
+ * the order the spec lists them, reads line i); malloc'd, NULL when s
+ * names no shard for it (or out of memory). */
 char *dr_jobspec_shard_for(const dr_jobspec_t *s, uint32_t array_index);
 
 /* Longest shard name, after expansion (a file name in an agent's cache). */

@@ -675,9 +675,57 @@ size_t dr_jobspec_unsupported(const dr_jobspec_t *s, char *buf, size_t len)
 
 /* --- shard names --- */
 
-/* As the native trace's shard column: %a and %Na the index, %% a '%'. */
+/* The position of index idx among an --array spec's tasks ("1,5-9:2%4":
+ * 1 is at 0, 7 at 2), counted range by range without expanding them; -1
+ * if the spec does not hold it.  Ranges were checked by dr_array_parse. */
+static int64_t array_pos(const char *spec, uint32_t idx)
+{
+    int64_t pos = 0;
+    for (const char *p = spec; *p && *p != '%';) {
+        char *e;
+        unsigned long long a = strtoull(p, &e, 10), b = a, step = 1;
+        if (e == p)
+            return -1;
+        if (*e == '-')
+            b = strtoull(e + 1, &e, 10);
+        if (*e == ':')
+            step = strtoull(e + 1, &e, 10);
+        if (step == 0 || b < a)
+            return -1;
+        if (idx >= a && idx <= b && (idx - a) % step == 0)
+            return pos + (int64_t)((idx - a) / step);
+        pos += (int64_t)((b - a) / step + 1);
+        p = *e == ',' ? e + 1 : e;
+        if (*e && *e != ',' && *e != '%')
+            return -1;
+    }
+    return -1;
+}
+
+/* --shard-list: the name on the line of the task's position. */
+static char *shard_from_list(const dr_jobspec_t *s, uint32_t array_index)
+{
+    int64_t pos = s->array ? array_pos(s->array, array_index) : -1;
+    if (pos < 0)
+        return NULL;
+    const char *l = s->shard_list;
+    for (int64_t i = 0; i < pos && l; i++) {
+        l = strchr(l, '\n');
+        if (l)
+            l++;
+    }
+    if (!l)
+        return NULL;
+    size_t n = strcspn(l, "\n");
+    return n ? dr_strndup(l, n) : NULL;
+}
+
+/* As the native trace's shard column: %a and %Na the index, %% a '%';
+ * or with --shard-list the task's own line. */
 char *dr_jobspec_shard_for(const dr_jobspec_t *s, uint32_t array_index)
 {
+    if (s && s->shard_list)
+        return shard_from_list(s, array_index);
     if (!s || !s->shard)
         return NULL;
     strbuf_t b = {NULL, 0, 0, false};

@@ -153,11 +153,37 @@ static void test_expand(void **state)
     s.shard = NULL;
 }
 
+/* --shard-list: task i (in the order --array lists them) reads line i. */
+static void test_list(void **state)
+{
+    (void)state;
+    dr_jobspec_t s;
+    dr_jobspec_init(&s);
+    dr_err_t err = {0};
+    assert_int_equal(dr_jobspec_set(&s, "array", "10,3,20-28:4%2", &err), DR_OK);
+    assert_int_equal(dr_jobspec_set(&s, "shard_list", "a.bin\nb.bin\nc.bin\nd.bin\ne.bin", &err),
+                     DR_OK);
+    static const struct {
+        uint32_t idx;
+        const char *want;
+    } cases[] = {{10, "a.bin"}, {3, "b.bin"}, {20, "c.bin"}, {24, "d.bin"}, {28, "e.bin"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *got = dr_jobspec_shard_for(&s, cases[i].idx);
+        assert_non_null(got);
+        assert_string_equal(got, cases[i].want);
+        free(got);
+    }
+    assert_null(dr_jobspec_shard_for(&s, 21)); /* not a task of the array */
+    assert_null(dr_jobspec_shard_for(&s, 4));
+    dr_jobspec_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_find), cmocka_unit_test(test_set),    cmocka_unit_test(test_validate),
         cmocka_unit_test(test_json), cmocka_unit_test(test_script), cmocka_unit_test(test_expand),
+        cmocka_unit_test(test_list),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

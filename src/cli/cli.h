@@ -15,6 +15,7 @@ int cli_sim(int argc, char **argv);
 /* `drover sim --openb`: the openb packing benchmark (openb.c) */
 int cli_sim_openb(int argc, char **argv);
 int cli_plan(int argc, char **argv);
+int cli_config(int argc, char **argv); /* config.c: drover config check FILE */
 
 /* Live-cluster verbs: clients of the controller's HTTP API (docs/api.md,
  * docs/cli.md "Live cluster").  jobs.c, nodes.c, token.c. */

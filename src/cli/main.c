@@ -16,6 +16,7 @@ static void usage(FILE *f)
             "  plan     size a training run, a service or a batch array: GPU type, count,\n"
             "           time, cost and energy (train | serve | array)\n"
             "  sim      replay a trace on a simulated cluster with one or more policies\n"
+            "  config   check a cluster configuration or a site's slurm.conf (config check FILE)\n"
             "\n"
             "live cluster (the controller, droverd):\n"
             "  submit   run a command or a batch script (drover submit [opts] -- CMD ARGS)\n"
@@ -48,7 +49,7 @@ static const verb_t verbs[] = {
     {"queue", cli_queue}, {"show", cli_show},       {"cancel", cli_cancel},
     {"wait", cli_wait},   {"events", cli_events},   {"logs", cli_logs},
     {"nodes", cli_nodes}, {"token", cli_token},     {"history", cli_history},
-    {"scale", cli_scale}, {"restart", cli_restart},
+    {"scale", cli_scale}, {"restart", cli_restart}, {"config", cli_config},
 };
 
 int main(int argc, char **argv)

@@ -325,6 +325,8 @@ int ctld_store_get_meta(dr_ctld_t *c, const char *key, uint64_t *v);
 int ctld_store_load(dr_ctld_t *c, int (*cb)(dr_ctld_t *, ctld_job_t *, dr_err_t *), dr_err_t *err);
 /* A terminal job no longer in memory: its JOB JSON (malloc'd) or NULL. */
 char *ctld_store_job_json(dr_ctld_t *c, uint64_t id, char **user);
+/* A terminal array task's JOB JSON by (parent, index), or NULL. */
+char *ctld_store_task_json(dr_ctld_t *c, uint64_t parent, uint32_t index);
 /* Jobs listing from the store (terminal ones): appends JSON objects. */
 int ctld_store_list_terminal(dr_ctld_t *c, const char *user, uint64_t array, size_t limit,
                              void (*cb)(void *, const char *json), void *ud);

@@ -6,7 +6,9 @@
  * from memory, or from the store once they have left it).  A dependency
  * that can never hold (afterok on a job that failed) ends the job as
  * failed with the reason, rather than leaving it pending for ever (Slurm's
- * kill_invalid_depend). */
+ * kill_invalid_depend).  A term may name one task of an array ("ID_IDX"):
+ * the task is found in its parent's live set, in the store once it ended,
+ * or is known not to have started while the parent has not reached it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,20 +23,19 @@ typedef struct dep_state {
     bool exists, started, ended, ok;
 } dep_state_t;
 
-static dep_state_t state_of(dr_ctld_t *c, uint64_t id)
+static dep_state_t of_job(const ctld_job_t *cj)
+{
+    dep_state_t d = {.exists = true};
+    d.ended = ctld_job_terminal(cj);
+    d.started = d.ended || cj->j.first_start != DR_TIME_NEVER || cj->j.state != DR_JOB_PENDING;
+    d.ok = cj->j.state == DR_JOB_COMPLETED;
+    return d;
+}
+
+/* A terminal job's stored JOB JSON (freed here). */
+static dep_state_t of_json(char *js)
 {
     dep_state_t d = {0};
-    ctld_job_t *cj = ctld_job_find(c, id);
-    if (cj) {
-        d.exists = true;
-        d.ended = ctld_job_terminal(cj);
-        d.started = d.ended || cj->j.first_start != DR_TIME_NEVER || cj->j.state != DR_JOB_PENDING;
-        d.ok = cj->j.state == DR_JOB_COMPLETED;
-        return d;
-    }
-    char *js = ctld_store_job_json(c, id, NULL);
-    if (!js)
-        return d;
     json_t *o = json_loads(js, 0, NULL);
     free(js);
     const char *st = json_string_value(json_object_get(o, "state"));
@@ -43,6 +44,48 @@ static dep_state_t state_of(dr_ctld_t *c, uint64_t id)
     d.ok = st && strcmp(st, "completed") == 0;
     json_decref(o);
     return d;
+}
+
+static dep_state_t state_of(dr_ctld_t *c, uint64_t id)
+{
+    ctld_job_t *cj = ctld_job_find(c, id);
+    if (cj)
+        return of_job(cj);
+    char *js = ctld_store_job_json(c, id, NULL);
+    return js ? of_json(js) : (dep_state_t){0};
+}
+
+/* Task idx of array job: live, ended (the store; or still in memory before
+ * its row is written), or not materialised yet (pending, not started). */
+static dep_state_t task_state(dr_ctld_t *c, uint64_t job, uint32_t idx)
+{
+    ctld_job_t *p = ctld_job_find(c, job);
+    const ctld_array_t *a = p ? p->array : NULL;
+    for (uint32_t i = 0; a && i < a->active; i++)
+        if (a->live[i]->j.array_index == idx)
+            return of_job(a->live[i]);
+    char *js = ctld_store_task_json(c, job, idx);
+    if (js)
+        return of_json(js);
+    if (!a)
+        return (dep_state_t){0};
+    for (uint32_t k = a->next; k < a->nidx; k++)
+        if (a->idx[k] == idx)
+            return (dep_state_t){.exists = true};
+    for (size_t i = 0; i < c->tab_cap; i++) {
+        const ctld_job_t *o = c->tab[i];
+        if (o && o->parent == p && o->j.array_index == idx)
+            return of_job(o);
+    }
+    for (uint32_t k = 0; k < a->next; k++) /* never materialised (a changed config): failed */
+        if (a->idx[k] == idx)
+            return (dep_state_t){.exists = true, .started = true, .ended = true};
+    return (dep_state_t){0};
+}
+
+static dep_state_t ref_state(dr_ctld_t *c, const dr_dep_ref_t *r)
+{
+    return r->task >= 0 ? task_state(c, r->job, (uint32_t)r->task) : state_of(c, r->job);
 }
 
 /* 1: the term holds; 0: not yet; -1: it never will. */
@@ -64,7 +107,7 @@ static int term(dr_ctld_t *c, const ctld_job_t *cj, const dr_dep_t *t)
     }
     int all = 1;
     for (uint32_t k = 0; k < t->nrefs; k++) {
-        dep_state_t d = state_of(c, t->refs[k].job);
+        dep_state_t d = ref_state(c, &t->refs[k]);
         if (!d.exists)
             return -1;
         switch (t->kind) {
@@ -118,12 +161,17 @@ int ctld_deps_check(dr_ctld_t *c, const dr_jobspec_t *sp, dr_err_t *err)
     for (uint32_t i = 0; i < sp->ndeps; i++)
         for (uint32_t k = 0; k < sp->deps[i].nrefs; k++) {
             const dr_dep_ref_t *r = &sp->deps[i].refs[k];
-            if (r->task >= 0)
-                return dr_err_set(err, DR_EINVAL,
-                                  "dependency: %llu_%lld: a dependency on one array task is "
-                                  "not supported yet (name the whole array, %llu)",
+            if (r->task >= 0 && !ref_state(c, r).exists) {
+                ctld_job_t *p = ctld_job_find(c, r->job);
+                bool job = p || state_of(c, r->job).exists;
+                return dr_err_set(err, DR_EINVAL, "dependency: %llu_%lld: %s %llu%s",
                                   (unsigned long long)r->job, (long long)r->task,
-                                  (unsigned long long)r->job);
+                                  job ? (p && !p->array ? "job" : "array") : "no such job",
+                                  (unsigned long long)r->job,
+                                  !job                ? ""
+                                  : p && !p->array    ? " is not an array"
+                                                      : " has no such task");
+            }
             if (!state_of(c, r->job).exists)
                 return dr_err_set(err, DR_EINVAL, "dependency: job %llu: no such job",
                                   (unsigned long long)r->job);

@@ -223,7 +223,7 @@ static char *launch_json(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
     m.gid = cj->gid;
     m.gpus = gpus;
     m.ngpus = ng;
-    m.time_limit_ns = sp->time_limit;
+    m.time_limit_ns = cj->j.time_limit; /* --time, or its partition's DefaultTime / MaxTime */
     m.grace_ns = KILL_GRACE_NS;
     m.cpu_milli = j->alloc.cpu_milli_per_node;
     m.mem_mb = j->alloc.mem_mb_per_node;
@@ -950,8 +950,12 @@ int dr_ctld_init(dr_ctld_t *c, const ctld_opts_t *o, dr_err_t *err)
     c->out_tail = &c->out_head;
     dr_cluster_init(&c->cl);
     int rc = dr_catalog_builtin(&c->cat, err);
+    dr_strvec_t notes = {0}; /* what a slurm.conf asks that drover does not do */
     if (rc == DR_OK)
-        rc = dr_config_load(&c->cl, &c->cat, o->config, err);
+        rc = dr_config_load_notes(&c->cl, &c->cat, o->config, &notes, err);
+    for (size_t i = 0; i < notes.n; i++)
+        ctld_log("config: %s", notes.v[i]);
+    dr_strvec_free(&notes);
     if (rc == DR_OK)
         rc = load_key(c, err);
     if (rc != DR_OK)

@@ -196,8 +196,8 @@ char *ctld_job_json(dr_ctld_t *c, const ctld_job_t *cj)
     json_object_set_new(o, "start_time",
                         j->first_start != DR_TIME_NEVER ? time_or_null(j->start) : json_null());
     json_object_set_new(o, "end_time", ctld_job_terminal(cj) ? time_or_null(j->end) : json_null());
-    json_object_set_new(o, "time_limit",
-                        sp->time_limit ? json_real(dr_time_to_s(sp->time_limit)) : json_null());
+    json_object_set_new(o, "time_limit", /* the one enforced: --time or the partition's */
+                        j->time_limit ? json_real(dr_time_to_s(j->time_limit)) : json_null());
     double elapsed = 0, cost = cj->cost_usd;
     if (j->first_start != DR_TIME_NEVER) {
         dr_time_t until = live ? now : j->end;

@@ -536,6 +536,23 @@ char *ctld_store_job_json(dr_ctld_t *c, uint64_t id, char **user)
     return out;
 }
 
+char *ctld_store_task_json(dr_ctld_t *c, uint64_t parent, uint32_t index)
+{
+    sqlite3_stmt *st = prep(c,
+                            "SELECT final FROM jobs WHERE parent = ? AND array_index = ?"
+                            " AND terminal = 1",
+                            NULL);
+    if (!st)
+        return NULL;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)parent);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)index);
+    char *out = NULL;
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        out = dr_strdup((const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return out;
+}
+
 int ctld_store_list_terminal(dr_ctld_t *c, const char *user, uint64_t array, size_t limit,
                              void (*cb)(void *, const char *json), void *ud)
 {

@@ -595,7 +595,7 @@ static int cf_gres(cf_t *p, const cf_tok_t *t, int *type, uint16_t *count)
                          DR_MAX_GPUS_PER_NODE);
             break;
         }
-        int ty;
+        int ty = 0;
         if (c2) {
             *c2 = '\0';
             if (strchr(c1 + 1, ':')) {
@@ -620,7 +620,9 @@ static int cf_gres(cf_t *p, const cf_tok_t *t, int *type, uint16_t *count)
                         "gpu:h100:%llu, for drover to know the GPU)",
                         item, (unsigned long long)n);
         }
-        if (rc == 0 && got >= 0 && got != ty)
+        if (rc != 0)
+            break;
+        if (got >= 0 && got != ty)
             rc = TOK_ERR(p, t,
                          "GPUs of two types ('%s' and '%s') on one node: a drover node has one "
                          "GPU type; split the NodeName line",
@@ -1116,7 +1118,8 @@ static int cf_partname(cf_t *p)
     if ((t = p->by_key[K_DEFTIME]) && (rc = cf_time(p, t, &cp.p.default_time)) != 0)
         return rc;
     if (cp.p.max_time && cp.p.default_time > cp.p.max_time)
-        return TOK_ERR(p, t, "DefaultTime is longer than MaxTime");
+        return TOK_ERR(p, p->by_key[K_DEFTIME] ? p->by_key[K_DEFTIME] : kt,
+                       "DefaultTime is longer than MaxTime");
     if ((t = p->by_key[K_STATE])) {
         static const char *const st[] = {"UP", "DOWN", "DRAIN", "INACTIVE"};
         size_t k = 0;
@@ -1226,17 +1229,27 @@ static int cf_defaults(cf_t *p, int kind)
         size_t k = 0;
         while (k < d->n && d->t[k].k != t->k)
             k++;
-        cf_tok_t c = {
-            .key = dr_strdup(t->key), .val = dr_strdup(t->val), .line = t->line, .k = t->k};
-        if (c.key && c.val && k < d->n) {
-            free(d->t[k].key);
-            free(d->t[k].val);
-            d->t[k] = c;
-        } else if (!c.key || !c.val || DR_PUSH(d->t, d->n, d->cap, c) != 0) {
-            free(c.key);
-            free(c.val);
+        char *key = dr_strdup(t->key), *val = dr_strdup(t->val);
+        if (!key || !val) {
+            free(key);
+            free(val);
             return cf_oom(p);
         }
+        if (k == d->n) {
+            cf_tok_t c = {.key = key, .val = val, .line = t->line, .k = t->k};
+            if (DR_PUSH(d->t, d->n, d->cap, c) != 0) {
+                free(key);
+                free(val);
+                return cf_oom(p);
+            }
+            continue;
+        }
+        char *ok = d->t[k].key, *ov = d->t[k].val;
+        d->t[k].key = key;
+        d->t[k].val = val;
+        d->t[k].line = t->line;
+        free(ok);
+        free(ov);
     }
     return DR_OK;
 }

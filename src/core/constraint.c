@@ -130,6 +130,7 @@ static int cx_name(cx_t *x, cval_t *v)
 
 static int cx_atom(cx_t *x, cval_t *v, bool bracket)
 {
+    memset(v, 0, sizeof *v);
     skip_blanks(x);
     char ch = x->s[x->pos];
     if (ch != '(' && ch != '[')
@@ -178,13 +179,13 @@ static int cx_and(cx_t *x, cval_t *v, bool bracket)
             return cx_err(x, "'[...]' takes names joined by '|' (counts are not supported)");
         }
         x->pos++;
-        cval_t w;
+        cval_t w = {0};
         if ((rc = cx_atom(x, &w, bracket)) != 0) {
             free(v->bits);
             v->bits = NULL;
             return rc;
         }
-        for (size_t i = 0; v->bits && i < x->nw; i++)
+        for (size_t i = 0; v->bits && w.bits && i < x->nw; i++)
             v->bits[i] &= w.bits[i];
         free(w.bits);
         v->pure = false;
@@ -202,13 +203,13 @@ static int cx_or(cx_t *x, cval_t *v, bool bracket)
         if (x->s[x->pos] != '|')
             return DR_OK;
         x->pos++;
-        cval_t w;
+        cval_t w = {0};
         if ((rc = cx_and(x, &w, bracket)) != 0) {
             free(v->bits);
             v->bits = NULL;
             return rc;
         }
-        for (size_t i = 0; v->bits && i < x->nw; i++)
+        for (size_t i = 0; v->bits && w.bits && i < x->nw; i++)
             v->bits[i] |= w.bits[i];
         free(w.bits);
         v->pure = v->pure && w.pure;
@@ -236,7 +237,7 @@ static int cx_run(cx_t *x, cval_t *v)
 int dr_constraint_check(const char *expr, dr_err_t *err)
 {
     cx_t x = {.c = NULL, .s = expr ? expr : "", .err = err};
-    cval_t v;
+    cval_t v = {0};
     return cx_run(&x, &v);
 }
 
@@ -356,9 +357,12 @@ int dr_cluster_restrict(dr_cluster_t *c, const char *partition, const char *cons
     uint64_t *bits = calloc(nw ? nw : 1, sizeof *bits);
     cval_t v = {0};
     const char *named = NULL;
-    int rc = bits ? part_bits(c, partition, bits, nw, out, &named, err)
-                  : dr_err_set(err, DR_ENOMEM, "out of memory");
-    if (rc != 0)
+    int rc = DR_ENOMEM;
+    if (!bits) {
+        dr_err_set(err, DR_ENOMEM, "out of memory");
+        goto out;
+    }
+    if ((rc = part_bits(c, partition, bits, nw, out, &named, err)) != 0)
         goto out;
     if (has_c) {
         cx_t x = {.c = c, .s = constraint, .nw = nw, .multi = r->nodes != 1, .err = err};

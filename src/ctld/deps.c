@@ -168,9 +168,9 @@ int ctld_deps_check(dr_ctld_t *c, const dr_jobspec_t *sp, dr_err_t *err)
                                   (unsigned long long)r->job, (long long)r->task,
                                   job ? (p && !p->array ? "job" : "array") : "no such job",
                                   (unsigned long long)r->job,
-                                  !job                ? ""
-                                  : p && !p->array    ? " is not an array"
-                                                      : " has no such task");
+                                  !job             ? ""
+                                  : p && !p->array ? " is not an array"
+                                                   : " has no such task");
             }
             if (!state_of(c, r->job).exists)
                 return dr_err_set(err, DR_EINVAL, "dependency: job %llu: no such job",

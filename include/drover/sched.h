@@ -59,6 +59,12 @@ typedef struct dr_sched_view {
      * really did - known once it is over. */
     dr_job_t *const *ended;
     size_t nended;
+    /* Jobs a driver took out of the queue without ending them since the
+     * last pass (dr_sched_withdraw: a hold, a priority change), still
+     * PENDING: a policy that keeps pending jobs of its own drops them (one
+     * that comes back is in `fresh` too, after this list). */
+    dr_job_t *const *withdrawn;
+    size_t nwithdrawn;
     const dr_endq_t *by_end;      /* running jobs by expected end */
     const struct dr_truth *truth; /* oracle policies only; NULL otherwise */
     const dr_perf_view_t *perf;
@@ -165,6 +171,14 @@ int dr_sched_submit(dr_sched_t *s, dr_job_t *j, dr_time_t now, dr_err_t *err);
  * (first_start = never).  Logged as a submit record (PENDING -> PENDING)
  * with detail "restored", at `now`. */
 int dr_sched_restore(dr_sched_t *s, dr_job_t *j, dr_time_t now, dr_err_t *err);
+/* Take a PENDING job out of the queue without ending it (a hold, or a
+ * priority change that re-queues it): the scheduler no longer holds it, no
+ * pass can start it, and it stays PENDING.  dr_sched_restore puts it back
+ * (keeping its submit time, so its place).  Logged as a record PENDING ->
+ * PENDING with detail `why`.  The job must stay valid through the next
+ * pass (it is listed in dr_sched_view_t.withdrawn).  DR_ESTATE for a job
+ * that is not pending here or during a pass. */
+int dr_sched_withdraw(dr_sched_t *s, dr_job_t *j, dr_time_t now, const char *why, dr_err_t *err);
 /* Controller restart: put a job that is already running (per the store and
  * the agents) back into the running set with its allocation, booking the
  * ledger through the same path placement uses (dr_cluster_take).  j->state

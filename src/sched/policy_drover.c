@@ -504,8 +504,10 @@ static int index_put(dr_pidx_t *x, const dr_sched_view_t *v, vctx_t *cx, dr_job_
 static int index_sync(dpol_t *d, const dr_sched_view_t *v, vctx_t *cx, size_t *scored)
 {
     dr_pidx_t *x = &d->idx;
-    for (size_t i = 0; i < v->nended; i++) {
-        uint32_t r = dr_pidx_find(x, v->ended[i]);
+    for (size_t i = 0; i < v->nended + v->nwithdrawn; i++) {
+        /* ended, or withdrawn by the driver (held: still PENDING, but gone) */
+        dr_job_t *gone = i < v->nended ? v->ended[i] : v->withdrawn[i - v->nended];
+        uint32_t r = dr_pidx_find(x, gone);
         if (r != DR_PIDX_NONE)
             dr_pidx_remove(x, r);
     }
@@ -865,6 +867,8 @@ static int cpu_starts(dpol_t *d, const dr_sched_view_t *v)
         bool gone = d->cpuq[i]->state != DR_JOB_PENDING;
         for (size_t k = 0; k < v->nended && !gone; k++)
             gone = v->ended[k] == d->cpuq[i];
+        for (size_t k = 0; k < v->nwithdrawn && !gone; k++)
+            gone = v->withdrawn[k] == d->cpuq[i];
         if (!gone)
             d->cpuq[w++] = d->cpuq[i];
     }

@@ -60,6 +60,9 @@ struct dr_sched {
     /* jobs that reached a terminal state since the last pass */
     dr_job_t **ended;
     size_t nended, ended_cap;
+    /* pending jobs withdrawn since the last pass (dr_sched_withdraw) */
+    dr_job_t **withdrawn;
+    size_t nwithdrawn, withdrawn_cap;
     const struct dr_truth *truth;
     dr_endq_t *endq;
     throttle_map_t thr;
@@ -475,6 +478,7 @@ void dr_sched_destroy(dr_sched_t *s)
     free(s->fresh);
     free(s->run);
     free(s->ended);
+    free(s->withdrawn);
     dr_endq_destroy(s->endq);
     free(s->thr.key);
     free(s->thr.count);
@@ -536,6 +540,38 @@ int dr_sched_submit(dr_sched_t *s, dr_job_t *j, dr_time_t now, dr_err_t *err)
 int dr_sched_restore(dr_sched_t *s, dr_job_t *j, dr_time_t now, dr_err_t *err)
 {
     return enqueue(s, j, now, true, err);
+}
+
+int dr_sched_withdraw(dr_sched_t *s, dr_job_t *j, dr_time_t now, const char *why, dr_err_t *err)
+{
+    if (s->in_pass || j->state != DR_JOB_PENDING || dr_sched_find_job(s, j->id) != j ||
+        j->sched_slot == NOT_QUEUED)
+        return dr_err_set(err, DR_ESTATE, "job %llu: not pending in the queue",
+                          (unsigned long long)j->id);
+    if (before_log(s, now))
+        return time_refused(s, "job withdrawal", now, err);
+    if (DR_PUSH(s->withdrawn, s->nwithdrawn, s->withdrawn_cap, j) != 0 ||
+        dr_eventlog_append(&s->log, now, j, DR_JOB_PENDING, DR_JOB_PENDING, why) != DR_OK) {
+        if (s->nwithdrawn && s->withdrawn[s->nwithdrawn - 1] == j)
+            s->nwithdrawn--;
+        return dr_err_set(err, DR_ENOMEM, "out of memory");
+    }
+    /* out of the queue now (rare: an O(queue) move is fine), and out of
+     * the fresh list, so that no policy sees it as a candidate */
+    compact(s);
+    size_t k = j->sched_slot;
+    memmove(s->pq + k, s->pq + k + 1, (s->tail - k - 1) * sizeof *s->pq);
+    s->tail--;
+    reslot(s, k);
+    j->sched_slot = NOT_QUEUED;
+    for (size_t i = 0; i < s->nfresh; i++)
+        if (s->fresh[i] == j) {
+            memmove(s->fresh + i, s->fresh + i + 1, (s->nfresh - i - 1) * sizeof *s->fresh);
+            s->nfresh--;
+            break;
+        }
+    id_remove(&s->ids, j);
+    return DR_OK;
 }
 
 /* The rate j makes progress at on its allocation. */
@@ -767,6 +803,8 @@ int dr_sched_pass(dr_sched_t *s, dr_time_t now, dr_pass_result_t *res, dr_err_t 
         .nfresh = s->fresh_overflow ? s->tail - s->head : nf,
         .ended = s->ended,
         .nended = s->nended,
+        .withdrawn = s->withdrawn,
+        .nwithdrawn = s->nwithdrawn,
         .by_end = s->endq,
         .truth = s->truth,
         .perf = &s->perf,
@@ -782,6 +820,7 @@ int dr_sched_pass(dr_sched_t *s, dr_time_t now, dr_pass_result_t *res, dr_err_t 
     s->stats.passes++;
     s->nfresh = 0;
     s->nended = 0;
+    s->nwithdrawn = 0;
     s->fresh_overflow = false;
     res->wake_at = wake;
     compact(s);

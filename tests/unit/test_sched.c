@@ -925,6 +925,93 @@ static void test_cpu_only_cluster(void **st)
     dr_cluster_free(&c);
 }
 
+/* A job a driver withdraws (a hold) stays PENDING but leaves the queue: no
+ * policy starts it, even with GPUs idle and a pass (or several) in between,
+ * its record says why, and restored it runs in its old place.  Every
+ * non-oracle policy, since some keep pending jobs of their own (drover's
+ * index, Gavel's job list). */
+static void test_withdraw(void **st)
+{
+    (void)st;
+    const char *pols[] = {"fifo",
+                          "backfill",
+                          "drover",
+                          "cost",
+                          "fastest",
+                          "cheapest",
+                          "gavel_fifo",
+                          "fifo_perf",
+                          "max_min_fairness",
+                          "max_min_fairness_perf"};
+    for (size_t p = 0; p < sizeof pols / sizeof *pols; p++) {
+        dr_cluster_t c;
+        tu_cluster(&c, "NodeName=n0 Gpus=H100:1 Cpus=8 MemGB=64\n");
+        dr_sched_t *s;
+        dr_sched_opts_t so = {.policy = pols[p], .placement = DR_PLACE_BEST_FIT};
+        dr_err_t err;
+        assert_int_equal(dr_sched_create(&s, &c, &so, &err), DR_OK);
+        dr_job_t j[4];
+        for (int i = 0; i < 4; i++) {
+            dr_job_init(&j[i]);
+            j[i].id = (uint64_t)i + 1;
+            j[i].submit = i;
+            j[i].work_declared = 10;
+            j[i].time_limit = 100 * DR_NSEC_PER_SEC;
+            assert_int_equal(dr_sched_submit(s, &j[i], i, &err), DR_OK);
+        }
+        /* job 4 held before any pass saw it (fresh), job 2 after one did */
+        assert_int_equal(dr_sched_withdraw(s, &j[3], 4, "held", &err), DR_OK);
+        dr_pass_result_t pr = {0};
+        assert_int_equal(dr_sched_pass(s, 5, &pr, &err), DR_OK);
+        if (pr.nstarted != 1 || pr.started[0] != &j[0])
+            fail_msg("%s: started %zu jobs, not job 1 alone", pols[p], pr.nstarted);
+        assert_int_equal(dr_sched_withdraw(s, &j[1], 6, "held", &err), DR_OK);
+        assert_int_equal(j[1].state, DR_JOB_PENDING);
+        assert_null(dr_sched_find_job(s, 2));
+        assert_int_equal(dr_sched_withdraw(s, &j[1], 6, "held", &err), DR_ESTATE);
+        assert_int_equal(dr_sched_withdraw(s, &j[0], 6, "held", &err), DR_ESTATE); /* running */
+        dr_time_t t = 10 * DR_NSEC_PER_SEC;
+        for (int k = 0; k < 2; k++) { /* job 1, then job 3 run and end */
+            dr_job_t *run = &j[k == 0 ? 0 : 2];
+            if (k == 1) {
+                for (int n = 0; n < 10 && !pr.nstarted; n++, t += 400 * DR_NSEC_PER_SEC)
+                    assert_int_equal(dr_sched_pass(s, t, &pr, &err), DR_OK);
+                if (pr.nstarted != 1 || pr.started[0] != run)
+                    fail_msg("%s: job 3 did not start next (%zu started)", pols[p], pr.nstarted);
+            }
+            assert_int_equal(dr_sched_job_running(s, run, t, &err), DR_OK);
+            assert_int_equal(dr_sched_job_ended(s, run, DR_JOB_COMPLETED, t, NULL, &err), DR_OK);
+            t += DR_NSEC_PER_SEC;
+            pr.nstarted = 0;
+        }
+        /* the GPU is idle and the held jobs are not started */
+        for (int n = 0; n < 10; n++, t += 400 * DR_NSEC_PER_SEC) {
+            assert_int_equal(dr_sched_pass(s, t, &pr, &err), DR_OK);
+            if (pr.nstarted)
+                fail_msg("%s: a withdrawn job (%llu) was started", pols[p],
+                         (unsigned long long)pr.started[0]->id);
+        }
+        const dr_eventlog_t *l = dr_sched_log(s);
+        size_t logged = 0;
+        for (size_t i = 0; i < l->n; i++) {
+            const char *d = dr_eventlog_detail(l, &l->ev[i]);
+            logged += l->ev[i].to == DR_JOB_PENDING && d && strcmp(d, "held") == 0;
+        }
+        assert_int_equal(logged, 2);
+        assert_int_equal(dr_sched_restore(s, &j[1], t, &err), DR_OK);
+        assert_int_equal(dr_sched_npending(s), 1);
+        for (int n = 0; n < 10 && !pr.nstarted; n++, t += 400 * DR_NSEC_PER_SEC)
+            assert_int_equal(dr_sched_pass(s, t, &pr, &err), DR_OK);
+        if (pr.nstarted != 1 || pr.started[0] != &j[1])
+            fail_msg("%s: the released job did not start", pols[p]);
+        for (int i = 0; i < 4; i++)
+            dr_alloc_free(&j[i].alloc);
+        dr_pass_result_free(&pr);
+        dr_sched_destroy(s);
+        dr_cluster_free(&c);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -943,6 +1030,7 @@ int main(void)
         cmocka_unit_test(test_adopt),
         cmocka_unit_test(test_restore),
         cmocka_unit_test(test_node_drain),
+        cmocka_unit_test(test_withdraw),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

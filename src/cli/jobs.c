@@ -984,6 +984,156 @@ int cli_cancel(int argc, char **argv)
     return status;
 }
 
+/* ------------------------------------------------------- hold, release */
+
+/* `drover hold JOB...` / `drover release JOB...` (Slurm's scontrol hold /
+ * release): POST /v1/jobs/ID/hold or /release for each; prints the
+ * job's state and reason, as the controller answers them. */
+static int hold_verb(int argc, char **argv, const char *verb)
+{
+    const char *server = NULL;
+    bool json = false;
+    int njobs = 0;
+    for (int i = 1; i < argc; i++) {
+        int m;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("usage: drover %s JOB... [--json] [--server URL|SOCKET]\n", verb);
+            return 0;
+        }
+        if ((m = common_opt(argc, argv, &i, &server)) != 0) {
+            if (m < 0)
+                return 2;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            json = true;
+        } else if (argv[i][0] == '-') {
+            return cli_usage_error("%s: unknown option '%s'", verb, argv[i]);
+        } else {
+            njobs++;
+        }
+    }
+    if (njobs == 0)
+        return cli_usage_error("%s: which job? (drover %s JOB...)", verb, verb);
+    cli_client_t c;
+    int rc = open_client(&c, server), status = 0;
+    if (rc != 0)
+        return rc;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--server") == 0) {
+            i++;
+            continue;
+        }
+        if (argv[i][0] == '-')
+            continue;
+        dr_err_t err = {0};
+        long long id = 0;
+        json_t *reply = NULL;
+        if ((rc = resolve_job(&c, argv[i], &id, &err)) == DR_OK) {
+            char target[96];
+            snprintf(target, sizeof target, "/v1/jobs/%lld/%s", id, verb);
+            rc = cli_client_json(&c, "POST", target, NULL, &reply, &err);
+        }
+        if (rc == DR_OK && json)
+            cli_print_json(reply);
+        else if (rc == DR_OK)
+            printf("%lld %s (%s)\n", id, cli_json_str(reply, "state", "?"),
+                   cli_json_str(reply, "reason", ""));
+        else
+            status = cli_fail(&err);
+        json_decref(reply);
+        if (rc != DR_OK && c.unreachable)
+            break;
+    }
+    cli_client_free(&c);
+    return status;
+}
+
+int cli_hold(int argc, char **argv)
+{
+    return hold_verb(argc, argv, "hold");
+}
+
+int cli_release(int argc, char **argv)
+{
+    return hold_verb(argc, argv, "release");
+}
+
+/* `drover update JOB priority=N` (Slurm's scontrol update): PATCH
+ * /v1/jobs/ID.  Owners may lower a priority, operators set any. */
+int cli_update(int argc, char **argv)
+{
+    const char *server = NULL, *job = NULL;
+    json_t *body = json_object();
+    bool json = false;
+    for (int i = 1; i < argc; i++) {
+        int m;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("usage: drover update JOB priority=N [--json] [--server URL|SOCKET]\n");
+            json_decref(body);
+            return 0;
+        }
+        if ((m = common_opt(argc, argv, &i, &server)) != 0) {
+            if (m < 0) {
+                json_decref(body);
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--json") == 0) {
+            json = true;
+        } else if (argv[i][0] == '-') {
+            json_decref(body);
+            return cli_usage_error("update: unknown option '%s'", argv[i]);
+        } else if (!job) {
+            job = argv[i];
+        } else {
+            const char *eq = strchr(argv[i], '=');
+            long long v = 0;
+            char *end = NULL;
+            if (eq) {
+                errno = 0;
+                v = strtoll(eq + 1, &end, 10);
+            }
+            if (!eq || strncmp(argv[i], "priority", (size_t)(eq - argv[i])) != 0 ||
+                eq - argv[i] != 8) {
+                json_decref(body);
+                return cli_usage_error("update: '%s': only priority=N can be updated", argv[i]);
+            }
+            if (end == eq + 1 || *end || errno || v < INT32_MIN || v > INT32_MAX) {
+                json_decref(body);
+                return cli_usage_error("update: priority: '%s' is not a whole number", eq + 1);
+            }
+            json_object_set_new(body, "priority", json_integer(v));
+        }
+    }
+    if (!job || !json_object_size(body)) {
+        json_decref(body);
+        return cli_usage_error("update: drover update JOB priority=N");
+    }
+    cli_client_t c;
+    int rc = open_client(&c, server), status = 0;
+    if (rc != 0) {
+        json_decref(body);
+        return rc;
+    }
+    dr_err_t err = {0};
+    long long id = 0;
+    json_t *reply = NULL;
+    if ((rc = resolve_job(&c, job, &id, &err)) == DR_OK) {
+        char target[96];
+        snprintf(target, sizeof target, "/v1/jobs/%lld", id);
+        rc = cli_client_json(&c, "PATCH", target, body, &reply, &err);
+    }
+    if (rc == DR_OK && json)
+        cli_print_json(reply);
+    else if (rc == DR_OK)
+        printf("%lld priority %lld\n", id,
+               (long long)json_integer_value(json_object_get(reply, "priority")));
+    else
+        status = cli_fail(&err);
+    json_decref(reply);
+    json_decref(body);
+    cli_client_free(&c);
+    return status;
+}
+
 /* -------------------------------------------------------------------- wait */
 
 typedef struct wait_job {

@@ -23,6 +23,9 @@ static void usage(FILE *f)
             "  queue    list jobs that are not over (--all: every job)\n"
             "  show     every field of a job\n"
             "  cancel   cancel jobs\n"
+            "  hold     keep pending jobs from starting (release lets them)\n"
+            "  release  release held jobs\n"
+            "  update   change a job: drover update JOB priority=N\n"
             "  wait     wait for jobs to end; exits with the first failing job's status\n"
             "  events   a job's history\n"
             "  logs     a job's output (-f follows it)\n"
@@ -50,6 +53,7 @@ static const verb_t verbs[] = {
     {"wait", cli_wait},   {"events", cli_events},   {"logs", cli_logs},
     {"nodes", cli_nodes}, {"token", cli_token},     {"history", cli_history},
     {"scale", cli_scale}, {"restart", cli_restart}, {"config", cli_config},
+    {"hold", cli_hold},   {"release", cli_release}, {"update", cli_update},
 };
 
 int main(int argc, char **argv)

@@ -84,7 +84,15 @@ static void submit(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
         ctld_job_free(cj);
         return;
     }
-    rc = cj->spec.ndeps ? ctld_deps_hold(c, cj) : ctld_submit(c, cj, &err);
+    if (cj->spec.hold == 1)
+        cj->hold = CTLD_HOLD_USER; /* -H: held until released (holds.c) */
+    rc = cj->spec.ndeps           ? ctld_deps_hold(c, cj)
+         : cj->hold && !cj->array ? DR_OK
+                                  : ctld_submit(c, cj, &err);
+    if (rc == DR_OK && cj->hold) {
+        ctld_hold_reason(cj);
+        ctld_job_dirty(c, cj);
+    }
     if (rc != DR_OK) {
         ctld_job_remove(c, cj);
         ctld_job_free(cj);
@@ -394,6 +402,109 @@ static void cancel(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
     ctld_out_http(c, req, 200, s, 0);
 }
 
+/* A job in memory the caller may change; NULL after replying 404, 403, or
+ * 409 for one that has ended (only the store has it then). */
+static ctld_job_t *own_live_job(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who,
+                                uint64_t id)
+{
+    ctld_job_t *cj = ctld_job_find(c, id);
+    char *owner = NULL, *js = cj ? NULL : ctld_store_job_json(c, id, &owner);
+    const char *own = cj ? cj->user : owner;
+    if (!cj && !js)
+        ctld_reply_error(req, 404, NULL, "job %llu: no such job", (unsigned long long)id);
+    else if (!may_touch(who, own))
+        ctld_reply_error(req, 403, NULL, "job %llu belongs to %s; you are %s",
+                         (unsigned long long)id, own, who->user);
+    else if (!cj || ctld_job_terminal(cj))
+        ctld_reply_error(req, 409, NULL, "job %llu has already ended", (unsigned long long)id);
+    free(js);
+    free(owner);
+    return cj && may_touch(who, cj->user) && !ctld_job_terminal(cj) ? cj : NULL;
+}
+
+/* The job's id, state, hold and priority: what hold, release and update
+ * answer (after the turn's commit). */
+static void reply_job_brief(dr_ctld_t *c, struct evhttp_request *req, const ctld_job_t *cj)
+{
+    const char *hold = ctld_hold_name(cj->hold);
+    json_t *o = json_pack("{s:I,s:s,s:o,s:i,s:s}", "id", (json_int_t)cj->j.id, "state",
+                          ctld_job_state_name(cj), "hold", hold ? json_string(hold) : json_null(),
+                          "priority", (json_int_t)(cj->array ? cj->spec.priority : cj->j.priority),
+                          "reason", cj->reason);
+    char *s = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    ctld_out_http(c, req, 200, s, 0);
+}
+
+/* POST /v1/jobs/ID/hold, /release: the owner or an operator; an
+ * operator's hold is JobHeldAdmin, released only by an operator. */
+static void hold_release(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who,
+                         uint64_t id, bool hold)
+{
+    ctld_job_t *cj = own_live_job(c, req, who, id);
+    if (!cj)
+        return;
+    dr_err_t err = {0};
+    int rc =
+        hold ? ctld_hold(c, cj, who->operator_, &err) : ctld_release(c, cj, who->operator_, &err);
+    if (rc != DR_OK) {
+        ctld_reply_error(req,
+                         rc == DR_ESTATE   ? 409
+                         : rc == DR_EINVAL ? 403
+                                           : 503,
+                         NULL, "%s", err.msg);
+        return;
+    }
+    reply_job_brief(c, req, cj);
+}
+
+/* PATCH /v1/jobs/ID {"priority": N}: an owner may lower the priority of
+ * a job, an operator may set any (as Slurm's scontrol update). */
+static void update(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who, uint64_t id)
+{
+    struct evbuffer *in = evhttp_request_get_input_buffer(req);
+    size_t len = evbuffer_get_length(in);
+    json_t *b = len ? json_loadb((const char *)evbuffer_pullup(in, -1), len, 0, NULL) : NULL;
+    json_t *pv = json_object_get(b, "priority");
+    const char *k;
+    json_t *v;
+    json_object_foreach(b, k, v)
+    {
+        if (strcmp(k, "priority") != 0) {
+            ctld_reply_error(req, 400, k, "%s: not a field that can be updated (priority)", k);
+            json_decref(b);
+            return;
+        }
+    }
+    if (!json_is_integer(pv) || json_integer_value(pv) < INT32_MIN ||
+        json_integer_value(pv) > INT32_MAX) {
+        ctld_reply_error(req, 400, "priority",
+                         "priority: a whole number is required ({\"priority\": N})");
+        json_decref(b);
+        return;
+    }
+    int32_t prio = (int32_t)json_integer_value(pv);
+    json_decref(b);
+    ctld_job_t *cj = own_live_job(c, req, who, id);
+    if (!cj)
+        return;
+    const ctld_job_t *owner = cj->parent ? cj->parent : cj;
+    int32_t cur = owner->array ? owner->spec.priority : owner->j.priority;
+    if (prio > cur && !who->operator_) {
+        ctld_reply_error(req, 403, "priority",
+                         "priority: only an operator may raise a job's priority (job %llu has "
+                         "%d; you may set %d or lower)",
+                         (unsigned long long)id, cur, cur);
+        return;
+    }
+    dr_err_t err = {0};
+    if (ctld_set_priority(c, cj, prio, &err) != DR_OK) {
+        ctld_reply_error(req, err.code == DR_ESTATE ? 409 : 503, NULL, "%s", err.msg);
+        return;
+    }
+    reply_job_brief(c, req, cj->parent ? cj->parent : cj);
+}
+
 void ctld_api_jobs(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who,
                    const char *path)
 {
@@ -426,6 +537,11 @@ void ctld_api_jobs(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
     } else if ((*verb == '\0' && m == EVHTTP_REQ_DELETE) ||
                (strcmp(verb, "cancel") == 0 && m == EVHTTP_REQ_POST)) {
         cancel(c, req, who, id);
+    } else if ((strcmp(verb, "hold") == 0 || strcmp(verb, "release") == 0) &&
+               m == EVHTTP_REQ_POST) {
+        hold_release(c, req, who, id, strcmp(verb, "hold") == 0);
+    } else if (*verb == '\0' && m == EVHTTP_REQ_PATCH) {
+        update(c, req, who, id);
     } else if (strcmp(verb, "output") == 0 && m == EVHTTP_REQ_GET) {
         output(c, req, who, id);
     } else if (strcmp(verb, "events") == 0 && m == EVHTTP_REQ_GET) {

@@ -50,6 +50,8 @@ static uint32_t array_queued(const ctld_array_t *a)
 int ctld_array_feed(dr_ctld_t *c, ctld_job_t *parent, dr_time_t now)
 {
     ctld_array_t *a = parent->array;
+    if (parent->hold)
+        return DR_OK; /* held: no task starts until it is released (holds.c) */
     if (a->svc) {
         ctld_service_feed(c, parent, now);
         return DR_OK;

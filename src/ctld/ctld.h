@@ -103,6 +103,7 @@ typedef struct ctld_job {
     uint32_t got_gpus;         /* GPUs held by the last run */
     uint64_t evict_after;      /* terminal: free once more passes than this have run */
     bool in_sched;             /* handed to the scheduler */
+    uint8_t hold;              /* ctld_hold_t (holds.c): held jobs stay out of the scheduler */
     bool dirty;                /* to be written this turn */
     bool dirty_listed;
     bool evict; /* terminal and written: may leave memory */
@@ -287,6 +288,20 @@ void ctld_lb_tick(dr_ctld_t *c); /* once a second: resend what is not confirmed 
 int ctld_deps_check(dr_ctld_t *c, const dr_jobspec_t *sp, dr_err_t *err); /* at submit */
 int ctld_deps_hold(dr_ctld_t *c, ctld_job_t *cj); /* wait here instead of the queue */
 void ctld_deps_turn(dr_ctld_t *c);                /* release what may run now */
+
+/* holds.c: holds (-H, drover hold/release) and priority changes */
+typedef enum ctld_hold { CTLD_HOLD_NONE = 0, CTLD_HOLD_USER, CTLD_HOLD_ADMIN } ctld_hold_t;
+const char *ctld_hold_name(uint8_t hold); /* "user", "admin"; NULL for none */
+void ctld_hold_reason(ctld_job_t *cj);    /* Slurm's JobHeldUser / JobHeldAdmin */
+/* Hold a pending job (or the tasks not yet started of an array): DR_ESTATE
+ * (409) when nothing is left to hold. */
+int ctld_hold(dr_ctld_t *c, ctld_job_t *cj, bool admin, dr_err_t *err);
+/* Release it: DR_ESTATE when not held, DR_EINVAL (403) for an operator's
+ * hold released by someone who is not one. */
+int ctld_release(dr_ctld_t *c, ctld_job_t *cj, bool admin, dr_err_t *err);
+/* A job's (an array's: every task's) new priority; a pending job moves in
+ * the queue at once. */
+int ctld_set_priority(dr_ctld_t *c, ctld_job_t *cj, int32_t prio, dr_err_t *err);
 
 /* launch_env.c */
 void ctld_launch_env(dr_ctld_t *c, const ctld_job_t *cj, uint32_t rank, uint32_t ngpus,

@@ -193,7 +193,8 @@ void ctld_deps_turn(dr_ctld_t *c)
 {
     for (size_t i = 0; i < c->nheld;) {
         ctld_job_t *cj = c->held[i];
-        int r = ctld_job_terminal(cj) ? -2 : deps_hold(c, cj);
+        /* a held job keeps waiting whatever its dependencies say (holds.c) */
+        int r = ctld_job_terminal(cj) ? -2 : cj->hold ? 0 : deps_hold(c, cj);
         if (r == 0) {
             i++;
             continue;

@@ -857,8 +857,12 @@ static int reload_job(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err)
     }
     if (cj->array) {
         int rc = ctld_job_insert(c, cj);
-        if (rc == DR_OK && cj->spec.ndeps && cj->j.state == DR_JOB_PENDING && !cj->array->next)
-            return ctld_deps_hold(c, cj); /* still waiting for its dependencies */
+        if (rc == DR_OK && cj->spec.ndeps && cj->j.state == DR_JOB_PENDING && !cj->array->next) {
+            rc = ctld_deps_hold(c, cj); /* still waiting for its dependencies */
+            if (cj->hold)
+                ctld_hold_reason(cj);
+            return rc;
+        }
         if (rc == DR_OK && !ctld_job_terminal(cj))
             rc = dr_grow((void **)&c->arrays, &c->arrays_cap, c->narrays + 1, sizeof *c->arrays);
         if (rc == DR_OK)
@@ -918,8 +922,14 @@ static int reload_job(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err)
     default:
         dr_alloc_free(&alloc);
         cj->j.state = DR_JOB_PENDING;
-        if (spec_of(cj)->ndeps && !cj->parent)
-            return ctld_deps_hold(c, cj); /* looked at again in the first turn */
+        if (spec_of(cj)->ndeps && !cj->parent) {
+            rc = ctld_deps_hold(c, cj); /* looked at again in the first turn */
+            if (cj->hold)
+                ctld_hold_reason(cj);
+            return rc;
+        }
+        if (cj->hold)
+            return DR_OK; /* held (holds.c): out of the queue until released */
         rc = dr_sched_restore(c->sched, &cj->j, ctld_now(c), err);
         if (rc != DR_OK)
             return rc;

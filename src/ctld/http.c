@@ -215,7 +215,8 @@ int ctld_http_start(dr_ctld_t *c, dr_err_t *err)
     evhttp_set_max_body_size(c->http, MAX_BODY);
     evhttp_set_max_headers_size(c->http, MAX_HEADERS);
     evhttp_set_timeout(c->http, 60);
-    evhttp_set_allowed_methods(c->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_DELETE);
+    evhttp_set_allowed_methods(c->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_DELETE |
+                                            EVHTTP_REQ_PATCH);
     evhttp_set_gencb(c->http, on_request, c);
     struct sockaddr_storage ss;
     int slen = 0;

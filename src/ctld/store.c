@@ -242,6 +242,8 @@ static char *rt_json(const ctld_job_t *cj)
                           "cost", cj->cost_usd, "kill_sent", cj->kill_sent, "kill_final",
                           (json_int_t)cj->kill_final, "attained", j->attained_gpu_s);
     json_object_set_new(o, "got_type", json_integer(cj->got_type));
+    if (cj->hold)
+        json_object_set_new(o, "hold", json_integer(cj->hold));
     json_object_set_new(o, "got_gpus", json_integer(cj->got_gpus));
     if (j->state == DR_JOB_STARTING || j->state == DR_JOB_RUNNING || j->state == DR_JOB_COMPLETING)
         json_object_set_new(o, "alloc", alloc_json(&j->alloc));
@@ -416,7 +418,9 @@ static int load_rt(ctld_job_t *cj, const char *text)
     cj->kill_sent = ks;
     cj->kill_final = (uint8_t)kf;
     cj->j.attained_gpu_s = attained;
-    json_int_t gt = -1, gg = 0;
+    json_int_t gt = -1, gg = 0, hold = 0;
+    get_int(o, "hold", &hold); /* absent in rows written before holds */
+    cj->hold = hold == CTLD_HOLD_USER || hold == CTLD_HOLD_ADMIN ? (uint8_t)hold : 0;
     get_int(o, "got_type", &gt);
     get_int(o, "got_gpus", &gg);
     cj->got_type = (int32_t)gt;

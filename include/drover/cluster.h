@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "drover/account.h"
 #include "drover/catalog.h"
 #include "drover/error.h"
 #include "drover/job.h"
@@ -117,6 +118,9 @@ typedef struct dr_cluster {
     /* Partitions, node features and the node sets jobs are restricted to
      * (partition.h); NULL when there are none. */
     struct dr_cluster_sets *sets;
+    /* Account= lines (account.h): limits and shares per account. */
+    dr_account_t *accounts;
+    size_t naccounts, accounts_cap;
 } dr_cluster_t;
 
 void dr_cluster_init(dr_cluster_t *c);

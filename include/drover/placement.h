@@ -38,6 +38,11 @@ typedef struct dr_place_opts {
      * shapes seen so far.  NULL = one kept with the cluster (created on first
      * use, freed with it), counting the requests it placed. */
     struct dr_packer *packer;
+    /* Optional gate (the scheduler's per-account limits, sched.h): the
+     * types the job whose request this is may take it on now; dr_place
+     * narrows `allowed` to them.  NULL = no gate. */
+    dr_typemask_t (*gate)(const void *ud, const dr_job_req_t *req);
+    const void *gate_ud;
 } dr_place_opts_t;
 
 const char *dr_place_strategy_name(dr_place_strategy_t s);

@@ -233,6 +233,33 @@ int dr_sched_node_up(dr_sched_t *s, uint32_t node, dr_time_t now, dr_err_t *err)
 int dr_sched_node_set_state(dr_sched_t *s, uint32_t node, dr_node_state_t st, dr_time_t now,
                             dr_err_t *err);
 
+/* Accounts (account.h, the cluster's Account= lines).  A job's `account`
+ * is a driver's id (the simulator's interned account names, the
+ * controller's own); bind each id to the cluster account of that name
+ * (an unknown name or NULL: no account, no limits).  With accounts
+ * declared, every start obeys their MaxRunningGpus limits, whatever the
+ * policy: placement (dr_place with v->place, which every policy passes,
+ * and the job's own &j->req) only offers a job the GPU types where its
+ * account has room for it, a generic request counted on the type it
+ * lands on; dr_sched_decide_start refuses (DR_ELIMIT) a start beyond a
+ * limit.  GPUs are counted as held by STARTING and RUNNING jobs. */
+int dr_sched_bind_account(dr_sched_t *s, uint32_t id, const char *name, dr_err_t *err);
+/* Cluster account index of a job (-1: none). */
+int dr_sched_account_of(const dr_sched_t *s, const dr_job_t *j);
+/* Milli-GPUs the running jobs of cluster account `acct` hold on type t
+ * (t < 0: all types). */
+uint64_t dr_sched_account_milli(const dr_sched_t *s, int acct, int t);
+/* The GPU types on which j's account has room for it now (every type when
+ * it has no limits): policies that pick a type before placing read it, so
+ * that they do not plan a job onto a type its account may not use. */
+dr_typemask_t dr_sched_account_types(const dr_sched_t *s, const dr_job_t *j);
+/* The types its account's limits allow j at all (with nothing running):
+ * for policies that bind a job to a type for a long time (Gavel). */
+dr_typemask_t dr_sched_account_types_ever(const dr_sched_t *s, const dr_job_t *j);
+/* Is a pending job held back by its account's limits alone (some type
+ * could host it, none has room under the limits)? */
+bool dr_sched_account_blocked(const dr_sched_t *s, const dr_job_t *j);
+
 size_t dr_sched_npending(const dr_sched_t *s);
 size_t dr_sched_nrunning(const dr_sched_t *s);
 dr_job_t *const *dr_sched_pending(const dr_sched_t *s);

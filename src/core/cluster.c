@@ -48,6 +48,9 @@ void dr_cluster_free(dr_cluster_t *c)
     for (size_t i = 0; i < c->npools; i++)
         free(c->pools[i].name);
     free(c->pools);
+    for (size_t i = 0; i < c->naccounts; i++)
+        free(c->accounts[i].name);
+    free(c->accounts);
     dr_cluster_shards_free(c);
     dr_cluster_sets_free(c);
     if (c->index) {
@@ -293,6 +296,17 @@ int dr_cluster_copy(dr_cluster_t *dst, const dr_cluster_t *src, dr_err_t *err)
     }
     if (dr_cluster_shards_copy(dst, src) != DR_OK || dr_cluster_sets_copy(dst, src) != DR_OK)
         goto oom;
+    if (src->naccounts) {
+        dst->accounts = calloc(src->naccounts, sizeof *dst->accounts);
+        if (!dst->accounts)
+            goto oom;
+        dst->naccounts = dst->accounts_cap = src->naccounts;
+        for (size_t i = 0; i < src->naccounts; i++) {
+            dst->accounts[i] = src->accounts[i];
+            if (!(dst->accounts[i].name = dr_strdup(src->accounts[i].name)))
+                goto oom;
+        }
+    }
     if (src->index && src->index->built) {
         int rc = dr_cluster_finalize(dst, err);
         if (rc == DR_OK && dst->index) /* round-robin continues where the source was */
@@ -305,6 +319,14 @@ oom:
 fail:
     dr_cluster_free(dst);
     return err ? err->code : DR_ENOMEM;
+}
+
+int dr_cluster_find_account(const dr_cluster_t *c, const char *name)
+{
+    for (size_t i = 0; name && i < c->naccounts; i++)
+        if (strcmp(c->accounts[i].name, name) == 0)
+            return (int)i;
+    return -1;
 }
 
 dr_typemask_t dr_cluster_eligible_types(const dr_cluster_t *c, const dr_job_req_t *r)

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/config_priv.h"
 #include "core/embed.h"
@@ -31,7 +32,8 @@ enum {
     K_POOL,
     K_POLICY,
     K_PARTNAME,
-    K_NKINDS = K_PARTNAME + 1, /* the keys above start a line */
+    K_ACCOUNT,
+    K_NKINDS = K_ACCOUNT + 1, /* the keys above start a line */
     K_GPUS = K_NKINDS,
     K_CPUS,
     K_MEMGB,
@@ -63,18 +65,55 @@ enum {
     K_DEFAULT,
     K_MAXTIME,
     K_DEFTIME,
+    K_MAXRUNGPUS,
+    K_MAXRUNGPUS_T, /* MaxRunningGpus[TYPE] */
+    K_MAXQUEUED,
+    K_SHARES,
     K_N
 };
 
-static const char *const key_names[K_N] = {
-    "NodeName",        "SwitchName", "GpuType",        "Pool",           "SchedulerPolicy",
-    "PartitionName",   "Gpus",       "Cpus",           "MemGB",          "MemMB",
-    "NvlinkDomain",    "Switch",     "State",          "Nodes",          "Switches",
-    "LinkGbps",        "TdpW",       "Bf16Tflops",     "Fp16Tflops",     "Fp8Tflops",
-    "PricePerGpuHour", "Vendor",     "MaxNodes",       "ProvisionDelay", "SpotInterruptRate",
-    "Shards",          "Features",   "RealMemory",     "Gres",           "Boards",
-    "SocketsPerBoard", "Sockets",    "CoresPerSocket", "ThreadsPerCore", "Default",
-    "MaxTime",         "DefaultTime"};
+static const char *const key_names[K_N] = {"NodeName",
+                                           "SwitchName",
+                                           "GpuType",
+                                           "Pool",
+                                           "SchedulerPolicy",
+                                           "PartitionName",
+                                           "Account",
+                                           "Gpus",
+                                           "Cpus",
+                                           "MemGB",
+                                           "MemMB",
+                                           "NvlinkDomain",
+                                           "Switch",
+                                           "State",
+                                           "Nodes",
+                                           "Switches",
+                                           "LinkGbps",
+                                           "TdpW",
+                                           "Bf16Tflops",
+                                           "Fp16Tflops",
+                                           "Fp8Tflops",
+                                           "PricePerGpuHour",
+                                           "Vendor",
+                                           "MaxNodes",
+                                           "ProvisionDelay",
+                                           "SpotInterruptRate",
+                                           "Shards",
+                                           "Features",
+                                           "RealMemory",
+                                           "Gres",
+                                           "Boards",
+                                           "SocketsPerBoard",
+                                           "Sockets",
+                                           "CoresPerSocket",
+                                           "ThreadsPerCore",
+                                           "Default",
+                                           "MaxTime",
+                                           "DefaultTime",
+                                           "MaxRunningGpus",
+                                           "MaxRunningGpus[TYPE]",
+                                           "MaxQueuedJobs",
+                                           "Shares"};
 
 #define KB(k) ((uint64_t)1 << (k))
 /* Keys allowed on each line kind (indexed by the kind's own key). */
@@ -91,10 +130,16 @@ static const uint64_t kind_keys[K_NKINDS] = {
     [K_POLICY] = KB(K_POLICY),
     [K_PARTNAME] =
         KB(K_PARTNAME) | KB(K_NODES) | KB(K_DEFAULT) | KB(K_MAXTIME) | KB(K_DEFTIME) | KB(K_STATE),
+    [K_ACCOUNT] =
+        KB(K_ACCOUNT) | KB(K_MAXRUNGPUS) | KB(K_MAXRUNGPUS_T) | KB(K_MAXQUEUED) | KB(K_SHARES),
 };
 
 static int key_lookup(const char *k)
 {
+    /* MaxRunningGpus[TYPE]: the one key with a part of its own */
+    size_t n = strlen(k), pre = strlen("MaxRunningGpus[");
+    if (n > pre + 1 && k[n - 1] == ']' && strncasecmp(k, "MaxRunningGpus[", pre) == 0)
+        return K_MAXRUNGPUS_T;
     for (int i = 0; i < K_N; i++)
         if (dr_streq_ci(k, key_names[i]))
             return i;
@@ -1146,6 +1191,65 @@ static int cf_partname(cf_t *p)
     return DR_OK;
 }
 
+/* Account=NAME MaxRunningGpus=N MaxRunningGpus[TYPE]=N MaxQueuedJobs=N
+ * Shares=X: an account's limits and fair-share shares (account.h). */
+static int cf_account(cf_t *p)
+{
+    const cf_tok_t *kt = p->by_key[K_ACCOUNT];
+    int rc = cf_name_ok(p, kt, 200, "[],:|=\"#");
+    if (rc != 0)
+        return rc;
+    if (dr_cluster_find_account(p->c, kt->val) >= 0)
+        return TOK_ERR(p, kt, "account '%s' is declared twice", kt->val);
+    dr_account_t a = {
+        .shares = 1, .max_running_gpus = DR_ACCT_NO_LIMIT, .max_queued_jobs = DR_ACCT_NO_LIMIT};
+    for (size_t t = 0; t < DR_MAX_GPU_TYPES; t++)
+        a.max_running_gpus_type[t] = DR_ACCT_NO_LIMIT;
+    uint64_t v;
+    if (p->by_key[K_MAXRUNGPUS] &&
+        (rc = cf_u64(p, p->by_key[K_MAXRUNGPUS], 0, DR_CONFIG_MAX_GPUS, &v)) != 0)
+        return rc;
+    if (p->by_key[K_MAXRUNGPUS])
+        a.max_running_gpus = (int64_t)v;
+    if (p->by_key[K_MAXQUEUED] && (rc = cf_u64(p, p->by_key[K_MAXQUEUED], 0, UINT32_MAX, &v)) != 0)
+        return rc;
+    if (p->by_key[K_MAXQUEUED])
+        a.max_queued_jobs = (int64_t)v;
+    if (p->by_key[K_SHARES]) {
+        if ((rc = cf_num(p, p->by_key[K_SHARES], 1e9, &a.shares)) != 0)
+            return rc;
+        if (!(a.shares > 0))
+            return TOK_ERR(p, p->by_key[K_SHARES], "must be more than 0");
+    }
+    for (size_t i = 0; i < p->ntoks; i++) {
+        const cf_tok_t *t = &p->toks[i];
+        if (t->k != K_MAXRUNGPUS_T)
+            continue;
+        char tn[DR_GPU_NAME_MAX + 8];
+        size_t pre = strlen("MaxRunningGpus["), n = strlen(t->key) - pre - 1;
+        snprintf(tn, sizeof tn, "%.*s", (int)(n < sizeof tn - 1 ? n : sizeof tn - 1), t->key + pre);
+        int ty = dr_cluster_find_type(p->c, tn);
+        if (ty < 0)
+            return cf_err(p, DR_EINVAL, t->line, t->key,
+                          "'%s' is not a GPU type of this cluster (Account= lines come after "
+                          "the nodes)",
+                          tn);
+        if (a.max_running_gpus_type[ty] != DR_ACCT_NO_LIMIT)
+            return cf_err(p, DR_EINVAL, t->line, t->key, "given twice for %s",
+                          p->c->types[ty].name);
+        if ((rc = cf_u64(p, t, 0, DR_CONFIG_MAX_GPUS, &v)) != 0)
+            return rc;
+        a.max_running_gpus_type[ty] = (int64_t)v;
+    }
+    if (!(a.name = dr_strdup(kt->val)))
+        return cf_oom(p);
+    if (DR_PUSH(p->c->accounts, p->c->naccounts, p->c->accounts_cap, a) != 0) {
+        free(a.name);
+        return cf_oom(p);
+    }
+    return DR_OK;
+}
+
 /* Once every line is read: each partition's nodes (names, pools, ALL). */
 static int cf_parts_resolve(cf_t *p)
 {
@@ -1267,7 +1371,7 @@ static int cf_statement(cf_t *p)
     if (kind < 0 || kind >= K_NKINDS)
         return TOK_ERR(p, first,
                        "unknown line kind (a line starts with NodeName=, SwitchName=, GpuType=, "
-                       "Pool=, PartitionName= or SchedulerPolicy=, or is a slurm.conf "
+                       "Pool=, PartitionName=, Account= or SchedulerPolicy=, or is a slurm.conf "
                        "parameter)");
     memset(p->by_key, 0, sizeof p->by_key);
     for (size_t i = 0; i < p->ntoks; i++) {
@@ -1280,7 +1384,7 @@ static int cf_statement(cf_t *p)
             return TOK_ERR(p, t, "unknown key");
         if (!(kind_keys[kind] & KB(t->k)))
             return TOK_ERR(p, t, "not allowed on a %s line", key_names[kind]);
-        if (p->by_key[t->k])
+        if (p->by_key[t->k] && t->k != K_MAXRUNGPUS_T) /* one per type: cf_account */
             return TOK_ERR(p, t, "given twice");
         p->by_key[t->k] = t;
     }
@@ -1298,6 +1402,7 @@ static int cf_statement(cf_t *p)
     case K_GPUTYPE: return cf_gputype(p);
     case K_POLICY: return cf_policy(p);
     case K_PARTNAME: return cf_partname(p);
+    case K_ACCOUNT: return cf_account(p);
     default: return cf_pool(p);
     }
 }

@@ -441,6 +441,8 @@ int dr_place(dr_cluster_t *c, const dr_job_req_t *r, dr_typemask_t allowed,
     memset(out, 0, sizeof *out);
     if (!dr_cluster_finalized(c))
         return DR_ESTATE;
+    if (o && o->gate && r->gpus_per_node && !(allowed &= o->gate(o->gate_ud, r)))
+        return DR_ENOSPC; /* no type has room under the job's account limits */
     if (r->shard && r->nodes == 1)
         return place_shard(c, r, allowed, o, st, out);
     if (st == DR_PLACE_FGD || st == DR_PLACE_PACK) {

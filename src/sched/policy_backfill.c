@@ -669,6 +669,8 @@ static int bf_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, dr
             if (dr_sched_throttled(v->sched, j))
                 continue;
             rc = dr_policy_try_start(v, j);
+            if (rc == DR_ENOSPC && dr_sched_account_blocked(v->sched, j))
+                continue; /* its account's limits hold it: no reservation */
             if (rc == DR_ENOSPC)
                 break;
             if (rc != DR_OK)

@@ -612,7 +612,8 @@ static copt_t choose(cpol_t *d, const dr_sched_view_t *v, const dr_job_t *j, boo
 {
     const dr_cluster_t *c = v->cluster;
     uint32_t g = job_gpus(j);
-    dr_typemask_t run = dr_perf_runnable(v->perf, c, j);
+    /* the types it runs on that its account's limits leave room on now */
+    dr_typemask_t run = dr_perf_runnable(v->perf, c, j) & dr_sched_account_types(v->sched, j);
     copt_t opts[4 * DR_MAX_GPU_TYPES];
     size_t no = 0;
     bool onprem_possible = false;
@@ -709,7 +710,8 @@ static copt_t choose(cpol_t *d, const dr_sched_view_t *v, const dr_job_t *j, boo
  * are preempted for it.  DR_OK with *started set accordingly. */
 static int start_service(cpol_t *d, const dr_sched_view_t *v, dr_job_t *j, bool *started)
 {
-    dr_typemask_t run = dr_perf_runnable(v->perf, v->cluster, j);
+    dr_typemask_t run =
+        dr_perf_runnable(v->perf, v->cluster, j) & dr_sched_account_types(v->sched, j);
     bool tried[2 * DR_MAX_GPU_TYPES] = {false};
     *started = false;
     for (int pass = 0; pass < 3; pass++) {

@@ -991,6 +991,8 @@ static int dpol_plan(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, 
             continue;
         dr_typemask_t run = d->runm[m];
         bool running = m < nrun;
+        if (!running)
+            run &= dr_sched_account_types(v->sched, j); /* its account's limits */
         for (size_t t = 0; t < c->ntypes; t++) {
             if (!(run >> t & 1))
                 continue;

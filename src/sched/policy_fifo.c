@@ -23,6 +23,8 @@ static int fifo_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, 
         if (dr_sched_throttled(v->sched, j))
             continue; /* throttled array tasks wait without blocking others */
         int rc = dr_policy_try_start(v, j);
+        if (rc == DR_ENOSPC && dr_sched_account_blocked(v->sched, j))
+            continue; /* held back by its account's limits: not a queue blocker */
         if (rc == DR_ENOSPC)
             break;
         if (rc != DR_OK) {

@@ -322,6 +322,9 @@ static void alloc_fifo(gavel_t *g, const dr_sched_view_t *v)
                 map[nc] = k;
                 cand[nc++] = types[k];
             }
+        if (nc == 0 && dr_sched_account_of(v->sched, gj->job) >= 0 &&
+            (gj->host & dr_sched_account_types(v->sched, gj->job)) != gj->host)
+            continue; /* held back by its account's limits: no queue blocker */
         if (nc == 0)
             break; /* FIFO: nothing behind the head may jump ahead */
         size_t idx = 0;
@@ -518,6 +521,10 @@ static int select_jobs(gavel_t *g, const dr_sched_view_t *v)
             gjob_t *gj = g->ent[i].gj;
             if (left[t] <= 0 || gj->next_type >= 0)
                 continue;
+            /* a pending job whose account may not use the type now */
+            if (gj->job && gj->job->state == DR_JOB_PENDING &&
+                !(dr_sched_account_types(v->sched, gj->job) >> t & 1))
+                continue;
             if (grate(v, gj, (unsigned)t) <= 0)
                 continue;
             if (fifo && g->ent[i].prio <= 0)
@@ -572,7 +579,8 @@ static int gavel_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at,
             if (!gj) {
                 if (!(gj = add(g, list[i])))
                     return dr_err_set(err, DR_ENOMEM, "out of memory");
-                gj->host = dr_cluster_hostable_types(v->cluster, &list[i]->req);
+                gj->host = dr_cluster_hostable_types(v->cluster, &list[i]->req) &
+                           dr_sched_account_types_ever(v->sched, list[i]);
                 g->need_alloc = true;
             }
             gj->job = list[i];

@@ -107,6 +107,7 @@ static int tpick_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at,
                 dr_cluster_req_possible(c, &one, NULL) == DR_OK)
                 left |= one.types;
         }
+        left &= dr_sched_account_types(v->sched, j); /* its account's limits */
         for (bool first = true; left; first = false) {
             unsigned best = 0;
             double bk = INFINITY;

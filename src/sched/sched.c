@@ -7,6 +7,7 @@
  * by construction. */
 #include "drover/sched.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,12 @@ struct dr_sched {
     dr_sched_stats_t stats;
     double (*rate_factor)(const void *ud, const dr_job_t *j, const dr_alloc_t *a);
     const void *rate_factor_ud;
+    /* accounts: a driver's account id -> cluster account (-1 none), and the
+     * milli-GPUs each cluster account's running jobs hold, per type and
+     * (last) in all: naccounts x (DR_MAX_GPU_TYPES + 1) */
+    int32_t *acct_of;
+    size_t nacct_of;
+    uint64_t *acct_milli;
 };
 
 #define CLEAN SIZE_MAX
@@ -215,6 +222,116 @@ dr_job_t *dr_sched_find_job(const dr_sched_t *s, uint64_t id)
 {
     const id_slot_t *e = id_find(&s->ids, id);
     return e ? e->job : NULL;
+}
+
+/* --- accounts --- */
+#define ACCT_W (DR_MAX_GPU_TYPES + 1)
+
+int dr_sched_account_of(const dr_sched_t *s, const dr_job_t *j)
+{
+    return j->account < s->nacct_of ? s->acct_of[j->account] : -1;
+}
+
+int dr_sched_bind_account(dr_sched_t *s, uint32_t id, const char *name, dr_err_t *err)
+{
+    if (id >= s->nacct_of) {
+        size_t n = (size_t)id + 1 > s->nacct_of * 2 ? (size_t)id + 1 : s->nacct_of * 2;
+        int32_t *a = realloc(s->acct_of, n * sizeof *a);
+        if (!a)
+            return dr_err_set(err, DR_ENOMEM, "out of memory");
+        for (size_t i = s->nacct_of; i < n; i++)
+            a[i] = -1;
+        s->acct_of = a;
+        s->nacct_of = n;
+    }
+    s->acct_of[id] = dr_cluster_find_account(s->c, name);
+    return DR_OK;
+}
+
+uint64_t dr_sched_account_milli(const dr_sched_t *s, int acct, int t)
+{
+    if (acct < 0 || (size_t)acct >= s->c->naccounts || !s->acct_milli)
+        return 0;
+    return s->acct_milli[(size_t)acct * ACCT_W + (t < 0 ? DR_MAX_GPU_TYPES : (size_t)t)];
+}
+
+/* Milli-GPUs a request takes once placed. */
+static uint64_t req_milli(const dr_job_req_t *r)
+{
+    return r->nodes ? (uint64_t)r->nodes * r->gpus_per_node * r->gpu_milli
+                    : (uint64_t)r->gpus_per_node * 1000;
+}
+
+/* The types on which account `a` has room for `need` more milli-GPUs. */
+static dr_typemask_t acct_room_of(const dr_sched_t *s, int a, uint64_t need, bool ever)
+{
+    if (a < 0)
+        return ~0ULL;
+    const dr_account_t *ac = &s->c->accounts[a];
+    static const uint64_t none[ACCT_W];
+    const uint64_t *used = ever ? none : &s->acct_milli[(size_t)a * ACCT_W];
+    if (ac->max_running_gpus != DR_ACCT_NO_LIMIT &&
+        used[DR_MAX_GPU_TYPES] + need > (uint64_t)ac->max_running_gpus * 1000)
+        return 0;
+    dr_typemask_t m = 0;
+    for (size_t t = 0; t < s->c->ntypes; t++)
+        if (ac->max_running_gpus_type[t] == DR_ACCT_NO_LIMIT ||
+            used[t] + need <= (uint64_t)ac->max_running_gpus_type[t] * 1000)
+            m |= 1ULL << t;
+    return m;
+}
+
+static dr_typemask_t acct_room(const dr_sched_t *s, int a, uint64_t need)
+{
+    return acct_room_of(s, a, need, false);
+}
+
+dr_typemask_t dr_sched_account_types_ever(const dr_sched_t *s, const dr_job_t *j)
+{
+    return j->req.gpus_per_node
+               ? acct_room_of(s, dr_sched_account_of(s, j), req_milli(&j->req), true)
+               : ~0ULL;
+}
+
+/* The placement gate (dr_place_opts_t.gate): policies place a job with its
+ * own request, &j->req (sched.h), so the job is the one holding it. */
+static dr_typemask_t acct_gate(const void *ud, const dr_job_req_t *r)
+{
+    const dr_sched_t *s = ud;
+    const dr_job_t *j = (const dr_job_t *)(const void *)((const char *)r - offsetof(dr_job_t, req));
+    return acct_room(s, dr_sched_account_of(s, j), req_milli(r));
+}
+
+dr_typemask_t dr_sched_account_types(const dr_sched_t *s, const dr_job_t *j)
+{
+    return j->req.gpus_per_node ? acct_room(s, dr_sched_account_of(s, j), req_milli(&j->req))
+                                : ~0ULL;
+}
+
+bool dr_sched_account_blocked(const dr_sched_t *s, const dr_job_t *j)
+{
+    int a = dr_sched_account_of(s, j);
+    if (a < 0 || !j->req.gpus_per_node)
+        return false;
+    /* a type that could take it now, were it not for the limits */
+    dr_typemask_t barred = dr_cluster_hostable_types(s->c, &j->req) & ~dr_sched_account_types(s, j);
+    return barred && dr_place_fits_quick(s->c, &j->req, barred);
+}
+
+/* A run starts (+1) or stops (-1) holding its allocation's GPUs. */
+static void acct_add(dr_sched_t *s, const dr_job_t *j, int d)
+{
+    int a = dr_sched_account_of(s, j);
+    if (a < 0 || !s->acct_milli || !j->alloc.nslots || j->alloc.slots[0].gpu == DR_NO_GPU)
+        return;
+    uint64_t m = dr_alloc_milli(&j->alloc), *u = &s->acct_milli[(size_t)a * ACCT_W];
+    if (d > 0) {
+        u[j->alloc.type] += m;
+        u[DR_MAX_GPU_TYPES] += m;
+    } else {
+        u[j->alloc.type] -= m;
+        u[DR_MAX_GPU_TYPES] -= m;
+    }
 }
 
 /* --- state changes --- */
@@ -450,6 +567,15 @@ int dr_sched_create(dr_sched_t **out, dr_cluster_t *c, const dr_sched_opts_t *o,
     s->rate_factor_ud = o->rate_factor_ud;
     s->truth = ops->oracle ? o->truth : NULL;
     s->dirty_from = CLEAN;
+    if (c->naccounts) {
+        s->acct_milli = calloc(c->naccounts * ACCT_W, sizeof *s->acct_milli);
+        if (!s->acct_milli) {
+            free(s);
+            return dr_err_set(err, DR_ENOMEM, "out of memory");
+        }
+        s->place.gate = acct_gate;
+        s->place.gate_ud = s;
+    }
     dr_eventlog_init(&s->log);
     s->endq = dr_endq_create();
     if (!s->endq) {
@@ -479,6 +605,8 @@ void dr_sched_destroy(dr_sched_t *s)
     free(s->run);
     free(s->ended);
     free(s->withdrawn);
+    free(s->acct_of);
+    free(s->acct_milli);
     dr_endq_destroy(s->endq);
     free(s->thr.key);
     free(s->thr.count);
@@ -645,6 +773,8 @@ int dr_sched_adopt(dr_sched_t *s, dr_job_t *j, const dr_alloc_t *alloc, dr_time_
                             "adopted");
     if (rc == DR_OK && (rc = run_add(s, j)) == DR_OK && (rc = id_insert(&s->ids, j)) != DR_OK)
         run_remove(s, j);
+    if (rc == DR_OK)
+        acct_add(s, j, +1); /* an adopted run counts against its account's limits */
     if (rc != DR_OK) {
         /* the log may hold the record; the job is not running here though */
         dr_job_set_rate(j, now, 0);
@@ -658,10 +788,13 @@ int dr_sched_adopt(dr_sched_t *s, dr_job_t *j, const dr_alloc_t *alloc, dr_time_
 
 int dr_sched_decide_start(dr_sched_t *s, dr_job_t *j, dr_alloc_t *alloc)
 {
-    if (!s->in_pass || j->state != DR_JOB_PENDING) {
+    int a = dr_sched_account_of(s, j);
+    bool over = a >= 0 && alloc->nslots && alloc->slots[0].gpu != DR_NO_GPU &&
+                !(acct_room(s, a, dr_alloc_milli(alloc)) >> alloc->type & 1);
+    if (!s->in_pass || j->state != DR_JOB_PENDING || over) {
         dr_cluster_give(s->c, alloc);
         dr_alloc_free(alloc);
-        return DR_ESTATE;
+        return over ? DR_ELIMIT : DR_ESTATE;
     }
     mark_removed(s, j);
     j->alloc = *alloc;
@@ -683,6 +816,8 @@ int dr_sched_decide_start(dr_sched_t *s, dr_job_t *j, dr_alloc_t *alloc)
     if (rc == DR_OK)
         rc = run_add(s, j);
     if (rc == DR_OK)
+        acct_add(s, j, +1);
+    if (rc == DR_OK)
         rc = DR_PUSH(s->res->started, s->res->nstarted, s->res->started_cap, j);
     s->stats.starts++;
     return rc;
@@ -697,6 +832,7 @@ static void release(dr_sched_t *s, dr_job_t *j, dr_time_t now)
             dr_time_to_s(now - j->start) * (double)dr_alloc_milli(&j->alloc) / 1000.0;
     dr_job_set_rate(j, now, 0);
     run_remove(s, j);
+    acct_add(s, j, -1);
     dr_cluster_give(s->c, &j->alloc);
 }
 

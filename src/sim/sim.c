@@ -469,6 +469,11 @@ int dr_sim_run(const dr_cluster_t *cluster, const dr_workload_t *wl, const dr_si
     rc = dr_sched_create(&sm.s, &sm.c, &so, err);
     if (rc != DR_OK)
         goto out;
+    /* the workload's accounts are the cluster's Account= lines by name */
+    for (size_t i = 0; sm.c.naccounts && i < wl->accounts.n && rc == DR_OK; i++)
+        rc = dr_sched_bind_account(sm.s, (uint32_t)i, wl->accounts.strs[i], err);
+    if (rc != DR_OK)
+        goto out;
     /* submit, start, run, completing, end: five records per job */
     if (dr_eventlog_reserve(dr_sched_log_mut(sm.s), 5 * sm.njobs) != 0) {
         rc = dr_err_set(err, DR_ENOMEM, "out of memory for the event log");

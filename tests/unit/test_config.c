@@ -401,14 +401,16 @@ static void test_errors_syntax(void **state)
     (void)state;
     expect_err("", DR_EINVAL, "test.conf: no nodes (add NodeName= or Pool= lines)");
     expect_err("# nothing\n\n", DR_EINVAL, "test.conf: no nodes (add NodeName= or Pool= lines)");
-    expect_err(N1 "Color=red\n", DR_EINVAL,
-               "test.conf:2: Color: unknown line kind (a line starts with NodeName=, "
-               "SwitchName=, GpuType=, Pool=, PartitionName= or SchedulerPolicy=, or is a "
-               "slurm.conf parameter)");
-    expect_err(N1 "Cpus=8 NodeName=x\n", DR_EINVAL,
-               "test.conf:2: Cpus: unknown line kind (a line starts with NodeName=, "
-               "SwitchName=, GpuType=, Pool=, PartitionName= or SchedulerPolicy=, or is a "
-               "slurm.conf parameter)");
+    expect_err(
+        N1 "Color=red\n", DR_EINVAL,
+        "test.conf:2: Color: unknown line kind (a line starts with NodeName=, "
+        "SwitchName=, GpuType=, Pool=, PartitionName=, Account= or SchedulerPolicy=, or is a "
+        "slurm.conf parameter)");
+    expect_err(
+        N1 "Cpus=8 NodeName=x\n", DR_EINVAL,
+        "test.conf:2: Cpus: unknown line kind (a line starts with NodeName=, "
+        "SwitchName=, GpuType=, Pool=, PartitionName=, Account= or SchedulerPolicy=, or is a "
+        "slurm.conf parameter)");
     expect_err("NodeName=a Cpus=1 MemGB=1 Color=red\n", DR_EINVAL,
                "test.conf:1: Color: unknown key");
     expect_err("NodeName=a Cpus=1 MemGB=1 Pool=x\n", DR_EINVAL,
@@ -431,10 +433,11 @@ static void test_errors_syntax(void **state)
                "test.conf:1: NodeName: text after the closing quote");
     expect_err(N1 "NodeName=x Cpus=1 \\\n  MemGB=lots\n", DR_EINVAL,
                "test.conf:3: MemGB: 'lots' is not a number");
-    expect_err(N1 "NodeName=x Cpus=1 MemGB=1 \\\n\n  Bogus=1\n", DR_EINVAL,
-               "test.conf:4: Bogus: unknown line kind (a line starts with NodeName=, "
-               "SwitchName=, GpuType=, Pool=, PartitionName= or SchedulerPolicy=, or is a "
-               "slurm.conf parameter)");
+    expect_err(
+        N1 "NodeName=x Cpus=1 MemGB=1 \\\n\n  Bogus=1\n", DR_EINVAL,
+        "test.conf:4: Bogus: unknown line kind (a line starts with NodeName=, "
+        "SwitchName=, GpuType=, Pool=, PartitionName=, Account= or SchedulerPolicy=, or is a "
+        "slurm.conf parameter)");
     /* unquoted, '#' starts a comment */
     expect_err("GpuType=\"Z#1\"\nNodeName=z1 Gpus=Z#1:2 Cpus=1 MemGB=1\n", DR_EINVAL,
                "test.conf:2: Gpus: expected TYPE:COUNT, got 'Z'");
@@ -759,6 +762,51 @@ static void test_scheduler_policy(void **st)
     dr_cluster_free(&c);
 }
 
+/* Account= lines: limits (total and per GPU type, by any of the type's
+ * names) and shares, with defaults; errors name the key. */
+static void test_accounts(void **st)
+{
+    (void)st;
+    dr_cluster_t c;
+    tu_cluster(&c, "NodeName=h1 Gpus=H100:8 Cpus=8 MemGB=64\n"
+                   "NodeName=a1 Gpus=A100:8 Cpus=8 MemGB=64\n"
+                   "Account=vision MaxRunningGpus=16 MaxRunningGpus[h100]=8 MaxQueuedJobs=1000 "
+                   "Shares=2\n"
+                   "account=nlp maxrunninggpus[A100]=0\n");
+    assert_int_equal(c.naccounts, 2);
+    int v = dr_cluster_find_account(&c, "vision"), n = dr_cluster_find_account(&c, "nlp");
+    int h = dr_cluster_find_type(&c, "H100"), a = dr_cluster_find_type(&c, "A100");
+    assert_true(v == 0 && n == 1 && h >= 0 && a >= 0);
+    assert_int_equal(dr_cluster_find_account(&c, "Vision"), -1);
+    const dr_account_t *va = &c.accounts[v], *na = &c.accounts[n];
+    assert_true(va->shares == 2 && va->max_running_gpus == 16 && va->max_queued_jobs == 1000);
+    assert_int_equal(va->max_running_gpus_type[h], 8);
+    assert_int_equal(va->max_running_gpus_type[a], DR_ACCT_NO_LIMIT);
+    assert_true(na->shares == 1 && na->max_running_gpus == DR_ACCT_NO_LIMIT &&
+                na->max_queued_jobs == DR_ACCT_NO_LIMIT);
+    assert_int_equal(na->max_running_gpus_type[a], 0);
+    dr_cluster_t cp;
+    dr_err_t err;
+    assert_int_equal(dr_cluster_copy(&cp, &c, &err), DR_OK);
+    assert_int_equal(cp.naccounts, 2);
+    assert_string_equal(cp.accounts[1].name, "nlp");
+    assert_ptr_not_equal(cp.accounts[1].name, c.accounts[1].name);
+    dr_cluster_free(&cp);
+    dr_cluster_free(&c);
+    expect_err(N1 "Account=x MaxRunningGpus[H200]=1\n", DR_EINVAL,
+               "test.conf:2: MaxRunningGpus[H200]: 'H200' is not a GPU type of this cluster "
+               "(Account= lines come after the nodes)");
+    expect_err(N1 "Account=x MaxRunningGpus=-1\n", DR_EINVAL,
+               "test.conf:2: MaxRunningGpus: '-1' is not a whole number");
+    expect_err(N1 "Account=x Shares=0\n", DR_EINVAL, "test.conf:2: Shares: must be more than 0");
+    expect_err(N1 "Account=x\nAccount=x\n", DR_EINVAL,
+               "test.conf:3: Account: account 'x' is declared twice");
+    expect_err(N1 "Account=x Cpus=3\n", DR_EINVAL,
+               "test.conf:2: Cpus: not allowed on a Account line");
+    expect_err(N1 "Account=x MaxQueuedJobs=1 maxqueuedjobs=2\n", DR_EINVAL,
+               "test.conf:2: MaxQueuedJobs: given twice");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -783,6 +831,7 @@ int main(void)
         cmocka_unit_test(test_openb_file),
         cmocka_unit_test(test_openb_small),
         cmocka_unit_test(test_openb_errors),
+        cmocka_unit_test(test_accounts),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,31 @@
+/* account.h - accounts as the cluster config declares them (Account=
+ * lines, docs/config.md): per-account limits that every policy obeys
+ * (enforced by the scheduler core where a start is placed, sched.h) and
+ * fair-share shares. */
+#ifndef DROVER_ACCOUNT_H
+#define DROVER_ACCOUNT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DR_ACCT_NO_LIMIT (-1)
+
+typedef struct dr_account {
+    char *name;
+    double shares; /* Shares= (default 1) */
+    /* MaxRunningGpus=: GPUs the account's running jobs may hold in all;
+     * MaxRunningGpus[TYPE]=: on one GPU type (indexed by the cluster's
+     * type), a generic request counted on the type it lands on.  A
+     * fractional share counts as its fraction.  DR_ACCT_NO_LIMIT = none. */
+    int64_t max_running_gpus;
+    int64_t max_running_gpus_type[64];
+    /* MaxQueuedJobs=: pending jobs (an array's tasks not started each
+     * count), checked by the controller at submit. */
+    int64_t max_queued_jobs;
+} dr_account_t;
+
+struct dr_cluster;
+/* The account of that name (exact), or -1. */
+int dr_cluster_find_account(const struct dr_cluster *c, const char *name);
+
+#endif

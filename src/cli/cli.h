@@ -23,7 +23,7 @@ int cli_submit(int argc, char **argv);
 int cli_queue(int argc, char **argv);
 int cli_show(int argc, char **argv);
 int cli_cancel(int argc, char **argv);
-int cli_hold(int argc, char **argv);    /* hold, release, update: jobs.c */
+int cli_hold(int argc, char **argv); /* hold, release, update: jobs.c */
 int cli_release(int argc, char **argv);
 int cli_update(int argc, char **argv);
 int cli_wait(int argc, char **argv);

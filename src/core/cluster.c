@@ -48,7 +48,7 @@ void dr_cluster_free(dr_cluster_t *c)
     for (size_t i = 0; i < c->npools; i++)
         free(c->pools[i].name);
     free(c->pools);
-    for (size_t i = 0; i < c->naccounts; i++)
+    for (size_t i = 0; c->accounts && i < c->naccounts; i++)
         free(c->accounts[i].name);
     free(c->accounts);
     dr_cluster_shards_free(c);

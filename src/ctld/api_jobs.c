@@ -64,10 +64,16 @@ static void submit(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
         rc = ctld_service_setup(c, cj, &err);
     if (rc == DR_OK && cj->spec.ndeps)
         rc = ctld_deps_check(c, &cj->spec, &err);
+    if (rc == DR_OK)
+        rc = ctld_account_admit(c, &cj->spec, cj->array ? cj->array->nidx : 1, &err);
     if (rc != DR_OK) {
         char field[64];
         field_of(err.msg, field, sizeof field);
-        ctld_reply_error(req, rc == DR_ENOMEM ? 503 : 400, field, "%s", err.msg);
+        ctld_reply_error(req,
+                         rc == DR_ENOMEM   ? 503
+                         : rc == DR_ELIMIT ? 429
+                                           : 400,
+                         field, "%s", err.msg);
         ctld_job_free(cj);
         return;
     }
@@ -76,6 +82,7 @@ static void submit(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
     cj->gid = who->gid;
     cj->j.id = c->next_id++;
     cj->j.submit = now;
+    cj->j.account = ctld_account_id(c, &cj->spec);
     if (cj->array)
         cj->j.kind = cj->array->svc ? DR_KIND_SERVE : DR_KIND_ARRAY;
     snprintf(cj->reason, sizeof cj->reason, "queued");

@@ -78,6 +78,7 @@ int ctld_array_feed(dr_ctld_t *c, ctld_job_t *parent, dr_time_t now)
         }
         t->j.id = c->next_id++;
         t->j.user = parent->j.user;
+        t->j.account = ctld_account_id(c, &parent->spec);
         t->j.submit = parent->j.submit;
         t->j.kind = DR_KIND_ARRAY;
         t->j.array_parent = parent->j.id;

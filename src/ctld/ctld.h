@@ -303,6 +303,16 @@ int ctld_release(dr_ctld_t *c, ctld_job_t *cj, bool admin, dr_err_t *err);
  * the queue at once. */
 int ctld_set_priority(dr_ctld_t *c, ctld_job_t *cj, int32_t prio, dr_err_t *err);
 
+/* accounts.c: the cluster's Account= lines */
+int ctld_accounts_bind(dr_ctld_t *c, dr_err_t *err);                  /* at start */
+uint32_t ctld_account_id(const dr_ctld_t *c, const dr_jobspec_t *sp); /* dr_job_t.account */
+/* MaxQueuedJobs: may njobs more pending jobs of sp's account be queued?
+ * DR_ELIMIT naming the account and the limit. */
+int ctld_account_admit(const dr_ctld_t *c, const dr_jobspec_t *sp, uint64_t njobs, dr_err_t *err);
+/* "AccountLimit ..." when a pending job waits for its account's limits
+ * alone, else NULL. */
+const char *ctld_account_blocked_reason(const dr_ctld_t *c, const ctld_job_t *cj);
+
 /* launch_env.c */
 void ctld_launch_env(dr_ctld_t *c, const ctld_job_t *cj, uint32_t rank, uint32_t ngpus,
                      dr_strvec_t *env);

@@ -875,6 +875,7 @@ static int reload_job(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err)
         return dr_err_prefix(err, "store: job %llu: ", (unsigned long long)saved.id);
     cj->j.id = saved.id;
     cj->j.submit = saved.submit;
+    cj->j.account = ctld_account_id(c, spec_of(cj));
     cj->j.state = saved.state;
     cj->j.first_start = saved.first_start;
     cj->j.start = saved.start;
@@ -979,6 +980,8 @@ int dr_ctld_init(dr_ctld_t *c, const ctld_opts_t *o, dr_err_t *err)
     rc = dr_sched_create(&c->sched, &c->cl, &so, err);
     if (rc != DR_OK)
         return dr_err_prefix(err, "policy %s: ", c->policy);
+    if ((rc = ctld_accounts_bind(c, err)) != DR_OK)
+        return rc;
     c->nodes = calloc(c->cl.nnodes ? c->cl.nnodes : 1, sizeof *c->nodes);
     if (!c->nodes)
         return dr_err_set(err, DR_ENOMEM, "out of memory");

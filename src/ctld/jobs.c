@@ -164,7 +164,8 @@ char *ctld_job_json(dr_ctld_t *c, const ctld_job_t *cj)
     json_object_set_new(o, "account", json_string(sp->account ? sp->account : ""));
     json_object_set_new(o, "kind", json_string(dr_job_kind_name((dr_job_kind_t)j->kind)));
     json_object_set_new(o, "state", json_string(ctld_job_state_name(cj)));
-    json_object_set_new(o, "reason", json_string(cj->reason));
+    const char *limited = ctld_account_blocked_reason(c, cj);
+    json_object_set_new(o, "reason", json_string(limited ? limited : cj->reason));
     json_object_set_new(o, "priority", json_integer(cj->array ? sp->priority : j->priority));
     const char *hold = ctld_hold_name(cj->hold);
     json_object_set_new(o, "hold", hold ? json_string(hold) : json_null());

@@ -489,6 +489,14 @@ static int cmp_entry(const void *a, const void *b)
  * self._allocation ("elif job_id not in self._allocation: continue"): the
  * GPUs stay idle for the round and the job waits.  gavel_pass does the
  * same (it starts only allocated jobs).  FIFO never picks priority 0. */
+/* Does a pending job's account leave it no room on type t now?  (Jobs
+ * still in the list have a job: those that ended were dropped.) */
+static bool acct_bars(const dr_sched_view_t *v, const gjob_t *gj, unsigned t)
+{
+    const dr_job_t *j = gj->job;
+    return j->state == DR_JOB_PENDING && !(dr_sched_account_types(v->sched, j) >> t & 1);
+}
+
 static int select_jobs(gavel_t *g, const dr_sched_view_t *v)
 {
     const dr_cluster_t *c = v->cluster;
@@ -522,8 +530,7 @@ static int select_jobs(gavel_t *g, const dr_sched_view_t *v)
             if (left[t] <= 0 || gj->next_type >= 0)
                 continue;
             /* a pending job whose account may not use the type now */
-            if (gj->job && gj->job->state == DR_JOB_PENDING &&
-                !(dr_sched_account_types(v->sched, gj->job) >> t & 1))
+            if (acct_bars(v, gj, (unsigned)t))
                 continue;
             if (grate(v, gj, (unsigned)t) <= 0)
                 continue;

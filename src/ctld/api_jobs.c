@@ -65,7 +65,9 @@ static void submit(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
     if (rc == DR_OK && cj->spec.ndeps)
         rc = ctld_deps_check(c, &cj->spec, &err);
     if (rc == DR_OK)
-        rc = ctld_account_admit(c, &cj->spec, cj->array ? cj->array->nidx : 1, &err);
+        rc = ctld_account_admit(
+            c, &cj->spec, cj->array ? (cj->array->svc ? cj->array->svc->want : cj->array->nidx) : 1,
+            &err);
     if (rc != DR_OK) {
         char field[64];
         field_of(err.msg, field, sizeof field);

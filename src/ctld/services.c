@@ -119,6 +119,7 @@ static int start_run(dr_ctld_t *c, ctld_job_t *parent, uint32_t i)
     t->j.user = parent->j.user;
     t->j.submit = c->last_now; /* a replacement queues as of now */
     t->j.kind = DR_KIND_SERVE;
+    t->j.account = ctld_account_id(c, &parent->spec); /* its account's limits hold for replicas */
     t->j.array_parent = parent->j.id;
     t->j.array_index = i;
     t->parent = parent;

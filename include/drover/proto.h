@@ -52,6 +52,11 @@ typedef enum dr_msg_type {
     DR_MSG_JOB_STATE = 7, /* agent -> ctld: a job's processes started / ended */
     DR_MSG_ACK = 8,       /* ctld -> agent: a JOB_STATE end report is committed */
     DR_MSG_REJECT = 9,    /* ctld -> agent: registration refused (reason), then close */
+    /* srun inside a job (docs/slurm.md): srun -> its agent on the local
+     * socket, then agent -> ctld on the link */
+    DR_MSG_STEP_REQ = 10,    /* start a job step: one task per rank */
+    DR_MSG_STEP_CANCEL = 11, /* stop a step (srun got SIGINT/SIGTERM or went away) */
+    DR_MSG_STEP_STATE = 12,  /* ctld -> agent -> srun: accepted, refused, done */
     DR_MSG_NTYPES
 } dr_msg_type_t;
 
@@ -243,6 +248,11 @@ typedef struct dr_msg_launch {
      * agent reports it ready once started). */
     uint32_t port;
     char *ready;
+    /* 0: one of the job's own processes (a command's rank, a batch
+     * script); s >= 1: a task of srun's step s - 1 (Slurm's JOBID.(s-1)).
+     * Ranks are numbered across the job's generation, steps included, so
+     * (job, gen, rank) still names one process. */
+    uint32_t step;
 } dr_msg_launch_t;
 
 typedef struct dr_msg_kill {
@@ -251,6 +261,7 @@ typedef struct dr_msg_kill {
     int32_t signal; /* first signal (SIGTERM); SIGKILL follows after grace */
     int64_t grace_ns;
     char *reason;
+    uint32_t step; /* 0: every process of (job, gen) here; s >= 1: only step s - 1's tasks */
 } dr_msg_kill_t;
 
 /* Why a rank ended, as the agent saw it. */
@@ -290,6 +301,54 @@ typedef struct dr_msg_reject {
     char *reason;
 } dr_msg_reject_t;
 
+/* A job step (srun).  srun sends it to its node's agent over the local
+ * socket with req = 0 and uid = 0; the agent fills in uid from the peer's
+ * credentials (SO_PEERCRED) and its own request id, and forwards it.  The
+ * controller checks key, uid and generation against the job. */
+#define DR_MSG_STEP_KEY 32 /* hex digits of a job generation's step key */
+typedef struct dr_msg_step_req {
+    uint64_t job;
+    uint32_t gen;
+    uint64_t req; /* the asking agent's request id */
+    char *key;    /* DROVER_STEP_KEY of the job generation */
+    uint32_t uid;
+    uint32_t ntasks;          /* -n; 0 = the job's */
+    uint32_t nodes;           /* -N; 0 = as many as the tasks need (all when -n is not given) */
+    uint32_t ntasks_per_node; /* --ntasks-per-node; 0 = not given */
+    uint32_t gpus_per_task;   /* --gpus-per-task; 0 = each task sees the job's GPUs on its node */
+    uint32_t cpus_per_task;   /* -c; 0 = the job's */
+    bool kill_on_bad_exit;    /* one task failing stops the others */
+    char **argv;              /* argc >= 1 */
+    uint32_t argc;
+    char **env; /* srun's environment ("KEY=VALUE"), the tasks' base */
+    uint32_t nenv;
+    char *cwd;
+    char *out_path; /* tasks' stdout: a file srun's stdout is; "" = the job's output */
+    char *err_path; /* tasks' stderr likewise; "" = the job's error file */
+} dr_msg_step_req_t;
+
+typedef struct dr_msg_step_cancel {
+    uint64_t job;
+    uint32_t gen;
+    uint64_t req;   /* the request the step came from */
+    int32_t signal; /* first signal to the tasks */
+} dr_msg_step_cancel_t;
+
+/* dr_msg_step_state_t.state */
+enum { DR_STEP_ACCEPTED = 0, DR_STEP_DONE = 1, DR_STEP_REFUSED = 2, DR_STEP_NSTATES };
+
+typedef struct dr_msg_step_state {
+    uint64_t job;
+    uint32_t gen;
+    uint64_t req;
+    uint32_t state;  /* DR_STEP_*; a parser's caller checks the range */
+    uint32_t step;   /* the step's id (JOBID.step) */
+    uint32_t ntasks; /* its tasks */
+    uint32_t nnodes; /* and nodes */
+    int32_t status;  /* DONE: the highest exit status; 128 + N for a task killed by signal N */
+    char *detail;    /* REFUSED: why; DONE: the first failing task, "" if none */
+} dr_msg_step_state_t;
+
 #define DR_MSG_DECLARE(name)                                                                       \
     int dr_msg_##name##_encode(const dr_msg_##name##_t *m, char **json, size_t *len,               \
                                dr_err_t *err);                                                     \
@@ -304,10 +363,28 @@ DR_MSG_DECLARE(kill)
 DR_MSG_DECLARE(job_state)
 DR_MSG_DECLARE(ack)
 DR_MSG_DECLARE(reject)
+DR_MSG_DECLARE(step_req)
+DR_MSG_DECLARE(step_cancel)
+DR_MSG_DECLARE(step_state)
 #undef DR_MSG_DECLARE
 
 /* Encode message m of `type` and frame it in one step (*out malloc'd). */
 int dr_proto_send_msg(dr_proto_session_t *s, int type, const void *m, uint8_t **out, size_t *outlen,
                       dr_err_t *err);
+
+/* ---- the local step socket (srun <-> its node's agent) ----
+ *
+ * A Unix socket on one machine: no HMAC (the agent authenticates the peer
+ * by SO_PEERCRED and the job's step key), but the same strict bodies.  A
+ * local frame is [4-byte big-endian body length][1-byte type][body]; only
+ * the step types travel there and a body is at most DR_PROTO_MAX_BODY. */
+#define DR_PROTO_LOCAL_HDR 5
+/* Frame message m of `type` (a step type) for the local socket. */
+int dr_proto_local_encode(int type, const void *m, uint8_t **out, size_t *outlen, dr_err_t *err);
+/* Take one local frame from buf[0, len): DR_PROTO_FRAME (f filled, *used
+ * consumed), DR_PROTO_NEED, or DR_PROTO_FATAL (a wrong type or length:
+ * close the connection; err says which). */
+dr_proto_rc_t dr_proto_local_decode(const uint8_t *buf, size_t len, size_t *used, dr_frame_t *f,
+                                    dr_err_t *err);
 
 #endif

@@ -29,6 +29,9 @@ const char *dr_msg_type_name(int type)
     case DR_MSG_JOB_STATE: return "job_state";
     case DR_MSG_ACK: return "ack";
     case DR_MSG_REJECT: return "reject";
+    case DR_MSG_STEP_REQ: return "step_req";
+    case DR_MSG_STEP_CANCEL: return "step_cancel";
+    case DR_MSG_STEP_STATE: return "step_state";
     default: return "unknown";
     }
 }

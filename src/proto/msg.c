@@ -148,10 +148,12 @@ static const field_t launch_f[] = {
     U64(dr_msg_launch_t, mem_mb),
     U32(dr_msg_launch_t, port),
     TEXT(dr_msg_launch_t, ready),
+    U32(dr_msg_launch_t, step),
 };
 static const field_t kill_f[] = {
     U64(dr_msg_kill_t, job),      U32(dr_msg_kill_t, gen),    I32(dr_msg_kill_t, signal),
     I64(dr_msg_kill_t, grace_ns), STR(dr_msg_kill_t, reason),
+    U32(dr_msg_kill_t, step),
 };
 static const field_t job_state_f[] = {
     U64(dr_msg_job_state_t, job),    U32(dr_msg_job_state_t, gen),
@@ -169,6 +171,41 @@ static const field_t ack_f[] = {
 static const field_t reject_f[] = {
     STR(dr_msg_reject_t, reason),
 };
+static const field_t step_req_f[] = {
+    U64(dr_msg_step_req_t, job),
+    U32(dr_msg_step_req_t, gen),
+    U64(dr_msg_step_req_t, req),
+    STR(dr_msg_step_req_t, key),
+    U32(dr_msg_step_req_t, uid),
+    U32(dr_msg_step_req_t, ntasks),
+    U32(dr_msg_step_req_t, nodes),
+    U32(dr_msg_step_req_t, ntasks_per_node),
+    U32(dr_msg_step_req_t, gpus_per_task),
+    U32(dr_msg_step_req_t, cpus_per_task),
+    BOOL(dr_msg_step_req_t, kill_on_bad_exit),
+    STRV(dr_msg_step_req_t, argv, argc, 1, DR_MSG_MAX_ARGS),
+    STRV(dr_msg_step_req_t, env, nenv, 0, DR_MSG_MAX_ARGS),
+    STR(dr_msg_step_req_t, cwd),
+    STR(dr_msg_step_req_t, out_path),
+    STR(dr_msg_step_req_t, err_path),
+};
+static const field_t step_cancel_f[] = {
+    U64(dr_msg_step_cancel_t, job),
+    U32(dr_msg_step_cancel_t, gen),
+    U64(dr_msg_step_cancel_t, req),
+    I32(dr_msg_step_cancel_t, signal),
+};
+static const field_t step_state_f[] = {
+    U64(dr_msg_step_state_t, job),
+    U32(dr_msg_step_state_t, gen),
+    U64(dr_msg_step_state_t, req),
+    U32(dr_msg_step_state_t, state),
+    U32(dr_msg_step_state_t, step),
+    U32(dr_msg_step_state_t, ntasks),
+    U32(dr_msg_step_state_t, nnodes),
+    I32(dr_msg_step_state_t, status),
+    STR(dr_msg_step_state_t, detail),
+};
 
 static const msgdesc_t hello_d = DESC(dr_msg_hello_t, "hello", hello_f);
 static const msgdesc_t welcome_d = DESC(dr_msg_welcome_t, "welcome", welcome_f);
@@ -179,6 +216,9 @@ static const msgdesc_t kill_d = DESC(dr_msg_kill_t, "kill", kill_f);
 static const msgdesc_t job_state_d = DESC(dr_msg_job_state_t, "job_state", job_state_f);
 static const msgdesc_t ack_d = DESC(dr_msg_ack_t, "ack", ack_f);
 static const msgdesc_t reject_d = DESC(dr_msg_reject_t, "reject", reject_f);
+static const msgdesc_t step_req_d = DESC(dr_msg_step_req_t, "step_req", step_req_f);
+static const msgdesc_t step_cancel_d = DESC(dr_msg_step_cancel_t, "step_cancel", step_cancel_f);
+static const msgdesc_t step_state_d = DESC(dr_msg_step_state_t, "step_state", step_state_f);
 /* clang-format on */
 
 /* ---- errors: "launch: argv[3]: not a string" ---- */
@@ -635,6 +675,9 @@ MSG_DEFINE(kill)
 MSG_DEFINE(job_state)
 MSG_DEFINE(ack)
 MSG_DEFINE(reject)
+MSG_DEFINE(step_req)
+MSG_DEFINE(step_cancel)
+MSG_DEFINE(step_state)
 
 static const msgdesc_t *desc_of(int type)
 {
@@ -648,6 +691,9 @@ static const msgdesc_t *desc_of(int type)
     case DR_MSG_JOB_STATE: return &job_state_d;
     case DR_MSG_ACK: return &ack_d;
     case DR_MSG_REJECT: return &reject_d;
+    case DR_MSG_STEP_REQ: return &step_req_d;
+    case DR_MSG_STEP_CANCEL: return &step_cancel_d;
+    case DR_MSG_STEP_STATE: return &step_state_d;
     default: return NULL;
     }
 }
@@ -668,4 +714,73 @@ int dr_proto_send_msg(dr_proto_session_t *s, int type, const void *m, uint8_t **
     rc = dr_proto_encode(s, type, json, len, out, outlen, err);
     free(json);
     return rc;
+}
+
+/* ---- the local step socket ---- */
+
+static bool local_type(int type)
+{
+    return type == DR_MSG_STEP_REQ || type == DR_MSG_STEP_CANCEL || type == DR_MSG_STEP_STATE;
+}
+
+int dr_proto_local_encode(int type, const void *m, uint8_t **out, size_t *outlen, dr_err_t *err)
+{
+    *out = NULL;
+    *outlen = 0;
+    if (!local_type(type))
+        return dr_err_set(err, DR_EINVAL, "local frame: %s is not a step message",
+                          dr_msg_type_name(type));
+    char *json;
+    size_t len;
+    int rc = msg_encode(desc_of(type), m, &json, &len, err);
+    if (rc != DR_OK)
+        return rc;
+    if (len > DR_PROTO_MAX_BODY) {
+        free(json);
+        return dr_err_set(err, DR_ELIMIT, "local frame: %s of %zu bytes exceeds %u",
+                          dr_msg_type_name(type), len, DR_PROTO_MAX_BODY);
+    }
+    uint8_t *b = malloc(DR_PROTO_LOCAL_HDR + len);
+    if (!b) {
+        free(json);
+        return dr_err_set(err, DR_ENOMEM, "local frame: out of memory");
+    }
+    b[0] = (uint8_t)(len >> 24);
+    b[1] = (uint8_t)(len >> 16);
+    b[2] = (uint8_t)(len >> 8);
+    b[3] = (uint8_t)len;
+    b[4] = (uint8_t)type;
+    memcpy(b + DR_PROTO_LOCAL_HDR, json, len);
+    free(json);
+    *out = b;
+    *outlen = DR_PROTO_LOCAL_HDR + len;
+    return DR_OK;
+}
+
+dr_proto_rc_t dr_proto_local_decode(const uint8_t *buf, size_t len, size_t *used, dr_frame_t *f,
+                                    dr_err_t *err)
+{
+    *used = 0;
+    /* the type is checked as soon as it has arrived: garbage is refused early */
+    if (len > 4 && !local_type(buf[4])) {
+        dr_err_set(err, DR_EINVAL, "local frame: type %u is not a step message", buf[4]);
+        return DR_PROTO_FATAL;
+    }
+    if (len < DR_PROTO_LOCAL_HDR)
+        return DR_PROTO_NEED;
+    uint32_t blen =
+        (uint32_t)buf[0] << 24 | (uint32_t)buf[1] << 16 | (uint32_t)buf[2] << 8 | (uint32_t)buf[3];
+    if (blen > DR_PROTO_MAX_BODY) {
+        dr_err_set(err, DR_ELIMIT, "local frame: body of %u bytes exceeds %u", blen,
+                   DR_PROTO_MAX_BODY);
+        return DR_PROTO_FATAL;
+    }
+    if (len - DR_PROTO_LOCAL_HDR < blen)
+        return DR_PROTO_NEED;
+    f->type = buf[4];
+    f->seq = 0;
+    f->body = (const char *)buf + DR_PROTO_LOCAL_HDR;
+    f->len = blen;
+    *used = DR_PROTO_LOCAL_HDR + (size_t)blen;
+    return DR_PROTO_FRAME;
 }

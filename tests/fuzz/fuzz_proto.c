@@ -4,7 +4,8 @@
  * and agent do; body mode checks that whatever a parser accepts encodes,
  * parses again and re-encodes to the same JSON, and that a refusal leaves
  * the struct zeroed with a message; framing mode checks that frames of any
- * bodies, read back in pieces of any size, come out as they went in.
+ * bodies, read back in pieces of any size, come out as they went in;
+ * local mode reads the srun <-> agent socket's frames as both ends do.
  * abort() marks a broken invariant; the ASan build also catches leaks. */
 #include <stdbool.h>
 #include <stdint.h>
@@ -164,6 +165,47 @@ static void fuzz_framing(uint8_t arg, const uint8_t *p, size_t n)
     free(stream);
 }
 
+/* The local step socket: the agent reads srun's frames (and srun the
+ * agent's) with dr_proto_local_decode, then parses the body by its type. */
+static void fuzz_local(const uint8_t *p, size_t n)
+{
+    size_t off = 0;
+    for (;;) {
+        size_t used = 99;
+        dr_frame_t f;
+        dr_err_t err = {0};
+        dr_proto_rc_t rc = dr_proto_local_decode(p + off, n - off, &used, &f, &err);
+        if (rc == DR_PROTO_NEED || rc == DR_PROTO_FATAL) {
+            if (used != 0 || (rc == DR_PROTO_FATAL && err.msg[0] == '\0'))
+                abort();
+            break;
+        }
+        if (rc != DR_PROTO_FRAME || used != DR_PROTO_LOCAL_HDR + f.len || used > n - off ||
+            (f.type != DR_MSG_STEP_REQ && f.type != DR_MSG_STEP_CANCEL &&
+             f.type != DR_MSG_STEP_STATE))
+            abort();
+        const fp_msg_t *mt = &fp_msgs[f.type];
+        fp_any_t m;
+        if (mt->parse(&m, f.body, f.len, &err) == DR_OK) {
+            /* what was taken frames again to the same bytes */
+            uint8_t *again;
+            size_t alen;
+            if (dr_proto_local_encode(f.type, &m, &again, &alen, &err) != DR_OK)
+                abort();
+            dr_frame_t g;
+            size_t gused;
+            if (dr_proto_local_decode(again, alen, &gused, &g, &err) != DR_PROTO_FRAME ||
+                gused != alen || g.type != f.type)
+                abort();
+            free(again);
+            mt->free(&m);
+        } else if (!all_zero(&m, mt->size)) {
+            abort();
+        }
+        off += used;
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 2)
@@ -171,6 +213,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     switch (data[0] % FP_NMODES) {
     case FP_MODE_STREAM: fuzz_stream(data[1], data + 2, size - 2); break;
     case FP_MODE_BODY: fuzz_body(data[1], data + 2, size - 2); break;
+    case FP_MODE_LOCAL: fuzz_local(data + 2, size - 2); break;
     default: fuzz_framing(data[1], data + 2, size - 2); break;
     }
     return 0;

@@ -13,7 +13,10 @@
  *   FP_MODE_FRAMING  payload is records [type][len][len bytes]: each is
  *                    framed and the stream decoded in pieces of arg % 61 + 1
  *                    bytes (arg 0: all at once); what comes out must be what
- *                    went in. */
+ *                    went in.
+ *   FP_MODE_LOCAL    payload is a byte stream of the local step socket
+ *                    (srun <-> agent), read as the agent and srun read it:
+ *                    each frame the decoder takes goes to its type's parser. */
 #ifndef DROVER_FUZZ_PROTO_H
 #define DROVER_FUZZ_PROTO_H
 
@@ -22,7 +25,13 @@
 
 #include "drover/proto.h"
 
-enum { FP_MODE_STREAM = 0, FP_MODE_BODY = 1, FP_MODE_FRAMING = 2, FP_NMODES = 3 };
+enum {
+    FP_MODE_STREAM = 0,
+    FP_MODE_BODY = 1,
+    FP_MODE_FRAMING = 2,
+    FP_MODE_LOCAL = 3,
+    FP_NMODES = 4
+};
 
 static const uint8_t fp_key[DR_PROTO_KEY] = {
     0x3c, 0x8a, 0x51, 0x07, 0xe2, 0x94, 0x1d, 0x6b, 0xf0, 0x25, 0xb7, 0x48, 0x9e, 0x03, 0xd6, 0x71,
@@ -44,6 +53,9 @@ typedef union fp_any {
     dr_msg_job_state_t job_state;
     dr_msg_ack_t ack;
     dr_msg_reject_t reject;
+    dr_msg_step_req_t step_req;
+    dr_msg_step_cancel_t step_cancel;
+    dr_msg_step_state_t step_state;
 } fp_any_t;
 
 typedef struct fp_msg {
@@ -75,6 +87,9 @@ FP_WRAP(kill)
 FP_WRAP(job_state)
 FP_WRAP(ack)
 FP_WRAP(reject)
+FP_WRAP(step_req)
+FP_WRAP(step_cancel)
+FP_WRAP(step_state)
 #undef FP_WRAP
 
 #define FP_ENTRY(T, name)                                                                          \
@@ -91,6 +106,9 @@ static const fp_msg_t fp_msgs[DR_MSG_NTYPES] = {
     [DR_MSG_JOB_STATE] = FP_ENTRY(DR_MSG_JOB_STATE, job_state),
     [DR_MSG_ACK] = FP_ENTRY(DR_MSG_ACK, ack),
     [DR_MSG_REJECT] = FP_ENTRY(DR_MSG_REJECT, reject),
+    [DR_MSG_STEP_REQ] = FP_ENTRY(DR_MSG_STEP_REQ, step_req),
+    [DR_MSG_STEP_CANCEL] = FP_ENTRY(DR_MSG_STEP_CANCEL, step_cancel),
+    [DR_MSG_STEP_STATE] = FP_ENTRY(DR_MSG_STEP_STATE, step_state),
 };
 #undef FP_ENTRY
 

@@ -150,12 +150,13 @@ static dr_msg_launch_t s_launch(void)
                              .cpu_milli = 4000,
                              .mem_mb = 65536,
                              .port = 29501,
-                             .ready = "http:/healthz"};
+                             .ready = "http:/healthz",
+                             .step = 2};
 }
 
 static dr_msg_kill_t s_kill(void)
 {
-    return (dr_msg_kill_t){42, 3, 15, 30000000000LL, "preempted by job 77"};
+    return (dr_msg_kill_t){42, 3, 15, 30000000000LL, "preempted by job 77", 1};
 }
 
 static dr_msg_job_state_t s_job_state(void)
@@ -175,6 +176,41 @@ static dr_msg_reject_t s_reject(void)
     return (dr_msg_reject_t){"node 'gpu-node-07' is not in cluster.conf"};
 }
 
+static char *step_argv[] = {"python3", "train.py", "--epochs=3"};
+static char *step_env[] = {"HOME=/home/u", "SLURM_JOB_ID=42"};
+
+static dr_msg_step_req_t s_step_req(void)
+{
+    return (dr_msg_step_req_t){.job = 42,
+                               .gen = 3,
+                               .req = 9,
+                               .key = "0123456789abcdef0123456789abcdef",
+                               .uid = 1000,
+                               .ntasks = 4,
+                               .nodes = 2,
+                               .ntasks_per_node = 2,
+                               .gpus_per_task = 1,
+                               .cpus_per_task = 8,
+                               .kill_on_bad_exit = true,
+                               .argv = step_argv,
+                               .argc = 3,
+                               .env = step_env,
+                               .nenv = 2,
+                               .cwd = "/home/u",
+                               .out_path = "/home/u/out.txt",
+                               .err_path = "/home/u/err.txt"};
+}
+
+static dr_msg_step_cancel_t s_step_cancel(void)
+{
+    return (dr_msg_step_cancel_t){42, 3, 9, 15};
+}
+
+static dr_msg_step_state_t s_step_state(void)
+{
+    return (dr_msg_step_state_t){42, 3, 9, DR_STEP_DONE, 1, 4, 2, 137, "task 3 on n2: signal 9"};
+}
+
 /* The sample of a type, in *any. */
 static void sample(int type, fp_any_t *a)
 {
@@ -189,6 +225,9 @@ static void sample(int type, fp_any_t *a)
     case DR_MSG_JOB_STATE: a->job_state = s_job_state(); break;
     case DR_MSG_ACK: a->ack = s_ack(); break;
     case DR_MSG_REJECT: a->reject = s_reject(); break;
+    case DR_MSG_STEP_REQ: a->step_req = s_step_req(); break;
+    case DR_MSG_STEP_CANCEL: a->step_cancel = s_step_cancel(); break;
+    case DR_MSG_STEP_STATE: a->step_state = s_step_state(); break;
     default: fail_msg("no sample for type %d", type);
     }
 }
@@ -271,8 +310,9 @@ static void expect_parses(int type, const char *body)
 static void test_type_names(void **state)
 {
     (void)state;
-    const char *want[] = {"unknown", "hello", "welcome",   "register", "heartbeat",
-                          "launch",  "kill",  "job_state", "ack",      "reject"};
+    const char *want[] = {"unknown",  "hello",       "welcome",   "register", "heartbeat",
+                          "launch",   "kill",        "job_state", "ack",      "reject",
+                          "step_req", "step_cancel", "step_state"};
     for (int t = 0; t < DR_MSG_NTYPES; t++)
         assert_string_equal(dr_msg_type_name(t), want[t]);
     assert_string_equal(dr_msg_type_name(DR_MSG_NTYPES), "unknown");
@@ -926,8 +966,9 @@ static void test_parse_fields(void **state)
     expect_parses(DR_MSG_ACK, " {\n\"job\" : 1 ,\"gen\":2,\"rank\":3}\r\n ");
     /* the limits themselves are allowed */
     expect_parses(DR_MSG_ACK, "{\"job\":9223372036854775807,\"gen\":4294967295,\"rank\":0}");
-    expect_parses(DR_MSG_KILL, "{\"job\":0,\"gen\":0,\"signal\":-2147483648,"
-                               "\"grace_ns\":-9223372036854775808,\"reason\":\"\"}");
+    expect_parses(DR_MSG_KILL,
+                  "{\"job\":0,\"gen\":0,\"signal\":-2147483648,"
+                  "\"grace_ns\":-9223372036854775808,\"reason\":\"\",\"step\":4294967295}");
 }
 
 static void test_parse_refusals(void **state)
@@ -1192,6 +1233,54 @@ static void corpus_check(seed_t *s, const char *outdir)
     free(s->data);
 }
 
+/* The srun <-> agent socket: step types only, bounded, whole frames. */
+static void test_local_frames(void **state)
+{
+    (void)state;
+    fp_any_t a;
+    sample(DR_MSG_STEP_REQ, &a);
+    uint8_t *fr;
+    size_t n, used;
+    dr_err_t err = {0};
+    assert_int_equal(dr_proto_local_encode(DR_MSG_STEP_REQ, &a, &fr, &n, &err), DR_OK);
+    char *j = sample_json(DR_MSG_STEP_REQ);
+    assert_int_equal(n, DR_PROTO_LOCAL_HDR + strlen(j));
+    assert_int_equal(fr[4], DR_MSG_STEP_REQ);
+    assert_memory_equal(fr + DR_PROTO_LOCAL_HDR, j, strlen(j));
+    dr_frame_t f;
+    /* every prefix is incomplete, the whole is one frame */
+    for (size_t k = 0; k < n; k++)
+        assert_int_equal(dr_proto_local_decode(fr, k, &used, &f, &err), DR_PROTO_NEED);
+    assert_int_equal(dr_proto_local_decode(fr, n, &used, &f, &err), DR_PROTO_FRAME);
+    assert_int_equal(used, n);
+    assert_int_equal(f.type, DR_MSG_STEP_REQ);
+    assert_int_equal(f.len, strlen(j));
+    dr_msg_step_req_t back;
+    assert_int_equal(dr_msg_step_req_parse(&back, f.body, f.len, &err), DR_OK);
+    assert_string_equal(back.argv[1], "train.py");
+    assert_int_equal(back.ntasks_per_node, 2);
+    dr_msg_step_req_free(&back);
+    /* a type of the link is refused as soon as its byte arrives */
+    fr[4] = DR_MSG_LAUNCH;
+    assert_int_equal(dr_proto_local_decode(fr, 5, &used, &f, &err), DR_PROTO_FATAL);
+    assert_string_equal(err.msg, "local frame: type 5 is not a step message");
+    assert_int_equal(used, 0);
+    /* so is a length over the bound */
+    fr[4] = DR_MSG_STEP_STATE;
+    fr[0] = 0x7f;
+    fr[1] = fr[2] = fr[3] = 0;
+    assert_int_equal(dr_proto_local_decode(fr, n, &used, &f, &err), DR_PROTO_FATAL);
+    assert_string_equal(err.msg, "local frame: body of 2130706432 bytes exceeds 8388608");
+    free(fr);
+    free(j);
+    assert_int_equal(dr_proto_local_encode(DR_MSG_LAUNCH, &a, &fr, &n, &err), DR_EINVAL);
+    assert_string_equal(err.msg, "local frame: launch is not a step message");
+    /* the encoder's checks hold: an empty argv is refused */
+    a.step_req.argc = 0;
+    assert_int_equal(dr_proto_local_encode(DR_MSG_STEP_REQ, &a, &fr, &n, &err), DR_EINVAL);
+    assert_string_equal(err.msg, "step_req: argv: empty");
+}
+
 static void test_fuzz_corpus(void **state)
 {
     (void)state;
@@ -1278,6 +1367,20 @@ static void test_fuzz_corpus(void **state)
         }
         corpus_check(&s, outdir);
     }
+
+    /* local mode: srun's request and cancel, the agent's answers */
+    seed_start(&s, SEED_NAME("local_%s", "steps"), FP_MODE_LOCAL, 0);
+    for (int t = DR_MSG_STEP_REQ; t <= DR_MSG_STEP_STATE; t++) {
+        fp_any_t a;
+        sample(t, &a);
+        uint8_t *fr;
+        size_t frlen;
+        dr_err_t err;
+        assert_int_equal(dr_proto_local_encode(t, &a, &fr, &frlen, &err), DR_OK);
+        seed_add(&s, fr, frlen);
+        free(fr);
+    }
+    corpus_check(&s, outdir);
 #undef SEED_NAME
 }
 
@@ -1294,6 +1397,7 @@ int main(void)
         cmocka_unit_test(test_wire_format),         cmocka_unit_test(test_parse_fields),
         cmocka_unit_test(test_parse_refusals),      cmocka_unit_test(test_encode_refusals),
         cmocka_unit_test(test_partial_parse_frees), cmocka_unit_test(test_fuzz_corpus),
+        cmocka_unit_test(test_local_frames),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -32,10 +32,12 @@ typedef struct dr_agent_job {
     struct dr_agent *a;
     uint64_t job;
     uint32_t gen, rank;
-    pid_t pid;    /* main process; also its process group (setsid); 0 if never started */
-    bool running; /* main process not yet reaped */
-    bool killing; /* the agent has signalled it (time limit, KILL, shutdown) */
-    uint8_t why;  /* dr_end_why_t: what the end report will say */
+    uint32_t step; /* 0: the job's own process; s: a task of step s - 1 (KILL selects by it) */
+    uid_t uid;     /* who it runs as: the only user whose srun may ask for the job's steps */
+    pid_t pid;     /* main process; also its process group (setsid); 0 if never started */
+    bool running;  /* main process not yet reaped */
+    bool killing;  /* the agent has signalled it (time limit, KILL, shutdown) */
+    uint8_t why;   /* dr_end_why_t: what the end report will say */
     int32_t exit_code, signal;
     int64_t start_ns, end_ns; /* Unix ns */
     char *detail;             /* launch failure text; "" otherwise */
@@ -96,6 +98,15 @@ typedef struct dr_agent {
     struct dr_agent_link *link; /* NULL when the agent has no controller link */
 
     char *cache_dir; /* --cache-dir DIR (the shards it holds), NULL when none */
+
+    /* srun's socket (stepd.c) */
+    char *step_dir;     /* holds step.sock and bin/srun (0711) */
+    bool step_dir_made; /* made by the agent: removed at exit */
+    char *step_sock;    /* DROVER_STEP_SOCKET for jobs; NULL when none */
+    char *srun_dir;     /* "<step_dir>/bin", first on jobs' PATH; NULL when no srun */
+    struct evconnlistener *step_lst;
+    struct dr_agent_srun *sruns; /* connected sruns */
+    uint64_t next_req;           /* the last step request id handed out */
 } dr_agent_t;
 
 /* ---- agent.c: life cycle, job table, log ---- */
@@ -202,6 +213,18 @@ int dr_agent_ready_start(dr_agent_t *a, dr_agent_job_t *j, uint32_t port, const 
 /* The rank ended: no more probes. */
 void dr_agent_ready_stop(dr_agent_job_t *j);
 
+/* ---- stepd.c: srun inside a job ---- */
+
+/* Make the step directory (dir, else a fresh /tmp/drover-agent-XXXXXX),
+ * its socket, and bin/srun linked to `srun` (NULL: the drover binary
+ * beside the agent's own executable; none found: jobs get no srun). */
+int dr_agent_steps_start(dr_agent_t *a, const char *dir, const char *srun, dr_err_t *err);
+void dr_agent_steps_free(dr_agent_t *a);
+/* The controller's answer to a step request: to the srun that asked. */
+void dr_agent_steps_on_state(dr_agent_t *a, const dr_msg_step_state_t *m);
+/* The link went down: sruns waiting for their steps are told and exit. */
+void dr_agent_steps_link_down(dr_agent_t *a);
+
 /* ---- cache.c: the shards this node holds ---- */
 
 /* The names of the entries directly in dir (not "." / "..", nor hidden
@@ -224,6 +247,8 @@ typedef struct dr_agent_link_opts {
 /* Start connecting (the first attempt is immediate). */
 int dr_agent_link_start(dr_agent_t *a, const dr_agent_link_opts_t *o, dr_err_t *err);
 void dr_agent_link_free(dr_agent_t *a);
+/* Send a message to the controller: 0, or -1 when the link is not up. */
+int dr_agent_link_send(dr_agent_t *a, int type, const void *m);
 /* The current session's decoder counters (zeros when not connected). */
 dr_proto_stats_t dr_agent_link_stats(const dr_agent_t *a);
 /* How many sessions reached WELCOME. */

@@ -314,6 +314,30 @@ static int write_hostfile(dr_agent_t *a, dr_agent_job_t *j, dr_strvec_t *env, ch
     return 0;
 }
 
+/* srun inside the job: its socket, and srun first on PATH (the agent's, so
+ * after the LAUNCH's entries). */
+static int plan_srun(dr_agent_t *a, dr_strvec_t *env)
+{
+    if (!a->step_sock)
+        return 0;
+    if (dr_agent_env_set(env, "DROVER_STEP_SOCKET", a->step_sock) != 0)
+        return DR_ENOMEM;
+    if (!a->srun_dir)
+        return 0;
+    const char *path = dr_agent_env_get(env, "PATH");
+    size_t dl = strlen(a->srun_dir);
+    if (path && strncmp(path, a->srun_dir, dl) == 0 && (path[dl] == ':' || !path[dl]))
+        return 0; /* already first (a step's task has srun's PATH) */
+    size_t n = dl + (path ? strlen(path) : 0) + 2;
+    char *v = malloc(n);
+    if (!v)
+        return DR_ENOMEM;
+    snprintf(v, n, "%s%s%s", a->srun_dir, path ? ":" : "", path ? path : "");
+    int rc = dr_agent_env_set(env, "PATH", v);
+    free(v);
+    return rc;
+}
+
 /* Build argv, envp, identity and the cgroup; on failure *detail says why. */
 static int plan_prepare(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_t *l,
                         launch_plan_t *p, char *detail, size_t dlen)
@@ -345,6 +369,11 @@ static int plan_prepare(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_t 
     /* where the job finds (and leaves) its input shards; the agent's, so
      * after the LAUNCH's entries */
     if (a->cache_dir && dr_agent_env_set(&env, "DROVER_CACHE_DIR", a->cache_dir) != 0) {
+        dr_strvec_free(&env);
+        snprintf(detail, dlen, "env: out of memory");
+        return DR_ENOMEM;
+    }
+    if (plan_srun(a, &env) != 0) {
         dr_strvec_free(&env);
         snprintf(detail, dlen, "env: out of memory");
         return DR_ENOMEM;
@@ -390,6 +419,7 @@ int dr_agent_launch(dr_agent_t *a, const dr_msg_launch_t *l, dr_err_t *err)
     if (!j)
         return dr_err_set(err, DR_ENOMEM, "launch: out of memory");
     j->grace_ns = l->grace_ns;
+    j->step = l->step;
     launch_plan_t p = {.l = l, .procs_fd = -1, .fail_fd = -1};
     char detail[PATH_MAX + 128];
     if (plan_prepare(a, j, l, &p, detail, sizeof detail) != 0) {
@@ -439,6 +469,7 @@ int dr_agent_launch(dr_agent_t *a, const dr_msg_launch_t *l, dr_err_t *err)
         plan_free(&p);
         return launch_failed(a, j, detail);
     }
+    j->uid = p.uid;
     plan_free(&p);
     j->pid = pid;
     j->running = true;

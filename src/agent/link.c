@@ -187,6 +187,15 @@ static void link_notify_ready(dr_agent_t *a, const dr_agent_job_t *j)
         link_send_ready(l, j);
 }
 
+int dr_agent_link_send(dr_agent_t *a, int type, const void *m)
+{
+    dr_agent_link_t *l = a->link;
+    if (!l || l->state != LINK_UP || !l->bev)
+        return -1;
+    link_send(l, type, m);
+    return 0;
+}
+
 /* launch.c and supervise.c tell us; only a registered session hears it
  * (otherwise the next REGISTER's held[] carries it). */
 static void link_notify(dr_agent_t *a, const dr_agent_job_t *j, bool started)
@@ -265,6 +274,8 @@ static void link_lost(dr_agent_link_t *l, const char *why)
 {
     bool was_up = l->state == LINK_UP;
     link_close(l);
+    if (was_up)
+        dr_agent_steps_link_down(l->a);
     if (l->state == LINK_CLOSED)
         return;
     uint32_t d = l->backoff_ms;
@@ -487,6 +498,19 @@ static void link_on_ack(dr_agent_link_t *l, const dr_frame_t *f)
     dr_msg_ack_free(&m);
 }
 
+static void link_on_step_state(dr_agent_link_t *l, const dr_frame_t *f)
+{
+    dr_msg_step_state_t m;
+    dr_err_t err = {0};
+    if (dr_msg_step_state_parse(&m, f->body, f->len, &err) != 0) {
+        l->s.stats.bad_body++;
+        dr_agent_log(l->a, "bad STEP_STATE ignored: %s", err.msg);
+        return;
+    }
+    dr_agent_steps_on_state(l->a, &m);
+    dr_msg_step_state_free(&m);
+}
+
 static void link_on_reject(dr_agent_link_t *l, const dr_frame_t *f)
 {
     dr_msg_reject_t m;
@@ -523,6 +547,7 @@ static void link_on_frame(dr_agent_link_t *l, const dr_frame_t *f)
     case DR_MSG_LAUNCH: link_on_launch(l, f); break;
     case DR_MSG_KILL: link_on_kill(l, f); break;
     case DR_MSG_ACK: link_on_ack(l, f); break;
+    case DR_MSG_STEP_STATE: link_on_step_state(l, f); break;
     default: dr_agent_log(l->a, "unexpected %s ignored", dr_msg_type_name(f->type)); break;
     }
 }

@@ -2,7 +2,7 @@
  *
  *   drover-agent --controller HOST:PORT --name NODE [--key FILE]
  *                [--state DIR] [--cache-dir DIR] [--nvml PATH] [--rocm PATH]
- *                [--verbose]
+ *                [--srun PATH] [--step-dir DIR] [--verbose]
  *
  * Exit status: 0 after SIGTERM/SIGINT (every job process killed first),
  * 1 when the controller rejects the node, 2 on a usage or set-up error. */
@@ -24,7 +24,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: drover-agent --controller HOST:PORT --name NODE [--key FILE] [--state DIR]\n"
-            "                    [--cache-dir DIR] [--nvml PATH] [--rocm PATH] [--verbose]\n"
+            "                    [--cache-dir DIR] [--nvml PATH] [--rocm PATH] [--srun PATH]\n"
+            "                    [--step-dir DIR] [--verbose]\n"
             "  --controller HOST:PORT  droverd's agent address ([ADDR]:PORT for IPv6)\n"
             "  --name NODE             this node's name in the cluster config\n"
             "  --key FILE              cluster key, 64 hex digits, mode 0600 (default " DEFAULT_KEY
@@ -34,6 +35,10 @@ static void usage(FILE *f)
             "                          holds (jobs get DROVER_CACHE_DIR=DIR)\n"
             "  --nvml PATH             NVML library to load (\"\" = do not ask NVML)\n"
             "  --rocm PATH             ROCm SMI library to load (\"\" = do not ask ROCm SMI)\n"
+            "  --srun PATH             the drover binary jobs run as `srun` (default: drover\n"
+            "                          beside this executable)\n"
+            "  --step-dir DIR          srun's socket and bin/srun (created 0711; default: a\n"
+            "                          fresh /tmp/drover-agent-XXXXXX, removed at exit)\n"
             "  --verbose               log every frame and reaped process\n");
 }
 
@@ -55,7 +60,7 @@ static void ensure_stdio(void)
 int main(int argc, char **argv)
 {
     const char *controller = NULL, *name = NULL, *keyfile = DEFAULT_KEY, *state = NULL;
-    const char *nvml = NULL, *rocm = NULL, *cache = NULL;
+    const char *nvml = NULL, *rocm = NULL, *cache = NULL, *srun = NULL, *step_dir = NULL;
     bool verbose = false;
     static const struct option opts[] = {
         {"controller", required_argument, NULL, 'c'},
@@ -65,6 +70,8 @@ int main(int argc, char **argv)
         {"cache-dir", required_argument, NULL, 'C'},
         {"nvml", required_argument, NULL, 'N'},
         {"rocm", required_argument, NULL, 'R'},
+        {"srun", required_argument, NULL, 'S'},
+        {"step-dir", required_argument, NULL, 'D'},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -79,6 +86,8 @@ int main(int argc, char **argv)
         case 'C': cache = optarg; break;
         case 'N': nvml = optarg; break;
         case 'R': rocm = optarg; break;
+        case 'S': srun = optarg; break;
+        case 'D': step_dir = optarg; break;
         case 'v': verbose = true; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -124,6 +133,10 @@ int main(int argc, char **argv)
         dr_agent_log(&a, "%s", err.msg);
         rc = 2;
     }
+    if (rc == 0 && dr_agent_steps_start(&a, step_dir, srun, &err) != 0) {
+        dr_agent_log(&a, "%s", err.msg);
+        rc = 2;
+    }
     dr_agent_link_opts_t lo = {host, port, key, nvml, rocm};
     if (rc == 0 && dr_agent_link_start(&a, &lo, &err) != 0) {
         dr_agent_log(&a, "%s", err.msg);
@@ -136,6 +149,7 @@ int main(int argc, char **argv)
         rc = a.exit_code;
         dr_agent_log(&a, "exiting (status %d)", rc);
     }
+    dr_agent_steps_free(&a);
     dr_agent_link_free(&a);
     dr_agent_free(&a);
     event_base_free(base);

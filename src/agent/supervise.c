@@ -205,7 +205,7 @@ int dr_agent_kill(dr_agent_t *a, const dr_msg_kill_t *k)
     bool ended = false;
     for (size_t i = 0; i < a->njobs; i++) {
         dr_agent_job_t *j = a->jobs[i];
-        if (j->job != k->job || j->gen != k->gen)
+        if (j->job != k->job || j->gen != k->gen || (k->step && j->step != k->step))
             continue;
         if (!j->running) {
             ended = true;

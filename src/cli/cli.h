@@ -36,6 +36,8 @@ int cli_scale(int argc, char **argv);   /* services.c */
 int cli_restart(int argc, char **argv);
 /* After `show`'s fields: a service's replica table (nothing for other jobs). */
 int cli_print_service(const json_t *job);
+/* srun.c: `srun` inside a job (the binary run under that name, or `drover srun`) */
+int cli_srun(int argc, char **argv);
 
 /* `drover --server X VERB ...`: the server named before the verb (NULL if
  * none); a verb's own --server wins. */

@@ -701,6 +701,34 @@ static char *show_value(const char *key, const json_t *v)
             snprintf(buf, sizeof buf, "%g", x);
         return dr_strdup(buf);
     }
+    if (json_is_array(v) && strcmp(key, "steps") == 0) {
+        /* "0 completed, exit 0: 4 tasks on n[1-2]: hostname; 1 running: ..." */
+        if (!json_array_size(v))
+            return dr_strdup("-");
+        size_t k, cap = 256 * json_array_size(v), o = 0;
+        char *out = malloc(cap);
+        json_t *st;
+        if (!out)
+            return NULL;
+        out[0] = '\0';
+        json_array_foreach(v, k, st)
+        {
+            json_t *ex = json_object_get(st, "exit_code");
+            char exs[32] = "";
+            if (json_is_integer(ex))
+                snprintf(exs, sizeof exs, ", exit %lld", (long long)json_integer_value(ex));
+            o += (size_t)snprintf(out + o, cap - o, "%s%lld %s%s: %lld task%s on %s: %s",
+                                  k ? "; " : "",
+                                  (long long)json_integer_value(json_object_get(st, "id")),
+                                  cli_json_str(st, "state", "?"), exs,
+                                  (long long)json_integer_value(json_object_get(st, "ntasks")),
+                                  json_integer_value(json_object_get(st, "ntasks")) == 1 ? "" : "s",
+                                  cli_json_str(st, "nodelist", "?"), cli_json_str(st, "command", ""));
+            if (o >= cap)
+                break;
+        }
+        return out;
+    }
     if (json_is_array(v) && strcmp(key, "env") == 0) {
         snprintf(buf, sizeof buf, "%zu variables", json_array_size(v));
         return dr_strdup(buf);
@@ -911,8 +939,11 @@ int cli_events(int argc, char **argv)
     json_array_foreach(json_object_get(reply, "events"), k, e)
     {
         char tm[64];
+        /* a step's record has no state: its kind shows instead */
+        const char *st = cli_json_str(e, "state", "");
         const char *row[] = {cli_fmt_time(cli_json_num(e, "t"), tm, sizeof tm),
-                             cli_json_str(e, "state", ""), cli_json_str(e, "detail", "")};
+                             st[0] ? st : cli_json_str(e, "what", ""),
+                             cli_json_str(e, "detail", "")};
         if (cli_table_add(&t, row) != DR_OK)
             break;
     }

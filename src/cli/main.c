@@ -34,6 +34,7 @@ static void usage(FILE *f)
             "  scale    set a service's replicas (drover scale SERVICE N)\n"
             "  restart  rolling restart of a service, at least N-1 replicas ready throughout\n"
             "  token    create a bearer token for TCP access\n"
+            "  srun     inside a job: start a job step (also run as `srun`)\n"
             "\n"
             "  version  print the version\n"
             "\n"
@@ -54,10 +55,16 @@ static const verb_t verbs[] = {
     {"nodes", cli_nodes}, {"token", cli_token},     {"history", cli_history},
     {"scale", cli_scale}, {"restart", cli_restart}, {"config", cli_config},
     {"hold", cli_hold},   {"release", cli_release}, {"update", cli_update},
+    {"srun", cli_srun},
 };
 
 int main(int argc, char **argv)
 {
+    /* the agent links bin/srun to this binary: run as srun, it is srun */
+    const char *self = argc > 0 && argv[0] ? strrchr(argv[0], '/') : NULL;
+    self = self ? self + 1 : argc > 0 && argv[0] ? argv[0] : "";
+    if (strcmp(self, "srun") == 0)
+        return cli_srun(argc, argv);
     /* `drover --server X VERB`: the server for any live verb */
     while (argc >= 2 && strncmp(argv[1], "--server", 8) == 0 &&
            (argv[1][8] == '=' || argv[1][8] == '\0')) {

@@ -6,7 +6,8 @@
  * end that happened while the controller was away is taken in, a launch
  * that never arrived is sent again.  JOB_STATE reports are applied to the
  * job and acknowledged after the turn's commit, so an agent keeps an end
- * report until it is durable here. */
+ * report until it is durable here.  STEP_REQ and STEP_CANCEL come from
+ * srun inside a job, through its node's agent (steps.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,7 +187,7 @@ static void on_register(ctld_agent_t *a, const dr_frame_t *f)
                 held = m.held[k].job == cj->j.id && m.held[k].gen == cj->gen && m.held[k].rank == r;
             if (held)
                 continue;
-            if (!cj->ranks[r].started && cj->kill_sent) {
+            if (!cj->ranks[r].started && ctld_rank_stopped(cj, r)) {
                 /* cancelled before its launch arrived: it never ran there */
                 dr_msg_job_state_t js = {.exit_code = -1, .why = DR_END_KILLED, .detail = ""};
                 ctld_rank_ended(c, cj, r, &js);
@@ -256,6 +257,34 @@ static void on_job_state(ctld_agent_t *a, const dr_frame_t *f)
     dr_msg_job_state_free(&m);
 }
 
+/* srun on the agent's node asks for a step; the agent vouches for the
+ * uid, the controller checks the rest (steps.c). */
+static void on_step_req(ctld_agent_t *a, const dr_frame_t *f)
+{
+    dr_msg_step_req_t m = {0};
+    dr_err_t err = {0};
+    if (dr_msg_step_req_parse(&m, f->body, f->len, &err) != DR_OK) {
+        a->sess.stats.bad_body++;
+        ctld_log("agent %s: bad STEP_REQ: %s", a->addr, err.msg);
+        return;
+    }
+    ctld_step_request(a->c, a->node, &m);
+    dr_msg_step_req_free(&m);
+}
+
+static void on_step_cancel(ctld_agent_t *a, const dr_frame_t *f)
+{
+    dr_msg_step_cancel_t m = {0};
+    dr_err_t err = {0};
+    if (dr_msg_step_cancel_parse(&m, f->body, f->len, &err) != DR_OK) {
+        a->sess.stats.bad_body++;
+        ctld_log("agent %s: bad STEP_CANCEL: %s", a->addr, err.msg);
+        return;
+    }
+    ctld_step_cancel(a->c, a->node, &m);
+    dr_msg_step_cancel_free(&m);
+}
+
 void ctld_agent_msg(ctld_agent_t *a, const dr_frame_t *f)
 {
     dr_ctld_t *c = a->c;
@@ -277,6 +306,14 @@ void ctld_agent_msg(ctld_agent_t *a, const dr_frame_t *f)
     case DR_MSG_JOB_STATE:
         if (a->registered)
             on_job_state(a, f);
+        break;
+    case DR_MSG_STEP_REQ:
+        if (a->registered)
+            on_step_req(a, f);
+        break;
+    case DR_MSG_STEP_CANCEL:
+        if (a->registered)
+            on_step_cancel(a, f);
         break;
     default:
         ctld_log("agent %s: unexpected %s message; ignored", a->addr, dr_msg_type_name(f->type));

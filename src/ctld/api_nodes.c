@@ -32,8 +32,8 @@ char *ctld_node_json(dr_ctld_t *c, uint32_t i)
         const ctld_job_t *cj = c->tab[k];
         if (!cj || cj->array || ctld_job_terminal(cj) || cj->j.state == DR_JOB_PENDING)
             continue;
-        for (uint32_t r = 0; r < cj->nranks; r++)
-            if (cj->ranks[r].node == i) {
+        for (uint32_t r = 0; r < cj->nnodes; r++) /* its allocation: a batch job's too */
+            if (cj->nodes[r] == i) {
                 json_array_append_new(jobs, json_integer((json_int_t)cj->j.id));
                 break;
             }

@@ -38,7 +38,8 @@ typedef struct ctld_rank {
     bool started;   /* agent reported the processes started */
     bool ended;     /* agent reported the end */
     int32_t exit_code, signal;
-    uint8_t why; /* dr_end_why_t */
+    uint8_t why;   /* dr_end_why_t */
+    uint32_t step; /* 0: one of the job's own processes; s: a task of step s - 1 */
 } ctld_rank_t;
 
 /* One replica slot of a service (services.c). */
@@ -64,6 +65,27 @@ typedef struct ctld_service {
     bool stopping;      /* cancelled: no new runs; ends when the last one has */
 } ctld_service_t;
 
+/* A job step: `srun` inside the job (steps.c).  Its tasks are ranks of
+ * the job's current generation, after the job's own processes, so the
+ * agents start, supervise and report them as they do ranks. */
+typedef struct ctld_step {
+    uint32_t id;       /* Slurm's JOBID.id: 0, 1, ... per generation */
+    uint32_t first, n; /* its tasks: ranks[first, first + n) */
+    uint32_t nnodes;
+    int32_t origin; /* the node whose srun asked: its agent hears how the step went */
+    uint64_t req;   /* that agent's request id */
+    bool kill_on_bad_exit;
+    bool kill_sent;   /* KILL sent to its tasks (a task failed, or a cancel) */
+    bool done;        /* every task ended; srun was told */
+    int32_t status;   /* the highest exit status (128 + N for signal N) */
+    char detail[160]; /* the first failing task, "" if none */
+    char label[64];   /* its command's name (show, events) */
+    dr_time_t start, end;
+    /* what its tasks start with (argv, env, output, layout options); NULL
+     * once the step is over, and after a controller restart */
+    dr_msg_step_req_t *launch;
+} ctld_step_t;
+
 /* A parent of child jobs: an array's (one record however many tasks it
  * has; tasks are materialised a few at a time, arrays.c) or a service's
  * (svc != NULL: its replicas' runs, services.c). */
@@ -88,9 +110,17 @@ typedef struct ctld_job {
     struct ctld_job *parent; /* array task: its parent (stays in memory while tasks live) */
     ctld_array_t *array;     /* array parent: the tasks' bookkeeping */
     uint32_t gen;            /* generation: bumped on each launch (fencing) */
-    ctld_rank_t *ranks;      /* one per task: tpn per node, node by node */
+    ctld_rank_t *ranks;      /* own processes (tpn per node, node by node), then steps' tasks */
     uint32_t nranks;
-    uint32_t tpn;              /* ranks (processes) per node of the current run */
+    uint32_t nown;   /* ranks[0, nown): the job's own processes (a batch script: 1) */
+    uint32_t tpn;    /* tasks per node of the current run (SLURM_NTASKS_PER_NODE) */
+    uint32_t ntasks; /* the job's tasks (SLURM_NTASKS): a step's default */
+    uint32_t *nodes; /* the allocation's nodes in order (current or last run) */
+    uint32_t nnodes;
+    char step_key[DR_MSG_STEP_KEY + 1]; /* DROVER_STEP_KEY of this generation ("" = none) */
+    ctld_step_t *steps;                 /* this generation's steps */
+    uint32_t nsteps;
+    bool reap_sent;            /* own processes over: KILL sent to the steps still running */
     uint16_t master_port;      /* MASTER_PORT on the first node, or a replica's DROVER_PORT */
     bool kill_sent;            /* KILL sent to every rank of this generation */
     uint8_t kill_final;        /* state to end in once killed (CANCELLED, FAILED) */
@@ -144,6 +174,15 @@ struct ctld_agent {
     char addr[64];
     struct ctld_agent *next;
 };
+
+/* A record for a job's history that the scheduler does not log (a step's
+ * start and end): written with the turn's commit. */
+typedef struct ctld_note {
+    uint64_t job;
+    dr_time_t t;
+    char what[16];
+    char *detail;
+} ctld_note_t;
 
 /* ---- outbox: what a turn sends after its commit ---- */
 
@@ -213,6 +252,8 @@ typedef struct dr_ctld {
     ctld_job_t **arrays; /* array parents with tasks left to materialise */
     size_t narrays, arrays_cap;
     ctld_out_t *out_head, **out_tail;
+    ctld_note_t *notes; /* this turn's history records (ctld_note) */
+    size_t nnotes, notes_cap;
     bool turn_scheduled;
     bool pass_wanted;
     dr_time_t last_pass, last_now;
@@ -257,6 +298,29 @@ void ctld_node_connected(dr_ctld_t *c, uint32_t node);
 void ctld_node_lost(dr_ctld_t *c, uint32_t node, const char *why);
 int ctld_launch_rank(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank);
 void ctld_pending_reason(dr_ctld_t *c, ctld_job_t *cj);
+/* The job's GPUs on `node` (indices there, in allocation order) into gpus
+ * (room for DR_MAX_GPUS_PER_NODE); returns how many. */
+uint32_t ctld_job_gpus(const ctld_job_t *cj, uint32_t node, uint32_t *gpus);
+/* KILL to every node with a live rank of the job's generation: all of its
+ * processes (step 0) or step s - 1's tasks (s). */
+void ctld_send_kill(dr_ctld_t *c, ctld_job_t *cj, uint32_t step, int sig, const char *why);
+/* A rank that will not start: its KILL was sent before it did. */
+bool ctld_rank_stopped(const ctld_job_t *cj, uint32_t rank);
+/* The job's end once its own processes (and then its steps) are over. */
+void ctld_job_settle(dr_ctld_t *c, ctld_job_t *cj);
+/* Add a history record (events) to this turn's commit. */
+void ctld_note(dr_ctld_t *c, uint64_t job, const char *what, const char *fmt, ...) DR_PRINTF(4, 5);
+
+/* steps.c: srun inside a job */
+void ctld_step_request(dr_ctld_t *c, int node, dr_msg_step_req_t *m); /* may take m's contents */
+void ctld_step_cancel(dr_ctld_t *c, int node, const dr_msg_step_cancel_t *m);
+void ctld_step_task_ended(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank);
+int ctld_step_launch(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank);
+void ctld_steps_free(ctld_job_t *cj);
+struct json_t;
+struct json_t *ctld_steps_json(const dr_ctld_t *c, const ctld_job_t *cj); /* the API's "steps" */
+struct json_t *ctld_steps_rt(const ctld_job_t *cj);                       /* the store's */
+int ctld_steps_load(ctld_job_t *cj, struct json_t *a);
 
 /* services.c: kind serve, --replicas */
 bool ctld_spec_is_service(const dr_jobspec_t *sp);
@@ -314,7 +378,20 @@ int ctld_account_admit(const dr_ctld_t *c, const dr_jobspec_t *sp, uint64_t njob
 const char *ctld_account_blocked_reason(const dr_ctld_t *c, const ctld_job_t *cj);
 
 /* launch_env.c */
-void ctld_launch_env(dr_ctld_t *c, const ctld_job_t *cj, uint32_t rank, uint32_t ngpus,
+/* Where one task sits: in the job (its own processes) or in a step. */
+typedef struct ctld_task_pos {
+    uint32_t procid, localid, nodeid; /* SLURM_PROCID, SLURM_LOCALID, SLURM_NODEID */
+    uint32_t ntasks;                  /* tasks of the job (or step) */
+    uint32_t nnodes;                  /* its nodes: cj->nodes[0, nnodes) */
+    const uint32_t *per_node;         /* tasks on each of them */
+    uint32_t ngpus;                   /* GPUs this task sees */
+    uint32_t cpus_per_task;           /* 0 = the node's CPUs / tasks there */
+    bool ranks;                       /* torchrun's rank variables (RANK, WORLD_SIZE, ...) */
+    int64_t step;                     /* its step's id, -1 when not in a step */
+    char **base_env;                  /* srun's environment (a step's task), else NULL: */
+    uint32_t nbase_env;               /* the submitter's, which it replaces */
+} ctld_task_pos_t;
+void ctld_launch_env(dr_ctld_t *c, const ctld_job_t *cj, const ctld_task_pos_t *t,
                      dr_strvec_t *env);
 const char *ctld_node_addr(const dr_ctld_t *c, uint32_t node);
 uint16_t ctld_port_take(dr_ctld_t *c, uint32_t node, uint64_t job);
@@ -336,6 +413,7 @@ void ctld_shard_env(dr_ctld_t *c, const ctld_job_t *cj, dr_strvec_t *env);
 void ctld_out_http(dr_ctld_t *c, struct evhttp_request *req, int status, char *body, uint64_t job);
 void ctld_out_frame(dr_ctld_t *c, int node, int type, char *json);
 
+int ctld_store_put_note(dr_ctld_t *c, const ctld_note_t *n, dr_err_t *err);
 /* store.c */
 int ctld_store_open(dr_ctld_t *c, dr_err_t *err);
 void ctld_store_close(dr_ctld_t *c);

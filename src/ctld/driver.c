@@ -59,6 +59,33 @@ static ctld_job_t *of(dr_job_t *j)
     return (ctld_job_t *)j; /* dr_job_t is ctld_job_t's first member */
 }
 
+/* ---- history records beside the scheduler's ---- */
+
+void ctld_note(dr_ctld_t *c, uint64_t job, const char *what, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    char *d = dr_strdup(buf);
+    if (!d || dr_grow((void **)&c->notes, &c->notes_cap, c->nnotes + 1, sizeof *c->notes) != 0) {
+        free(d);
+        return;
+    }
+    ctld_note_t *n = &c->notes[c->nnotes++];
+    *n = (ctld_note_t){.job = job, .t = ctld_now(c), .detail = d};
+    snprintf(n->what, sizeof n->what, "%s", what);
+    ctld_turn_schedule(c);
+}
+
+static void notes_clear(dr_ctld_t *c)
+{
+    for (size_t i = 0; i < c->nnotes; i++)
+        free(c->notes[i].detail);
+    c->nnotes = 0;
+}
+
 /* ---- outbox ---- */
 
 static void out_push(dr_ctld_t *c, ctld_out_t *o)
@@ -145,13 +172,9 @@ static void set_paths(dr_ctld_t *c, ctld_job_t *cj)
     (void)c;
 }
 
-/* The LAUNCH message of one rank of cj's current run. */
-static char *launch_json(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
+uint32_t ctld_job_gpus(const ctld_job_t *cj, uint32_t node, uint32_t *gpus)
 {
-    const dr_jobspec_t *sp = spec_of(cj);
     const dr_job_t *j = &cj->j;
-    uint32_t node = cj->ranks[rank].node;
-    uint32_t gpus[DR_MAX_GPUS_PER_NODE];
     uint32_t ng = 0;
     for (uint32_t i = 0; i < j->alloc.nslots; i++) {
         const dr_slot_t *s = &j->alloc.slots[i];
@@ -163,14 +186,54 @@ static char *launch_json(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
         if (!dup && ng < DR_MAX_GPUS_PER_NODE)
             gpus[ng++] = s->gpu;
     }
-    /* ranks on one node share its GPUs out, in order */
-    uint32_t tpn = cj->tpn ? cj->tpn : 1, per = ng / tpn, first = cj->ranks[rank].local * per;
-    if (tpn > 1) {
+    return ng;
+}
+
+/* A batch script runs once, on the first node, as Slurm's batch step;
+ * srun inside it starts the tasks.  Under --launcher torchrun the script
+ * is torchrun's program, one per node. */
+static bool is_batch(const ctld_job_t *cj)
+{
+    const dr_jobspec_t *sp = spec_of(cj);
+    return sp->script && !(sp->launcher && strcmp(sp->launcher, "torchrun") == 0);
+}
+
+/* The LAUNCH message of one of the job's own processes. */
+static char *launch_json(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
+{
+    const dr_jobspec_t *sp = spec_of(cj);
+    const dr_job_t *j = &cj->j;
+    uint32_t node = cj->ranks[rank].node;
+    uint32_t gpus[DR_MAX_GPUS_PER_NODE];
+    uint32_t ng = ctld_job_gpus(cj, node, gpus);
+    uint32_t tpn = cj->tpn ? cj->tpn : 1;
+    bool batch = is_batch(cj);
+    /* ranks on one node share its GPUs out, in order; the batch script
+     * sees all of the first node's, as Slurm's batch step does */
+    uint32_t per = ng / tpn, first = cj->ranks[rank].local * per;
+    if (tpn > 1 && !batch) {
         memmove(gpus, gpus + first, per * sizeof *gpus);
         ng = per;
     }
+    uint32_t per_node[1024];
+    uint32_t nn = cj->nnodes < 1024 ? cj->nnodes : 1024;
+    for (uint32_t i = 0; i < nn; i++)
+        per_node[i] = tpn;
+    ctld_task_pos_t pos = {.procid = rank,
+                           .localid = cj->ranks[rank].local,
+                           .nodeid = rank / tpn,
+                           .ntasks = cj->nown,
+                           .nnodes = nn,
+                           .per_node = per_node,
+                           .ngpus = ng,
+                           .ranks = true,
+                           .step = -1};
+    if (batch) { /* Slurm's batch step: task 0 of the job's tasks, no torchrun ranks */
+        pos = (ctld_task_pos_t){
+            .ntasks = cj->ntasks, .nnodes = nn, .per_node = per_node, .ngpus = ng, .step = -1};
+    }
     dr_strvec_t env = {0};
-    ctld_launch_env(c, cj, rank, ng, &env);
+    ctld_launch_env(c, cj, &pos, &env);
     ctld_shard_env(c, cj, &env);
 
     dr_msg_launch_t m = {0};
@@ -178,7 +241,7 @@ static char *launch_json(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
     m.gen = cj->gen;
     m.epoch = c->epoch;
     m.rank = rank;
-    m.nranks = cj->nranks;
+    m.nranks = cj->nown;
     /* a script runs with its name as argv[0] and its arguments after it;
      * under --launcher torchrun, torchrun runs the command, one per node */
     char **script_argv = NULL;
@@ -186,7 +249,7 @@ static char *launch_json(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
     char targ[6][160];
     if (torchrun && (script_argv = calloc((size_t)sp->argc + 8, sizeof *script_argv))) {
         const char *maddr = ctld_node_addr(c, cj->ranks[0].node);
-        uint32_t nnodes = cj->nranks / tpn;
+        uint32_t nnodes = cj->nown / tpn;
         uint32_t nproc = c->cl.nodes[node].ngpus && j->req.gpus_per_node
                              ? (j->req.nodes ? j->req.gpus_per_node : ng)
                              : 1;
@@ -243,6 +306,8 @@ static char *launch_json(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
 
 int ctld_launch_rank(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
 {
+    if (rank >= cj->nown)
+        return ctld_step_launch(c, cj, rank);
     char *json = launch_json(c, cj, rank);
     if (!json)
         return DR_ENOMEM;
@@ -251,10 +316,11 @@ int ctld_launch_rank(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
     return DR_OK;
 }
 
-/* Ranks per node: --ntasks-per-node (or -n spread evenly over the nodes);
+/* Tasks per node: --ntasks-per-node (or -n spread evenly over the nodes);
  * else one per GPU for a training job that drover starts itself (as
- * torchrun --nproc_per_node would); else one per node (a batch script runs
- * once per node; torchrun starts its own processes). */
+ * torchrun --nproc_per_node would); else one per node (torchrun starts its
+ * own processes).  A command runs that many ranks per node; a batch
+ * script runs once and its steps start that many by default. */
 static uint32_t tasks_per_node(const ctld_job_t *cj, uint32_t nnodes)
 {
     const dr_jobspec_t *sp = spec_of(cj);
@@ -264,7 +330,7 @@ static uint32_t tasks_per_node(const ctld_job_t *cj, uint32_t nnodes)
     /* Slurm's task counts (-n, --ntasks-per-node), where they spread evenly */
     if (sp->ntasks_per_node)
         return sp->ntasks_per_node;
-    if (sp->ntasks && nnodes && sp->ntasks % nnodes == 0 && !sp->script)
+    if (sp->ntasks && nnodes && sp->ntasks % nnodes == 0)
         return sp->ntasks / nnodes;
     if (j->kind != DR_KIND_TRAIN || !j->req.gpus_per_node || sp->script)
         return 1;
@@ -273,14 +339,35 @@ static uint32_t tasks_per_node(const ctld_job_t *cj, uint32_t nnodes)
     return g ? g : 1;
 }
 
-/* A job the pass started: its ranks on the nodes of its allocation. */
+/* A fresh DROVER_STEP_KEY for a generation: what srun shows its agent. */
+static void new_step_key(ctld_job_t *cj)
+{
+    uint8_t b[DR_MSG_STEP_KEY / 2];
+    static const char hex[] = "0123456789abcdef";
+    if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b) {
+        cj->step_key[0] = '\0'; /* no key: no steps */
+        return;
+    }
+    for (size_t i = 0; i < sizeof b; i++) {
+        cj->step_key[2 * i] = hex[b[i] >> 4];
+        cj->step_key[2 * i + 1] = hex[b[i] & 15];
+    }
+    cj->step_key[DR_MSG_STEP_KEY] = '\0';
+}
+
+/* A job the pass started: its processes on the nodes of its allocation -
+ * tpn ranks on each node, or a batch script once, on the first. */
 static void launch_job(dr_ctld_t *c, ctld_job_t *cj)
 {
     dr_job_t *j = &cj->j;
     cj->gen++;
     free(cj->ranks);
-    cj->nranks = 0;
-    /* the nodes, in allocation order; each gets tpn ranks */
+    cj->ranks = NULL;
+    cj->nranks = cj->nown = 0;
+    ctld_steps_free(cj);
+    cj->reap_sent = false;
+    /* the nodes, in allocation order */
+    free(cj->nodes);
     uint32_t nn = 0, *nodes = calloc(j->alloc.nnodes ? j->alloc.nnodes : 1, sizeof *nodes);
     for (uint32_t i = 0; nodes && i < j->alloc.nslots; i++) {
         uint32_t node = j->alloc.slots[i].node;
@@ -290,14 +377,21 @@ static void launch_job(dr_ctld_t *c, ctld_job_t *cj)
         if (!seen && nn < j->alloc.nnodes)
             nodes[nn++] = node;
     }
+    cj->nodes = nodes;
+    cj->nnodes = nodes ? nn : 0;
     cj->tpn = tasks_per_node(cj, nn);
-    cj->ranks = nodes && nn ? calloc((size_t)nn * cj->tpn, sizeof *cj->ranks) : NULL;
+    const dr_jobspec_t *sp = spec_of(cj);
+    bool batch = is_batch(cj);
+    cj->ntasks = batch && sp->ntasks ? sp->ntasks : nn * cj->tpn;
+    uint32_t nown = batch ? (nn ? 1 : 0) : nn * cj->tpn;
+    cj->ranks = nodes && nn ? calloc(nown, sizeof *cj->ranks) : NULL;
     for (uint32_t k = 0; cj->ranks && k < nn; k++)
-        for (uint32_t l = 0; l < cj->tpn; l++)
+        for (uint32_t l = 0; l < cj->tpn && cj->nranks < nown; l++)
             cj->ranks[cj->nranks++] = (ctld_rank_t){.node = nodes[k], .local = l};
-    free(nodes);
+    cj->nown = cj->nranks;
+    new_step_key(cj);
     if (cj->ranks && cj->nranks &&
-        (cj->nranks > 1 || j->kind == DR_KIND_TRAIN || j->kind == DR_KIND_SERVE))
+        (cj->ntasks > 1 || nn > 1 || j->kind == DR_KIND_TRAIN || j->kind == DR_KIND_SERVE))
         cj->master_port = ctld_port_take(c, cj->ranks[0].node, j->id); /* or DROVER_PORT */
     cj->kill_sent = false;
     cj->has_exit = false;
@@ -325,26 +419,41 @@ static void launch_job(dr_ctld_t *c, ctld_job_t *cj)
     ctld_job_dirty(c, cj);
 }
 
-static void kill_ranks(dr_ctld_t *c, ctld_job_t *cj, const char *why)
+void ctld_send_kill(dr_ctld_t *c, ctld_job_t *cj, uint32_t step, int sig, const char *why)
 {
-    /* one KILL per node stops every rank of the generation there */
+    /* one KILL per node stops every rank of the generation (or of the step) there */
     for (uint32_t r = 0; r < cj->nranks; r++) {
-        bool sent = false;
+        bool sent = false, mine = step == 0 || cj->ranks[r].step == step;
         for (uint32_t q = 0; q < r && !sent; q++)
-            sent = cj->ranks[q].node == cj->ranks[r].node && !cj->ranks[q].ended;
-        if (cj->ranks[r].ended || sent)
+            sent = cj->ranks[q].node == cj->ranks[r].node && !cj->ranks[q].ended &&
+                   (step == 0 || cj->ranks[q].step == step);
+        if (cj->ranks[r].ended || sent || !mine)
             continue;
         dr_msg_kill_t m = {.job = cj->j.id,
                            .gen = cj->gen,
-                           .signal = SIGTERM,
+                           .signal = sig,
                            .grace_ns = KILL_GRACE_NS,
-                           .reason = (char *)why};
+                           .reason = (char *)why,
+                           .step = step};
         char *json = NULL;
         size_t len;
         if (dr_msg_kill_encode(&m, &json, &len, NULL) == DR_OK)
             ctld_out_frame(c, (int)cj->ranks[r].node, DR_MSG_KILL, json);
     }
+}
+
+static void kill_ranks(dr_ctld_t *c, ctld_job_t *cj, const char *why)
+{
+    ctld_send_kill(c, cj, 0, SIGTERM, why);
     cj->kill_sent = true;
+}
+
+bool ctld_rank_stopped(const ctld_job_t *cj, uint32_t rank)
+{
+    const ctld_rank_t *r = &cj->ranks[rank];
+    if (cj->kill_sent || (cj->reap_sent && r->step))
+        return true;
+    return r->step && r->step <= cj->nsteps && cj->steps[r->step - 1].kill_sent;
 }
 
 /* ---- facts ---- */
@@ -490,9 +599,9 @@ void ctld_rank_started(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
         return;
     cj->ranks[rank].started = true;
     uint32_t n = 0;
-    for (uint32_t r = 0; r < cj->nranks; r++)
+    for (uint32_t r = 0; r < cj->nown; r++)
         n += cj->ranks[r].started;
-    if (n == cj->nranks && cj->j.state == DR_JOB_STARTING) {
+    if (n == cj->nown && cj->j.state == DR_JOB_STARTING) {
         dr_err_t err = {0};
         if (dr_sched_job_running(c->sched, &cj->j, ctld_now(c), &err) != DR_OK)
             ctld_log("job %llu: %s", (unsigned long long)cj->j.id, err.msg);
@@ -510,6 +619,13 @@ void ctld_rank_ended(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank, const dr_msg_j
     r->exit_code = m->exit_code;
     r->signal = m->signal;
     r->why = m->why;
+    ctld_job_dirty(c, cj);
+    if (r->step) {
+        /* a step's task: its step (and srun) hear of it, the job goes on */
+        ctld_step_task_ended(c, cj, rank);
+        ctld_job_settle(c, cj);
+        return;
+    }
     bool bad = m->why != DR_END_EXIT || m->exit_code != 0 || m->signal != 0;
     if (bad && !cj->has_exit) {
         cj->has_exit = true;
@@ -526,24 +642,41 @@ void ctld_rank_ended(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank, const dr_msg_j
         else if (m->why == DR_END_EXIT)
             snprintf(cj->reason, sizeof cj->reason, "exit code %d on %s", m->exit_code, node);
     }
-    /* one rank failing fails the gang: stop the others */
+    /* one rank failing fails the gang: stop the others (and every step) */
     if (bad && !cj->kill_sent && m->why != DR_END_KILLED) {
         cj->kill_final = m->why == DR_END_TIMEOUT ? DR_JOB_TIMEOUT : DR_JOB_FAILED;
         kill_ranks(c, cj, "another rank of the job ended");
     }
-    uint32_t ended = 0;
-    for (uint32_t i = 0; i < cj->nranks; i++)
-        ended += cj->ranks[i].ended;
-    ctld_job_dirty(c, cj);
-    if (ended < cj->nranks)
+    ctld_job_settle(c, cj);
+}
+
+void ctld_job_settle(dr_ctld_t *c, ctld_job_t *cj)
+{
+    if (ctld_job_terminal(cj) || cj->j.state == DR_JOB_PENDING)
         return;
+    uint32_t ended = 0, own = 0;
+    for (uint32_t i = 0; i < cj->nranks; i++) {
+        ended += cj->ranks[i].ended;
+        own += i < cj->nown && cj->ranks[i].ended;
+    }
+    if (own < cj->nown)
+        return;
+    if (ended < cj->nranks) {
+        /* the batch script is over: so are the steps it left running */
+        if (!cj->kill_sent && !cj->reap_sent) {
+            ctld_send_kill(c, cj, 0, SIGTERM, "the job's batch script ended");
+            cj->reap_sent = true;
+            ctld_job_dirty(c, cj);
+        }
+        return;
+    }
     dr_time_t now = ctld_now(c);
     dr_job_state_t fin = DR_JOB_COMPLETED;
     if (cj->kill_sent)
         fin = (dr_job_state_t)cj->kill_final;
     else if (cj->has_exit)
         fin = DR_JOB_FAILED;
-    for (uint32_t i = 0; i < cj->nranks && fin != DR_JOB_CANCELLED; i++)
+    for (uint32_t i = 0; i < cj->nown && fin != DR_JOB_CANCELLED; i++)
         if (cj->ranks[i].why == DR_END_TIMEOUT)
             fin = DR_JOB_TIMEOUT;
     if (!cj->has_exit) {
@@ -560,7 +693,21 @@ void ctld_rank_ended(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank, const dr_msg_j
     release_port(c, cj);
     if (dr_sched_job_ended(c->sched, &cj->j, fin, now, cj->reason, &err) != DR_OK)
         ctld_log("job %llu: %s", (unsigned long long)cj->j.id, err.msg);
+    ctld_job_dirty(c, cj);
     job_finished(c, cj);
+}
+
+/* Does cj's current run hold node?  (Its allocation: a batch job's other
+ * nodes run nothing until a step asks, and are held all the same.) */
+static bool holds_node(const ctld_job_t *cj, uint32_t node)
+{
+    for (uint32_t i = 0; i < cj->nnodes; i++)
+        if (cj->nodes[i] == node)
+            return true;
+    for (uint32_t r = 0; r < cj->nranks; r++)
+        if (cj->ranks[r].node == node)
+            return true;
+    return false;
 }
 
 /* Jobs holding node (the running set is small next to the job table). */
@@ -573,12 +720,8 @@ static void each_job_on(dr_ctld_t *c, uint32_t node, void (*fn)(dr_ctld_t *, ctl
         ctld_job_t *cj = c->tab[i];
         if (!cj || cj->array || ctld_job_terminal(cj) || cj->j.state == DR_JOB_PENDING)
             continue;
-        for (uint32_t r = 0; r < cj->nranks; r++)
-            if (cj->ranks[r].node == node) {
-                if (dr_grow((void **)&hit, &cap, n + 1, sizeof *hit) == 0)
-                    hit[n++] = cj;
-                break;
-            }
+        if (holds_node(cj, node) && dr_grow((void **)&hit, &cap, n + 1, sizeof *hit) == 0)
+            hit[n++] = cj;
     }
     for (size_t i = 0; i < n; i++)
         fn(c, hit[i], ud);
@@ -623,12 +766,8 @@ void ctld_node_lost(dr_ctld_t *c, uint32_t node, const char *why)
         ctld_job_t *cj = c->tab[i];
         if (!cj || cj->array || ctld_job_terminal(cj) || cj->j.state == DR_JOB_PENDING)
             continue;
-        for (uint32_t r = 0; r < cj->nranks; r++)
-            if (cj->ranks[r].node == node &&
-                dr_grow((void **)&was, &cap, cnt + 1, sizeof *was) == 0) {
-                was[cnt++] = cj;
-                break;
-            }
+        if (holds_node(cj, node) && dr_grow((void **)&was, &cap, cnt + 1, sizeof *was) == 0)
+            was[cnt++] = cj;
     }
     dr_err_t err = {0};
     if (dr_sched_node_set_state(c->sched, node, DR_NODE_DOWN, ctld_now(c), &err) != DR_OK)
@@ -700,6 +839,8 @@ static int write_turn(dr_ctld_t *c, dr_err_t *err)
     const dr_eventlog_t *log = dr_sched_log(c->sched);
     for (size_t i = c->ev_flushed; i < log->n && rc == DR_OK; i++)
         rc = ctld_store_put_event(c, &log->ev[i], dr_eventlog_detail(log, &log->ev[i]), err);
+    for (size_t i = 0; i < c->nnotes && rc == DR_OK; i++)
+        rc = ctld_store_put_note(c, &c->notes[i], err);
     if (rc == DR_OK)
         rc = ctld_store_put_meta(c, "next_id", c->next_id, err);
     if (rc == DR_OK)
@@ -767,12 +908,12 @@ static void turn(evutil_socket_t fd, short what, void *arg)
         }
     }
     const dr_eventlog_t *log = dr_sched_log(c->sched);
-    if (!c->ndirty && log->n == c->ev_flushed && !c->out_head)
+    if (!c->ndirty && log->n == c->ev_flushed && !c->out_head && !c->nnotes)
         return;
     struct timespec a, b;
     clock_gettime(CLOCK_MONOTONIC, &a);
     dr_err_t err = {0};
-    int rc = c->ndirty || log->n != c->ev_flushed ? write_turn(c, &err) : DR_OK;
+    int rc = c->ndirty || log->n != c->ev_flushed || c->nnotes ? write_turn(c, &err) : DR_OK;
     clock_gettime(CLOCK_MONOTONIC, &b);
     c->st.commit_s_total += (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
     if (rc != DR_OK) {
@@ -792,6 +933,7 @@ static void turn(evutil_socket_t fd, short what, void *arg)
         c->dirty[i]->dirty_listed = false;
     }
     c->ndirty = 0;
+    notes_clear(c);
     /* the written events leave memory (the store has them) */
     dr_eventlog_t *ml = dr_sched_log_mut(c->sched);
     dr_eventlog_free(ml);
@@ -1059,6 +1201,8 @@ void dr_ctld_free(dr_ctld_t *c)
     free(c->dirty);
     free(c->held);
     free(c->arrays);
+    notes_clear(c);
+    free(c->notes);
     free(c->nodes);
     ctld_store_close(c);
     dr_cluster_free(&c->cl);

@@ -92,6 +92,8 @@ void ctld_job_free(ctld_job_t *cj)
     dr_jobspec_free(&cj->spec);
     free(cj->user);
     free(cj->ranks);
+    free(cj->nodes);
+    ctld_steps_free(cj);
     free(cj->out_path);
     free(cj->err_path);
     if (cj->array) {
@@ -179,10 +181,10 @@ char *ctld_job_json(dr_ctld_t *c, const ctld_job_t *cj)
     json_object_set_new(o, "gpu_types_requested", json_string(sp->gpu_type ? sp->gpu_type : "any"));
     /* nodes: of the current (or last) run */
     json_t *nodes = json_array();
-    uint32_t tpn = cj->tpn ? cj->tpn : 1, nn = cj->nranks / tpn; /* ranks: tpn per node */
+    uint32_t nn = cj->nnodes;
     const char **names = calloc(nn ? nn : 1, sizeof *names);
     for (uint32_t i = 0; names && i < nn; i++) {
-        names[i] = c->cl.nodes[cj->ranks[i * tpn].node].name;
+        names[i] = c->cl.nodes[cj->nodes[i]].name;
         json_array_append_new(nodes, json_string(names[i]));
     }
     json_object_set_new(o, "nodes", nodes);
@@ -191,7 +193,8 @@ char *ctld_job_json(dr_ctld_t *c, const ctld_job_t *cj)
     free(nl);
     free(names);
     json_object_set_new(o, "nnodes", json_integer(nn));
-    json_object_set_new(o, "ntasks", json_integer(cj->nranks));
+    json_object_set_new(o, "ntasks", json_integer(cj->nnodes ? cj->ntasks : 0));
+    json_object_set_new(o, "steps", ctld_steps_json(c, cj));
     uint32_t gpus = cj->got_gpus;
     if (!gpus && !cj->array)
         gpus = j->req.nodes ? j->req.nodes * j->req.gpus_per_node : j->req.gpus_per_node;

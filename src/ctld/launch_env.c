@@ -7,7 +7,10 @@
  * read, so a script written for Slurm finds what it looks for.  Also the
  * hosts of the gang (DROVER_HOSTS, which the agent writes out as a
  * `deepspeed --hostfile` / `mpirun -hostfile` file).  The submitter's own
- * environment comes first; these come after it and win. */
+ * environment comes first; these come after it and win.  One function
+ * serves a command's ranks, a batch script (Slurm's batch step: task 0 of
+ * the job, no torchrun ranks) and the tasks of srun's steps; where each
+ * sits is a ctld_task_pos_t. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,44 +43,74 @@ const char *ctld_node_addr(const dr_ctld_t *c, uint32_t node)
     return c->nodes[node].ip[0] ? c->nodes[node].ip : c->cl.nodes[node].name;
 }
 
-void ctld_launch_env(dr_ctld_t *c, const ctld_job_t *cj, uint32_t rank, uint32_t ngpus,
+/* "2(x3),1": Slurm's tasks per node, runs compressed. */
+static void tasks_per_node_str(const uint32_t *per, uint32_t n, char *out, size_t len)
+{
+    size_t o = 0;
+    out[0] = '\0';
+    for (uint32_t i = 0; i < n && o < len - 32;) {
+        uint32_t k = i;
+        while (k + 1 < n && per[k + 1] == per[i])
+            k++;
+        uint32_t run = k - i + 1;
+        o += (size_t)(run > 1 ? snprintf(out + o, len - o, "%s%u(x%u)", i ? "," : "", per[i], run)
+                              : snprintf(out + o, len - o, "%s%u", i ? "," : "", per[i]));
+        i = k + 1;
+    }
+}
+
+/* Compressed names of nodes[0, n). */
+static char *nodelist_of(const dr_ctld_t *c, const uint32_t *nodes, uint32_t n)
+{
+    const char *names[1024];
+    uint32_t nn = n < 1024 ? n : 1024;
+    for (uint32_t i = 0; i < nn; i++)
+        names[i] = c->cl.nodes[nodes[i]].name;
+    return dr_hostlist_compress(names, nn);
+}
+
+void ctld_launch_env(dr_ctld_t *c, const ctld_job_t *cj, const ctld_task_pos_t *t,
                      dr_strvec_t *env)
 {
     const dr_jobspec_t *sp = cj->parent ? &cj->parent->spec : &cj->spec;
     const dr_job_t *j = &cj->j;
-    uint32_t tpn = cj->tpn ? cj->tpn : 1;
-    uint32_t nnodes = cj->nranks / tpn;
-    const ctld_rank_t *r = &cj->ranks[rank];
-    uint32_t node_rank = rank / tpn;
-
-    const char *names[1024];
-    uint32_t nn = nnodes < 1024 ? nnodes : 1024;
-    for (uint32_t i = 0; i < nn; i++)
-        names[i] = c->cl.nodes[cj->ranks[i * tpn].node].name;
-    char *nodelist = dr_hostlist_compress(names, nn);
-    const char *nl = nodelist ? nodelist : "";
+    uint32_t node = cj->nodes[t->nodeid];
+    uint32_t here = t->per_node[t->nodeid];
+    char *joblist = nodelist_of(c, cj->nodes, cj->nnodes);
+    char *steplist = nodelist_of(c, cj->nodes, t->nnodes);
+    const char *jl = joblist ? joblist : "", *nl = steplist ? steplist : "";
     const char *tname =
-        j->alloc.nslots && c->cl.nodes[r->node].ngpus ? c->cl.types[j->alloc.type].name : "";
+        j->alloc.nslots && c->cl.nodes[node].ngpus ? c->cl.types[j->alloc.type].name : "";
     const char *jname = ctld_job_name(cj, "job");
-    const char *master = ctld_node_addr(c, cj->ranks[0].node);
+    const char *master = ctld_node_addr(c, cj->nodes[0]);
     unsigned long long id = (unsigned long long)j->id;
-    uint32_t cpus = j->alloc.cpu_milli_per_node / 1000 / tpn;
+    uint32_t cpus = t->cpus_per_task ? t->cpus_per_task
+                                     : j->alloc.cpu_milli_per_node / 1000 / (here ? here : 1);
+    char tpn_s[256];
+    tasks_per_node_str(t->per_node, t->nnodes, tpn_s, sizeof tpn_s);
 
-    for (uint32_t i = 0; i < sp->nenv; i++)
-        dr_strvec_push(env, sp->env[i]);
+    if (t->base_env)
+        for (uint32_t i = 0; i < t->nbase_env; i++)
+            dr_strvec_push(env, t->base_env[i]);
+    else
+        for (uint32_t i = 0; i < sp->nenv; i++)
+            dr_strvec_push(env, sp->env[i]);
     /* drover's names */
     put(env, "DROVER_JOB_ID", "%llu", id);
     put(env, "DROVER_JOB_NAME", "%s", jname);
     put(env, "DROVER_JOB_USER", "%s", cj->user);
-    put(env, "DROVER_NODELIST", "%s", nl);
+    put(env, "DROVER_NODELIST", "%s", jl);
     put(env, "DROVER_GPU_TYPE", "%s", tname);
     put(env, "DROVER_JOB_GENERATION", "%u", cj->gen);
-    put(env, "DROVER_NNODES", "%u", nnodes);
-    put(env, "DROVER_NODE_RANK", "%u", node_rank);
-    put(env, "DROVER_RANK", "%u", rank);
-    put(env, "DROVER_LOCAL_RANK", "%u", r->local);
-    put(env, "DROVER_WORLD_SIZE", "%u", cj->nranks);
-    put(env, "DROVER_TASKS_PER_NODE", "%u", tpn);
+    put(env, "DROVER_NNODES", "%u", t->nnodes);
+    put(env, "DROVER_NODE_RANK", "%u", t->nodeid);
+    put(env, "DROVER_RANK", "%u", t->procid);
+    put(env, "DROVER_LOCAL_RANK", "%u", t->localid);
+    put(env, "DROVER_WORLD_SIZE", "%u", t->ntasks);
+    put(env, "DROVER_TASKS_PER_NODE", "%u", here);
+    /* what srun inside the job shows its agent (docs/slurm.md) */
+    if (cj->step_key[0])
+        put(env, "DROVER_STEP_KEY", "%s", cj->step_key);
     if (sp->cwd)
         put(env, "DROVER_SUBMIT_DIR", "%s", sp->cwd);
     if (j->array_parent && j->kind != DR_KIND_SERVE) {
@@ -95,41 +128,54 @@ void ctld_launch_env(dr_ctld_t *c, const ctld_job_t *cj, uint32_t rank, uint32_t
         /* torch.distributed's env:// and the launchers built on it */
         put(env, "MASTER_ADDR", "%s", master);
         put(env, "MASTER_PORT", "%u", cj->master_port);
-        put(env, "WORLD_SIZE", "%u", cj->nranks);
-        put(env, "RANK", "%u", rank);
-        put(env, "LOCAL_RANK", "%u", r->local);
-        put(env, "LOCAL_WORLD_SIZE", "%u", tpn);
-        put(env, "NODE_RANK", "%u", node_rank);
-        put(env, "GROUP_RANK", "%u", node_rank);
     }
-    /* the gang's hosts, one per node with its slots (the agent writes the file) */
+    if (cj->master_port && t->ranks) {
+        put(env, "WORLD_SIZE", "%u", t->ntasks);
+        put(env, "RANK", "%u", t->procid);
+        put(env, "LOCAL_RANK", "%u", t->localid);
+        put(env, "LOCAL_WORLD_SIZE", "%u", here);
+        put(env, "NODE_RANK", "%u", t->nodeid);
+        put(env, "GROUP_RANK", "%u", t->nodeid);
+    }
+    /* the job's hosts, one per node with its slots (the agent writes the file) */
     char hosts[4096];
     size_t hl = 0;
     hosts[0] = '\0';
-    for (uint32_t i = 0; i < nn && hl < sizeof hosts - 64; i++)
-        hl +=
-            (size_t)snprintf(hosts + hl, sizeof hosts - hl, "%s%s:%u", i ? "," : "",
-                             ctld_node_addr(c, cj->ranks[i * tpn].node), ngpus ? ngpus * tpn : tpn);
+    for (uint32_t i = 0; i < cj->nnodes && hl < sizeof hosts - 64; i++) {
+        uint32_t g[DR_MAX_GPUS_PER_NODE];
+        uint32_t ng = ctld_job_gpus(cj, cj->nodes[i], g);
+        hl += (size_t)snprintf(hosts + hl, sizeof hosts - hl, "%s%s:%u", i ? "," : "",
+                               ctld_node_addr(c, cj->nodes[i]), ng ? ng : cj->tpn ? cj->tpn : 1);
+    }
     put(env, "DROVER_HOSTS", "%s", hosts);
-    /* what Slurm scripts read */
+    /* what Slurm scripts read: the job's, then this task's */
     put(env, "SLURM_JOB_ID", "%llu", id);
     put(env, "SLURM_JOBID", "%llu", id);
     put(env, "SLURM_JOB_NAME", "%s", jname);
     put(env, "SLURM_JOB_USER", "%s", cj->user);
-    put(env, "SLURM_JOB_NODELIST", "%s", nl);
+    put(env, "SLURM_JOB_NODELIST", "%s", jl);
+    put(env, "SLURM_JOB_NUM_NODES", "%u", cj->nnodes);
     put(env, "SLURM_NODELIST", "%s", nl);
-    put(env, "SLURM_JOB_NUM_NODES", "%u", nnodes);
-    put(env, "SLURM_NNODES", "%u", nnodes);
-    put(env, "SLURM_NTASKS", "%u", cj->nranks);
-    put(env, "SLURM_NPROCS", "%u", cj->nranks);
-    put(env, "SLURM_NTASKS_PER_NODE", "%u", tpn);
-    put(env, "SLURM_TASKS_PER_NODE", nnodes > 1 ? "%u(x%u)" : "%u", tpn, nnodes);
-    put(env, "SLURM_PROCID", "%u", rank);
-    put(env, "SLURM_LOCALID", "%u", r->local);
-    put(env, "SLURM_NODEID", "%u", node_rank);
+    put(env, "SLURM_NNODES", "%u", t->nnodes);
+    put(env, "SLURM_NTASKS", "%u", t->ntasks);
+    put(env, "SLURM_NPROCS", "%u", t->ntasks);
+    put(env, "SLURM_NTASKS_PER_NODE", "%u", t->step >= 0 ? here : cj->tpn ? cj->tpn : 1);
+    put(env, "SLURM_TASKS_PER_NODE", "%s", tpn_s);
+    put(env, "SLURM_PROCID", "%u", t->procid);
+    put(env, "SLURM_LOCALID", "%u", t->localid);
+    put(env, "SLURM_NODEID", "%u", t->nodeid);
     put(env, "SLURM_CPUS_PER_TASK", "%u", cpus ? cpus : 1);
-    put(env, "SLURM_GPUS_ON_NODE", "%u", ngpus);
-    put(env, "SLURMD_NODENAME", "%s", c->cl.nodes[r->node].name);
+    put(env, "SLURM_GPUS_ON_NODE", "%u", t->ngpus);
+    put(env, "SLURMD_NODENAME", "%s", c->cl.nodes[node].name);
+    if (t->step >= 0) {
+        put(env, "SLURM_STEP_ID", "%lld", (long long)t->step);
+        put(env, "SLURM_STEPID", "%lld", (long long)t->step);
+        put(env, "SLURM_STEP_NODELIST", "%s", nl);
+        put(env, "SLURM_STEP_NUM_NODES", "%u", t->nnodes);
+        put(env, "SLURM_STEP_NUM_TASKS", "%u", t->ntasks);
+        put(env, "SLURM_STEP_TASKS_PER_NODE", "%s", tpn_s);
+        put(env, "DROVER_STEP_ID", "%lld", (long long)t->step);
+    }
     if (sp->cwd)
         put(env, "SLURM_SUBMIT_DIR", "%s", sp->cwd);
     if (sp->account)
@@ -138,7 +184,8 @@ void ctld_launch_env(dr_ctld_t *c, const ctld_job_t *cj, uint32_t rank, uint32_t
         put(env, "SLURM_ARRAY_JOB_ID", "%llu", (unsigned long long)j->array_parent);
         put(env, "SLURM_ARRAY_TASK_ID", "%u", j->array_index);
     }
-    free(nodelist);
+    free(joblist);
+    free(steplist);
 }
 
 /* ---- MASTER_PORTs: drover's own range on each node ---- */

@@ -247,17 +247,32 @@ static char *rt_json(const ctld_job_t *cj)
     json_object_set_new(o, "got_gpus", json_integer(cj->got_gpus));
     if (j->state == DR_JOB_STARTING || j->state == DR_JOB_RUNNING || j->state == DR_JOB_COMPLETING)
         json_object_set_new(o, "alloc", alloc_json(&j->alloc));
+    if (cj->nnodes) {
+        json_t *nodes = json_array();
+        for (uint32_t i = 0; i < cj->nnodes; i++)
+            json_array_append_new(nodes, json_integer(cj->nodes[i]));
+        json_object_set_new(o, "nodes", nodes);
+    }
     if (cj->nranks) {
         json_t *ranks = json_array();
         for (uint32_t i = 0; i < cj->nranks; i++) {
             const ctld_rank_t *r = &cj->ranks[i];
-            json_array_append_new(
-                ranks, json_pack("{s:i,s:i,s:b,s:b,s:i,s:i,s:i}", "node", (json_int_t)r->node,
-                                 "local", (json_int_t)r->local, "started", r->started, "ended",
-                                 r->ended, "exit", (json_int_t)r->exit_code, "sig",
-                                 (json_int_t)r->signal, "why", (json_int_t)r->why));
+            json_t *ro =
+                json_pack("{s:i,s:i,s:b,s:b,s:i,s:i,s:i}", "node", (json_int_t)r->node, "local",
+                          (json_int_t)r->local, "started", r->started, "ended", r->ended, "exit",
+                          (json_int_t)r->exit_code, "sig", (json_int_t)r->signal, "why",
+                          (json_int_t)r->why);
+            if (r->step)
+                json_object_set_new(ro, "step", json_integer(r->step));
+            json_array_append_new(ranks, ro);
         }
         json_object_set_new(o, "ranks", ranks);
+        json_object_set_new(o, "nown", json_integer(cj->nown));
+        json_object_set_new(o, "ntasks", json_integer(cj->ntasks));
+        json_object_set_new(o, "reap_sent", json_boolean(cj->reap_sent));
+        json_object_set_new(o, "step_key", json_string(cj->step_key));
+        if (cj->nsteps)
+            json_object_set_new(o, "steps", ctld_steps_rt(cj));
         json_object_set_new(o, "tpn", json_integer(cj->tpn));
         json_object_set_new(o, "master_port", json_integer(cj->master_port));
     }
@@ -344,6 +359,23 @@ int ctld_store_put_event(dr_ctld_t *c, const dr_event_t *e, const char *detail, 
     sqlite3_bind_text(st, 4, dr_job_state_name(e->from), -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 5, dr_job_state_name(e->to), -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 6, detail ? detail : "", -1, SQLITE_TRANSIENT);
+    return step_reset(c, st, "write event", err);
+}
+
+int ctld_store_put_note(dr_ctld_t *c, const ctld_note_t *n, dr_err_t *err)
+{
+    sqlite3_stmt *st = cached(c, ST_EVENT,
+                              "INSERT INTO events(job, t, what, from_s, to_s, detail)"
+                              " VALUES(?,?,?,?,?,?)",
+                              err);
+    if (!st)
+        return DR_EIO;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)n->job);
+    sqlite3_bind_double(st, 2, dr_time_to_s(n->t));
+    sqlite3_bind_text(st, 3, n->what, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 5, "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 6, n->detail ? n->detail : "", -1, SQLITE_TRANSIENT);
     return step_reset(c, st, "write event", err);
 }
 
@@ -441,19 +473,51 @@ static int load_rt(ctld_job_t *cj, const char *text)
                             &node, "local", &local, "started", &started, "ended", &ended, "exit",
                             &e2, "sig", &s2, "why", &why) != 0)
                 goto out;
+            json_int_t step = 0;
+            get_int(json_array_get(ranks, i), "step", &step);
             cj->ranks[i] = (ctld_rank_t){.node = (uint32_t)node,
                                          .local = (uint32_t)local,
                                          .started = started,
                                          .ended = ended,
                                          .exit_code = (int32_t)e2,
                                          .signal = (int32_t)s2,
-                                         .why = (uint8_t)why};
+                                         .why = (uint8_t)why,
+                                         .step = (uint32_t)step};
         }
+        /* records from before steps: every rank is the job's own */
+        json_int_t nown = cj->nranks, ntasks = cj->nranks;
+        get_int(o, "nown", &nown);
+        get_int(o, "ntasks", &ntasks);
+        cj->nown = nown >= 0 && nown <= cj->nranks ? (uint32_t)nown : cj->nranks;
+        cj->ntasks = (uint32_t)ntasks;
+        cj->reap_sent = json_is_true(json_object_get(o, "reap_sent"));
+        const char *key = json_string_value(json_object_get(o, "step_key"));
+        snprintf(cj->step_key, sizeof cj->step_key, "%s", key ? key : "");
+        json_t *steps = json_object_get(o, "steps");
+        if (steps && ctld_steps_load(cj, steps) != DR_OK)
+            goto out;
         json_int_t tpn = 1, port = 0;
         get_int(o, "tpn", &tpn);
         get_int(o, "master_port", &port);
         cj->tpn = (uint32_t)tpn;
         cj->master_port = (uint16_t)port;
+    }
+    json_t *nodes = json_object_get(o, "nodes");
+    if (json_is_array(nodes) && json_array_size(nodes)) {
+        cj->nnodes = (uint32_t)json_array_size(nodes);
+        cj->nodes = calloc(cj->nnodes, sizeof *cj->nodes);
+        if (!cj->nodes)
+            goto out;
+        for (uint32_t i = 0; i < cj->nnodes; i++)
+            cj->nodes[i] = (uint32_t)json_integer_value(json_array_get(nodes, i));
+    } else if (cj->nranks) { /* records from before: one node per tpn ranks */
+        uint32_t tpn = cj->tpn ? cj->tpn : 1;
+        cj->nnodes = cj->nranks / tpn;
+        cj->nodes = calloc(cj->nnodes ? cj->nnodes : 1, sizeof *cj->nodes);
+        if (!cj->nodes)
+            goto out;
+        for (uint32_t i = 0; i < cj->nnodes; i++)
+            cj->nodes[i] = cj->ranks[i * tpn].node;
     }
     json_t *ar = json_object_get(o, "array");
     if (ar && cj->array) {

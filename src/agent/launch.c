@@ -322,6 +322,13 @@ static int plan_srun(dr_agent_t *a, dr_strvec_t *env)
         return 0;
     if (dr_agent_env_set(env, "DROVER_STEP_SOCKET", a->step_sock) != 0)
         return DR_ENOMEM;
+    /* the interface this node chose for gloo: srun leaves it out of a
+     * step's environment when the job kept it, so that each node's tasks
+     * get their own node's */
+    const char *gi = dr_agent_env_get(env, "GLOO_SOCKET_IFNAME");
+    if (gi && a->local_ifname[0] && strcmp(gi, a->local_ifname) == 0 &&
+        dr_agent_env_set(env, "DROVER_AGENT_GLOO_IFNAME", gi) != 0)
+        return DR_ENOMEM;
     if (!a->srun_dir)
         return 0;
     const char *path = dr_agent_env_get(env, "PATH");

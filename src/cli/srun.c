@@ -142,6 +142,19 @@ static bool quiet_opt(const char *a)
     return strcmp(a, "-u") == 0 || strcmp(a, "-Q") == 0 || strncmp(a, "-m", 2) == 0;
 }
 
+/* A variable the agent set for the node srun runs on. */
+static bool node_local(const char *e, const char *agent_gloo)
+{
+    static const char *const keys[] = {"DROVER_NODENAME=",   "DROVER_NODE_ADDR=",
+                                       "DROVER_CACHE_DIR=",  "DROVER_HOSTFILE=",
+                                       "DROVER_STEP_SOCKET=", "DROVER_AGENT_GLOO_IFNAME="};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+        if (strncmp(e, keys[k], strlen(keys[k])) == 0)
+            return true;
+    return agent_gloo && strncmp(e, "GLOO_SOCKET_IFNAME=", 19) == 0 &&
+           strcmp(e + 19, agent_gloo) == 0;
+}
+
 static int read_full(int fd, uint8_t **buf, size_t *len, size_t *cap)
 {
     if (*cap - *len < 65536) {
@@ -249,10 +262,14 @@ int cli_srun(int argc, char **argv)
     m.key = (char *)key;
     m.argv = argv + i;
     m.argc = (uint32_t)(argc - i);
-    /* the tasks' environment is srun's, as Slurm's --export=ALL */
+    /* the tasks' environment is srun's, as Slurm's --export=ALL, less what
+     * this node's agent set for this node (each node's agent sets its own) */
     dr_strvec_t env = {0};
+    const char *agent_gloo = getenv("DROVER_AGENT_GLOO_IFNAME");
     for (char **e = environ; e && *e && env.n < DR_MSG_MAX_ARGS; e++)
-        if (strlen(*e) <= DR_MSG_MAX_STR)
+        if (node_local(*e, agent_gloo))
+            continue;
+        else if (strlen(*e) <= DR_MSG_MAX_STR)
             dr_strvec_push(&env, *e);
         else
             fprintf(stderr, "srun: note: %.40s...: over %d bytes, not passed to the tasks\n", *e,

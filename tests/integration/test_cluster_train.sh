@@ -62,9 +62,23 @@ from torch.distributed.run import main
 main()
 PYEOF
 chmod +x "$T/bin/torchrun"
-for mode in drover torchrun; do
+# a Slurm batch script in the PyTorch docs' style: it runs once, and srun
+# starts one torchrun per node with that node's SLURM_NODEID
+cat >"$T/ddp-srun.sh" <<EOF
+#!/bin/sh
+#SBATCH -N 2
+#SBATCH --ntasks-per-node=1
+#SBATCH --gres=gpu:A100:2
+#SBATCH -t 5
+srun sh -c 'exec torchrun --nnodes "\$SLURM_NNODES" --nproc_per_node 2 --node_rank "\$SLURM_NODEID" \\
+    --master_addr "\$MASTER_ADDR" --master_port "\$MASTER_PORT" \\
+    "$DROVER_SOURCE_DIR/examples/pytorch/ddp_train.py" "$T/ddp-srun" 40'
+EOF
+for mode in drover torchrun srun; do
     mkdir -p "$T/ddp-$mode"
-    if [ $mode = drover ]; then
+    if [ $mode = srun ]; then
+        id=$(PATH="$T/bin:$PATH" "$DROVER" submit --parsable "$T/ddp-srun.sh")
+    elif [ $mode = drover ]; then
         id=$("$DROVER" submit --parsable --kind train -N 2 --gpus-per-node 1 --gpu-type A100 -t 5m \
             -- $PY "$DROVER_SOURCE_DIR/examples/pytorch/ddp_train.py" "$T/ddp-$mode" 40)
     else
@@ -76,6 +90,11 @@ for mode in drover torchrun; do
     rc=$?
     n=$(ls "$T/ddp-$mode"/rank-*.json 2>/dev/null | wc -l)
     want=$([ $mode = drover ] && echo 2 || echo 4)
+    if [ $mode = srun ]; then
+        "$DROVER" events "$id" | grep -q "step 0: 2 tasks on" &&
+            ok "PyTorch DDP (srun): the script's srun ran one torchrun per node as step 0" ||
+            bad "PyTorch DDP (srun): events: $("$DROVER" events "$id")"
+    fi
     if [ "$rc" = 0 ] && [ "$n" = "$want" ] &&
         [ "$(cat "$T/ddp-$mode"/rank-*.json | jq -r .digest | sort -u | wc -l)" = 1 ] &&
         [ "$(cat "$T/ddp-$mode"/rank-*.json | jq -r .all_equal | sort -u)" = true ]; then

@@ -1,7 +1,9 @@
 /* test_slurm_scripts.c - Slurm batch scripts as users write them
  * (tests/data/slurm/: torchrun, DeepSpeed, an array sweep, a dependency
  * chain, --gres, --mem-per-gpu, a checkpointing --signal job, --exclusive, a
- * CPU-only job, --export=NONE with --qos) read unchanged: the fields each
+ * CPU-only job, --export=NONE with --qos, and three whose body starts its
+ * steps with srun: torchrun per node, DeepSpeed per GPU, a prep/train/eval
+ * pipeline) read unchanged: the fields each
  * must produce, the directives listed as ignored, the notes of what is not
  * honoured, and the request each makes on a small cluster. */
 #include "testutil.h"
@@ -287,6 +289,65 @@ static void test_export_qos(void **state)
     dr_jobspec_free(&s);
 }
 
+/* Scripts whose body starts steps with srun (docs/slurm.md, "srun"): the
+ * directives still make the job's request; srun's options are the script's
+ * business at run time. */
+static void test_srun_torchrun(void **state)
+{
+    dr_cluster_t *c = *state;
+    dr_jobspec_t s;
+    dr_job_t j;
+    load("srun_torchrun.sh", &s, NULL, "", c, &j);
+    assert_string_equal(s.name, "ddp-srun");
+    assert_int_equal(s.nodes, 2);
+    assert_int_equal(s.ntasks_per_node, 1);
+    assert_int_equal(s.gpus_per_node, 4);
+    assert_int_equal(s.time_limit, S(4 * 3600));
+    assert_string_equal(s.out_path, "%x-%j.out");
+    assert_non_null(strstr(s.script, "--node_rank \"$SLURM_NODEID\""));
+    assert_int_equal(j.req.nodes, 2);
+    assert_int_equal(j.req.gpus_per_node, 4);
+    assert_int_equal(j.req.cpu_milli_per_node, 16000); /* one task of 16 CPUs a node */
+    dr_jobspec_free(&s);
+}
+
+static void test_srun_deepspeed(void **state)
+{
+    dr_cluster_t *c = *state;
+    dr_jobspec_t s;
+    dr_job_t j;
+    load("srun_deepspeed.sh", &s, NULL, "", c, &j);
+    assert_string_equal(s.name, "ds-zero3");
+    assert_int_equal(s.nodes, 2);
+    assert_int_equal(s.ntasks_per_node, 8);
+    assert_int_equal(s.gpus_per_task, 1);
+    assert_int_equal(s.time_limit, S(86400));
+    /* 8 tasks x 1 GPU a node: 8 GPUs, 64 CPUs, 640 GB a node - the H100 nodes */
+    assert_int_equal(j.req.nodes, 2);
+    assert_int_equal(j.req.gpus_per_node, 8);
+    assert_int_equal(j.req.cpu_milli_per_node, 64000);
+    assert_int_equal(j.req.mem_mb_per_node, 640 * GB);
+    dr_jobspec_free(&s);
+}
+
+static void test_srun_pipeline(void **state)
+{
+    dr_cluster_t *c = *state;
+    dr_jobspec_t s;
+    dr_job_t j;
+    const char *ign[] = {"#SBATCH --mail-type=FAIL", NULL};
+    load("srun_pipeline_steps.sh", &s, ign, "", c, &j);
+    assert_string_equal(s.name, "prep-train-eval");
+    assert_int_equal(s.nodes, 2);
+    assert_int_equal(s.ntasks, 8);
+    assert_int_equal(s.gpus_per_node, 4);
+    assert_int_equal(s.requeue, 1);
+    assert_int_equal(j.req.nodes, 2);
+    assert_int_equal(j.req.gpus_per_node, 4);
+    assert_true(j.req.types == type_bit(c, "A100"));
+    dr_jobspec_free(&s);
+}
+
 static int setup(void **state)
 {
     dr_cluster_t *c = malloc(sizeof *c);
@@ -310,6 +371,8 @@ int main(void)
         cmocka_unit_test(test_gres_a100),          cmocka_unit_test(test_mem_per_gpu),
         cmocka_unit_test(test_checkpoint_requeue), cmocka_unit_test(test_exclusive),
         cmocka_unit_test(test_cpu_only),           cmocka_unit_test(test_export_qos),
+        cmocka_unit_test(test_srun_torchrun),      cmocka_unit_test(test_srun_deepspeed),
+        cmocka_unit_test(test_srun_pipeline),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

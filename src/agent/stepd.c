@@ -116,8 +116,8 @@ static void srun_on_req(dr_agent_srun_t *s, const dr_frame_t *f)
             own = a->jobs[i];
     char why[160];
     if (!own) {
-        snprintf(why, sizeof why, "job %llu (run %u) runs nothing on %s",
-                 (unsigned long long)m.job, m.gen, a->name);
+        snprintf(why, sizeof why, "job %llu (run %u) runs nothing on %s", (unsigned long long)m.job,
+                 m.gen, a->name);
         srun_refuse(s, why);
     } else if (s->uid != 0 && s->uid != own->uid) {
         snprintf(why, sizeof why, "uid %u is not the user of job %llu", (unsigned)s->uid,
@@ -157,8 +157,8 @@ static void srun_on_read(struct bufferevent *bev, void *arg)
                                                 (size_t)hdr[2] << 8 | hdr[3]);
             if (len < need)
                 return;
-            rc = dr_proto_local_decode(evbuffer_pullup(in, (ev_ssize_t)need), need, &used, &f,
-                                       &err);
+            rc =
+                dr_proto_local_decode(evbuffer_pullup(in, (ev_ssize_t)need), need, &used, &f, &err);
         }
         if (rc == DR_PROTO_NEED)
             return;
@@ -207,8 +207,7 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
         return;
     }
     dr_agent_srun_t *s = calloc(1, sizeof *s);
-    struct bufferevent *bev =
-        s ? bufferevent_socket_new(a->base, fd, BEV_OPT_CLOSE_ON_FREE) : NULL;
+    struct bufferevent *bev = s ? bufferevent_socket_new(a->base, fd, BEV_OPT_CLOSE_ON_FREE) : NULL;
     if (!bev) {
         free(s);
         close(fd);
@@ -318,8 +317,13 @@ int dr_agent_steps_start(dr_agent_t *a, const char *dir, const char *srun, dr_er
 
 void dr_agent_steps_free(dr_agent_t *a)
 {
-    while (a->sruns)
-        srun_free(a->sruns);
+    while (a->sruns) {
+        dr_agent_srun_t *s = a->sruns;
+        a->sruns = s->next;
+        if (s->bev)
+            bufferevent_free(s->bev);
+        free(s);
+    }
     if (a->step_lst)
         evconnlistener_free(a->step_lst);
     a->step_lst = NULL;

@@ -717,13 +717,13 @@ static char *show_value(const char *key, const json_t *v)
             char exs[32] = "";
             if (json_is_integer(ex))
                 snprintf(exs, sizeof exs, ", exit %lld", (long long)json_integer_value(ex));
-            o += (size_t)snprintf(out + o, cap - o, "%s%lld %s%s: %lld task%s on %s: %s",
-                                  k ? "; " : "",
-                                  (long long)json_integer_value(json_object_get(st, "id")),
-                                  cli_json_str(st, "state", "?"), exs,
-                                  (long long)json_integer_value(json_object_get(st, "ntasks")),
-                                  json_integer_value(json_object_get(st, "ntasks")) == 1 ? "" : "s",
-                                  cli_json_str(st, "nodelist", "?"), cli_json_str(st, "command", ""));
+            o += (size_t)snprintf(
+                out + o, cap - o, "%s%lld %s%s: %lld task%s on %s: %s", k ? "; " : "",
+                (long long)json_integer_value(json_object_get(st, "id")),
+                cli_json_str(st, "state", "?"), exs,
+                (long long)json_integer_value(json_object_get(st, "ntasks")),
+                json_integer_value(json_object_get(st, "ntasks")) == 1 ? "" : "s",
+                cli_json_str(st, "nodelist", "?"), cli_json_str(st, "command", ""));
             if (o >= cap)
                 break;
         }

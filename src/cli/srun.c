@@ -130,9 +130,9 @@ static void stream_path(int fd, char *out, size_t len)
  * refused or noted. */
 static bool quiet_opt(const char *a)
 {
-    static const char *const ok[] = {"--mpi",        "--cpu-bind", "--cpu_bind", "--gpu-bind",
-                                     "--unbuffered", "--overlap",  "--exact",    "--exclusive",
-                                     "--export=ALL", "--wait",     "--quiet",    "--mem-bind",
+    static const char *const ok[] = {"--mpi",        "--cpu-bind",    "--cpu_bind", "--gpu-bind",
+                                     "--unbuffered", "--overlap",     "--exact",    "--exclusive",
+                                     "--export=ALL", "--wait",        "--quiet",    "--mem-bind",
                                      "--hint",       "--distribution"};
     for (size_t k = 0; k < sizeof ok / sizeof ok[0]; k++) {
         size_t n = strlen(ok[k]);
@@ -145,9 +145,9 @@ static bool quiet_opt(const char *a)
 /* A variable the agent set for the node srun runs on. */
 static bool node_local(const char *e, const char *agent_gloo)
 {
-    static const char *const keys[] = {"DROVER_NODENAME=",   "DROVER_NODE_ADDR=",
-                                       "DROVER_CACHE_DIR=",  "DROVER_HOSTFILE=",
-                                       "DROVER_STEP_SOCKET=", "DROVER_AGENT_GLOO_IFNAME="};
+    static const char *const keys[] = {
+        "DROVER_NODENAME=", "DROVER_NODE_ADDR=",   "DROVER_CACHE_DIR=",
+        "DROVER_HOSTFILE=", "DROVER_STEP_SOCKET=", "DROVER_AGENT_GLOO_IFNAME="};
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
         if (strncmp(e, keys[k], strlen(keys[k])) == 0)
             return true;
@@ -222,8 +222,7 @@ int cli_srun(int argc, char **argv)
             if (r < 0 || count_arg("--cpus-per-task", v, &m.cpus_per_task) != 0)
                 return 1;
         } else if (strcmp(a, "-K") == 0 || strcmp(a, "-K1") == 0 ||
-                   strcmp(a, "--kill-on-bad-exit") == 0 ||
-                   strcmp(a, "--kill-on-bad-exit=1") == 0) {
+                   strcmp(a, "--kill-on-bad-exit") == 0 || strcmp(a, "--kill-on-bad-exit=1") == 0) {
             m.kill_on_bad_exit = true;
         } else if (strcmp(a, "-K0") == 0 || strcmp(a, "--kill-on-bad-exit=0") == 0) {
             m.kill_on_bad_exit = false;

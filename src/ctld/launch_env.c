@@ -69,8 +69,7 @@ static char *nodelist_of(const dr_ctld_t *c, const uint32_t *nodes, uint32_t n)
     return dr_hostlist_compress(names, nn);
 }
 
-void ctld_launch_env(dr_ctld_t *c, const ctld_job_t *cj, const ctld_task_pos_t *t,
-                     dr_strvec_t *env)
+void ctld_launch_env(dr_ctld_t *c, const ctld_job_t *cj, const ctld_task_pos_t *t, dr_strvec_t *env)
 {
     const dr_jobspec_t *sp = cj->parent ? &cj->parent->spec : &cj->spec;
     const dr_job_t *j = &cj->j;
@@ -145,7 +144,10 @@ void ctld_launch_env(dr_ctld_t *c, const ctld_job_t *cj, const ctld_task_pos_t *
         uint32_t g[DR_MAX_GPUS_PER_NODE];
         uint32_t ng = ctld_job_gpus(cj, cj->nodes[i], g);
         hl += (size_t)snprintf(hosts + hl, sizeof hosts - hl, "%s%s:%u", i ? "," : "",
-                               ctld_node_addr(c, cj->nodes[i]), ng ? ng : cj->tpn ? cj->tpn : 1);
+                               ctld_node_addr(c, cj->nodes[i]),
+                               ng        ? ng
+                               : cj->tpn ? cj->tpn
+                                         : 1);
     }
     put(env, "DROVER_HOSTS", "%s", hosts);
     /* what Slurm scripts read: the job's, then this task's */

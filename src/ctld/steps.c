@@ -25,8 +25,8 @@
 #include "ctld/ctld.h"
 #include "drover/hostlist.h"
 
-#define STEP_MAX_TASKS 4096      /* tasks of one step */
-#define STEP_MAX_STEPS 100000    /* steps of one generation */
+#define STEP_MAX_TASKS 4096       /* tasks of one step */
+#define STEP_MAX_STEPS 100000     /* steps of one generation */
 #define STEP_MAX_RANKS (1u << 20) /* ranks of one generation, steps' tasks included */
 
 static const dr_jobspec_t *spec_of(const ctld_job_t *cj)
@@ -81,8 +81,8 @@ static bool key_equal(const char *a, const char *b)
 
 /* Tasks per node over the first *nnodes of the allocation (docs/slurm.md,
  * "srun"): per[i] for node i; why says what does not fit. */
-static int layout(const ctld_job_t *cj, const dr_msg_step_req_t *m, uint32_t *per,
-                  uint32_t *nnodes, uint32_t *ntasks, char *why, size_t wl)
+static int layout(const ctld_job_t *cj, const dr_msg_step_req_t *m, uint32_t *per, uint32_t *nnodes,
+                  uint32_t *ntasks, char *why, size_t wl)
 {
     uint32_t avail = cj->nnodes, n = m->ntasks, nn = m->nodes, k = m->ntasks_per_node;
     if (nn > avail) {
@@ -93,8 +93,8 @@ static int layout(const ctld_job_t *cj, const dr_msg_step_req_t *m, uint32_t *pe
         if (!nn)
             nn = n ? (n + k - 1) / k : avail;
         if (nn > avail) {
-            snprintf(why, wl, "--ntasks-per-node=%u: %u tasks need %u nodes, the job has %u", k,
-                     n, nn, avail);
+            snprintf(why, wl, "--ntasks-per-node=%u: %u tasks need %u nodes, the job has %u", k, n,
+                     nn, avail);
             return -1;
         }
         if (!n)
@@ -145,8 +145,7 @@ static const char *base_name(const char *p)
 void ctld_step_request(dr_ctld_t *c, int node, dr_msg_step_req_t *m)
 {
     ctld_job_t *cj = ctld_job_find(c, m->job);
-    if (!cj || cj->array ||
-        (cj->j.state != DR_JOB_RUNNING && cj->j.state != DR_JOB_STARTING)) {
+    if (!cj || cj->array || (cj->j.state != DR_JOB_RUNNING && cj->j.state != DR_JOB_STARTING)) {
         refuse(c, node, m, "job %llu is not running", (unsigned long long)m->job);
         return;
     }
@@ -316,7 +315,9 @@ int ctld_step_launch(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
                          .argc = l->argc,
                          .env = env.v,
                          .nenv = (uint32_t)env.n,
-                         .cwd = l->cwd && l->cwd[0] ? l->cwd : sp->cwd ? sp->cwd : "/",
+                         .cwd = l->cwd && l->cwd[0] ? l->cwd
+                                : sp->cwd           ? sp->cwd
+                                                    : "/",
                          .out_path = (char *)(out ? out : ""),
                          .err_path = (char *)(err && out && strcmp(err, out) != 0 ? err : ""),
                          .uid = cj->uid,
@@ -334,8 +335,8 @@ int ctld_step_launch(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
     int rc = dr_msg_launch_encode(&m, &json, &len, &e);
     dr_strvec_free(&env);
     if (rc != DR_OK) {
-        ctld_log("job %llu step %u: cannot encode a launch: %s", (unsigned long long)j->id,
-                 st->id, e.msg);
+        ctld_log("job %llu step %u: cannot encode a launch: %s", (unsigned long long)j->id, st->id,
+                 e.msg);
         dr_msg_job_state_t js = {.exit_code = 127, .why = DR_END_LAUNCH, .detail = e.msg};
         r->started = true;
         ctld_rank_ended(c, cj, rank, &js);
@@ -465,11 +466,10 @@ json_t *ctld_steps_json(const dr_ctld_t *c, const ctld_job_t *cj)
         char *list = nl ? dr_hostlist_compress(names, nl) : NULL;
         json_array_append_new(
             a, json_pack("{s:i,s:s,s:s,s:i,s:i,s:s,s:o,s:s,s:o,s:o}", "id", (json_int_t)st->id,
-                         "state", step_state(st), "command", st->label, "ntasks",
-                         (json_int_t)st->n, "nnodes", (json_int_t)st->nnodes, "nodelist",
-                         list ? list : "", "exit_code",
-                         st->done ? json_integer(st->status) : json_null(), "reason", st->detail,
-                         "start_time", time_or_null(st->start), "end_time",
+                         "state", step_state(st), "command", st->label, "ntasks", (json_int_t)st->n,
+                         "nnodes", (json_int_t)st->nnodes, "nodelist", list ? list : "",
+                         "exit_code", st->done ? json_integer(st->status) : json_null(), "reason",
+                         st->detail, "start_time", time_or_null(st->start), "end_time",
                          st->done ? time_or_null(st->end) : json_null()));
         free(list);
     }
@@ -483,12 +483,12 @@ json_t *ctld_steps_rt(const ctld_job_t *cj)
         const ctld_step_t *st = &cj->steps[i];
         json_array_append_new(
             a, json_pack("{s:i,s:i,s:i,s:i,s:i,s:I,s:b,s:b,s:b,s:i,s:s,s:s,s:I,s:I}", "id",
-                         (json_int_t)st->id, "first", (json_int_t)st->first, "n",
-                         (json_int_t)st->n, "nnodes", (json_int_t)st->nnodes, "origin",
-                         (json_int_t)st->origin, "req", (json_int_t)st->req, "kob",
-                         st->kill_on_bad_exit, "kill_sent", st->kill_sent, "done", st->done,
-                         "status", (json_int_t)st->status, "detail", st->detail, "label",
-                         st->label, "start", (json_int_t)st->start, "end", (json_int_t)st->end));
+                         (json_int_t)st->id, "first", (json_int_t)st->first, "n", (json_int_t)st->n,
+                         "nnodes", (json_int_t)st->nnodes, "origin", (json_int_t)st->origin, "req",
+                         (json_int_t)st->req, "kob", st->kill_on_bad_exit, "kill_sent",
+                         st->kill_sent, "done", st->done, "status", (json_int_t)st->status,
+                         "detail", st->detail, "label", st->label, "start", (json_int_t)st->start,
+                         "end", (json_int_t)st->end));
     }
     return a;
 }
@@ -505,11 +505,11 @@ int ctld_steps_load(ctld_job_t *cj, json_t *a)
         json_int_t id, first, cnt, nn, origin, req, status, start, end;
         int kob = 0, ks = 0, done = 0;
         const char *detail = "", *label = "";
-        if (json_unpack(json_array_get(a, i), "{s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:b,s:b,s:I,s:s,s:s,s:I,s:I}",
-                        "id", &id, "first", &first, "n", &cnt, "nnodes", &nn, "origin", &origin,
-                        "req", &req, "kob", &kob, "kill_sent", &ks, "done", &done, "status",
-                        &status, "detail", &detail, "label", &label, "start", &start, "end",
-                        &end) != 0 ||
+        if (json_unpack(json_array_get(a, i),
+                        "{s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:b,s:b,s:I,s:s,s:s,s:I,s:I}", "id", &id,
+                        "first", &first, "n", &cnt, "nnodes", &nn, "origin", &origin, "req", &req,
+                        "kob", &kob, "kill_sent", &ks, "done", &done, "status", &status, "detail",
+                        &detail, "label", &label, "start", &start, "end", &end) != 0 ||
             first < 0 || cnt < 0 || (uint64_t)first + (uint64_t)cnt > cj->nranks)
             return DR_EINVAL;
         ctld_step_t *st = &cj->steps[cj->nsteps++];

@@ -257,11 +257,10 @@ static char *rt_json(const ctld_job_t *cj)
         json_t *ranks = json_array();
         for (uint32_t i = 0; i < cj->nranks; i++) {
             const ctld_rank_t *r = &cj->ranks[i];
-            json_t *ro =
-                json_pack("{s:i,s:i,s:b,s:b,s:i,s:i,s:i}", "node", (json_int_t)r->node, "local",
-                          (json_int_t)r->local, "started", r->started, "ended", r->ended, "exit",
-                          (json_int_t)r->exit_code, "sig", (json_int_t)r->signal, "why",
-                          (json_int_t)r->why);
+            json_t *ro = json_pack("{s:i,s:i,s:b,s:b,s:i,s:i,s:i}", "node", (json_int_t)r->node,
+                                   "local", (json_int_t)r->local, "started", r->started, "ended",
+                                   r->ended, "exit", (json_int_t)r->exit_code, "sig",
+                                   (json_int_t)r->signal, "why", (json_int_t)r->why);
             if (r->step)
                 json_object_set_new(ro, "step", json_integer(r->step));
             json_array_append_new(ranks, ro);

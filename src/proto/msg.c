@@ -733,8 +733,8 @@ int dr_proto_local_encode(int type, const void *m, uint8_t **out, size_t *outlen
     char *json;
     size_t len;
     int rc = msg_encode(desc_of(type), m, &json, &len, err);
-    if (rc != DR_OK)
-        return rc;
+    if (rc != DR_OK || !json)
+        return rc != DR_OK ? rc : dr_err_set(err, DR_ENOMEM, "local frame: out of memory");
     if (len > DR_PROTO_MAX_BODY) {
         free(json);
         return dr_err_set(err, DR_ELIMIT, "local frame: %s of %zu bytes exceeds %u",

@@ -32,7 +32,10 @@ echo "step0 exit $?"
 srun -n 1 sh -c 'echo "s1 $SLURM_STEP_ID $SLURM_PROCID $SLURM_NTASKS $SLURMD_NODENAME"' >"$SLURM_SUBMIT_DIR/step1.txt"
 echo "step1 exit $?"
 # step 2: task 2 fails with 3; the others would sleep, and are stopped
-srun sh -c 'if [ "$SLURM_PROCID" = 2 ]; then exit 3; fi; echo $$ >>"$SLURM_SUBMIT_DIR/sleepers"; exec sleep 300'
+# (task 2 waits until the others have said who they are)
+srun sh -c 'f="$SLURM_SUBMIT_DIR/sleepers"; if [ "$SLURM_PROCID" = 2 ]; then i=0
+    while [ "$(cat "$f" 2>/dev/null | wc -l)" -lt 3 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done; exit 3; fi
+    echo $$ >>"$f"; exec sleep 300'
 echo "step2 exit $?"
 # step 3: one GPU per task, one task per node
 srun --ntasks-per-node=1 --gpus-per-task=1 sh -c 'echo "s3 $SLURM_PROCID $SLURM_NODEID gpus=$CUDA_VISIBLE_DEVICES"' >"$SLURM_SUBMIT_DIR/step3.txt"

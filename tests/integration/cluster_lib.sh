@@ -8,7 +8,9 @@
 export DROVERD DROVER_AGENT
 CL_PIDS=""
 CL_NETNS=""
-CL_PORT=$((20000 + ($$ * 7) % 20000))
+# below drover's own job ports (29500-29999) and the kernel's ephemeral range
+# (32768-60999): a job or a client socket could hold a port there
+CL_PORT=$((20000 + ($$ * 7) % 9400))
 CL_APORT=$((CL_PORT + 1))
 CL_KEY="$T/cluster.key"
 CL_STATE="$T/state"

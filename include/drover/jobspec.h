@@ -260,9 +260,11 @@ int dr_signal_parse(const char *name, size_t len);
 const char *dr_signal_name(int sig);
 
 /* Expand %j (job id), %A (array parent id), %a (array index), %x (job
- * name), %u (user name), %% in an output path template; malloc'd. */
+ * name), %u (user name), %N (the job's first node; kept as it is when node
+ * is NULL), %% in an output path template; malloc'd. */
 char *dr_jobspec_expand_path(const char *tmpl, uint64_t job, uint64_t array_parent,
-                             uint32_t array_index, const char *name, const char *user);
+                             uint32_t array_index, const char *name, const char *user,
+                             const char *node);
 
 /* The shard name of array task array_index (0 for a job that is not an
  * array): s->shard with %a / %Na / %% expanded, or with s->shard_list the

@@ -569,11 +569,12 @@ static void sb_add(strbuf_t *b, const char *s, size_t n)
     b->p[b->n] = '\0';
 }
 
-/* Slurm's filename patterns: %j %A %a %x %u and %%, numbers zero-padded
- * to a width 1..9 given between '%' and the letter ("%4a").  Other
- * sequences are kept as they are (Slurm has more, such as %N). */
+/* Slurm's filename patterns: %j %A %a %x %u %N and %%, numbers
+ * zero-padded to a width 1..9 given between '%' and the letter ("%4a").
+ * Other sequences are kept as they are (Slurm has more, such as %s). */
 char *dr_jobspec_expand_path(const char *tmpl, uint64_t job, uint64_t array_parent,
-                             uint32_t array_index, const char *name, const char *user)
+                             uint32_t array_index, const char *name, const char *user,
+                             const char *node)
 {
     if (!tmpl)
         return NULL;
@@ -603,6 +604,7 @@ char *dr_jobspec_expand_path(const char *tmpl, uint64_t job, uint64_t array_pare
             break;
         case 'x': add = name ? name : ""; break;
         case 'u': add = user ? user : ""; break;
+        case 'N': add = node; break; /* NULL: not known, kept */
         default: add = NULL; break;
         }
         if (add) {

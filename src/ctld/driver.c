@@ -164,12 +164,13 @@ static void set_paths(dr_ctld_t *c, ctld_job_t *cj)
     const char *o = sp->out_path ? sp->out_path : dflt;
     free(cj->out_path);
     free(cj->err_path);
-    cj->out_path =
-        dr_jobspec_expand_path(o, cj->j.id, cj->j.array_parent, cj->j.array_index, name, cj->user);
+    /* %N: the first node, where a batch script runs */
+    const char *node = cj->nranks ? c->cl.nodes[cj->ranks[0].node].name : NULL;
+    cj->out_path = dr_jobspec_expand_path(o, cj->j.id, cj->j.array_parent, cj->j.array_index, name,
+                                          cj->user, node);
     cj->err_path = sp->err_path ? dr_jobspec_expand_path(sp->err_path, cj->j.id, cj->j.array_parent,
-                                                         cj->j.array_index, name, cj->user)
+                                                         cj->j.array_index, name, cj->user, node)
                                 : dr_strdup(cj->out_path);
-    (void)c;
 }
 
 uint32_t ctld_job_gpus(const ctld_job_t *cj, uint32_t node, uint32_t *gpus)

@@ -967,7 +967,7 @@ static void test_to_job(void **state)
 static void expect_path(const char *tmpl, uint64_t job, uint64_t parent, uint32_t idx,
                         const char *name, const char *user, const char *want)
 {
-    char *p = dr_jobspec_expand_path(tmpl, job, parent, idx, name, user);
+    char *p = dr_jobspec_expand_path(tmpl, job, parent, idx, name, user, NULL);
     assert_non_null(p);
     assert_string_equal(p, want);
     free(p);
@@ -985,7 +985,10 @@ static void test_expand_path(void **state)
     expect_path("100%%", 1, 0, 0, NULL, NULL, "100%");
     expect_path("%N %q %5% %", 1, 0, 0, NULL, NULL, "%N %q %5% %"); /* kept as they are */
     expect_path("", 1, 0, 0, NULL, NULL, "");
-    assert_null(dr_jobspec_expand_path(NULL, 1, 0, 0, NULL, NULL));
+    assert_null(dr_jobspec_expand_path(NULL, 1, 0, 0, NULL, NULL, NULL));
+    char *p = dr_jobspec_expand_path("%x-%N-%j.out", 7, 0, 0, "train", "u", "gpu-01");
+    assert_string_equal(p, "train-gpu-01-7.out"); /* %N: the first node */
+    free(p);
 }
 
 /* ------------------------------------------------------------------ */

@@ -3,7 +3,8 @@
 # each with its own cache directory, hold 200 shards (50 each, in blocks of
 # 5 over the nodes); an array of 200 tasks naming shard s%a runs where its
 # shard is far more often than the same array without --shard (which
-# spreads round-robin).  A task whose shard no node holds runs anyway, and
+# spreads round-robin); the same with 200 tasks over 20 shards named by a
+# --shard-list file.  A task whose shard no node holds runs anyway, and
 # once it left a copy in its node's cache the next task for that shard
 # goes there.  (The nodes have GPUs: droverd starts nothing on a cluster
 # without any GPU type, CPU-only jobs included.)
@@ -61,6 +62,40 @@ awk '$3 != "s"$1' "$T/aware.txt" | grep -q . && bad "DROVER_SHARD is not s<index
 task=$("$DROVER" queue --all --json | jq -r "[.jobs[] | select(.array_parent == $aware and .array_index == 7)][0].id")
 [ "$(job_field "$task" shard)" = s7 ] && ok "a task's JOB object says shard s7" ||
     bad "task $task shard: $(job_field "$task" shard)"
+
+# the issue's shape: 200 tasks over 20 shards (each read by 10 tasks),
+# named per task by a --shard-list file; shards v0..v19 sit 5 per node
+for k in $(seq 0 19); do : >"$T/cache-n$((k / 5 + 1))/v$k"; done
+sleep 0.6 # the agents' next heartbeats carry the new shards
+seq 0 199 | awk '{print "v" ($1 % 20)}' >"$T/shards.txt"
+cat >"$T/vtask.sh" <<'SH'
+#!/bin/sh
+hit=0
+[ -e "$DROVER_CACHE_DIR/$DROVER_SHARD" ] && hit=1
+echo "$DROVER_ARRAY_TASK_ID $DROVER_NODENAME $DROVER_SHARD $hit" >>"$LOG"
+SH
+chmod +x "$T/vtask.sh"
+id=$("$DROVER" submit --parsable --array 0-199 --shard-list "$T/shards.txt" -o /dev/null -- \
+    env LOG="$T/v-aware.txt" "$T/vtask.sh") && timeout 120 "$DROVER" wait "$id" >/dev/null 2>&1 ||
+    bad "the --shard-list array did not complete"
+# the same tasks, shard-blind (the shard named only in the task's own log)
+cat >"$T/vblind.sh" <<'SH'
+#!/bin/sh
+shard=v$((DROVER_ARRAY_TASK_ID % 20))
+hit=0
+[ -e "$DROVER_CACHE_DIR/$shard" ] && hit=1
+echo "$DROVER_ARRAY_TASK_ID $DROVER_NODENAME $shard $hit" >>"$LOG"
+SH
+chmod +x "$T/vblind.sh"
+id=$("$DROVER" submit --parsable --array 0-199 -o /dev/null -- env LOG="$T/v-blind.txt" "$T/vblind.sh") &&
+    timeout 120 "$DROVER" wait "$id" >/dev/null 2>&1 || bad "the shard-blind 20-shard array did not complete"
+va=$(awk '{h += $4} END {print h + 0}' "$T/v-aware.txt")
+vb=$(awk '{h += $4} END {print h + 0}' "$T/v-blind.txt")
+echo "200 tasks over 20 shards: locality hits shard-aware $va/$(wc -l <"$T/v-aware.txt"), shard-blind $vb/$(wc -l <"$T/v-blind.txt")"
+awk '$3 != "v"($1 % 20)' "$T/v-aware.txt" | grep -q . && bad "DROVER_SHARD is not line i of the list" ||
+    ok "each task got its line of --shard-list as DROVER_SHARD"
+[ "$va" -ge 180 ] && [ "$va" -ge $((vb + 60)) ] && ok "20 shards: $va of 200 tasks on a node holding their shard, against $vb shard-blind" ||
+    bad "20 shards: aware $va, blind $vb"
 
 # shards no node holds: the first task runs anyway and leaves a copy in its
 # node's cache; the agent reports it and the next task for it goes there

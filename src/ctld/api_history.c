@@ -5,9 +5,10 @@
  * job that left memory long ago is still accounted.  Each row adds
  * gpu_hours (GPUs x elapsed hours) and energy_kwh (those GPU-hours at the
  * GPU type's TDP from the catalog; null when the catalog has no TDP: an
- * unknown figure must not read as free).  An array's tasks are rows of
- * their own; its parent is a summary row (array_tasks = how many tasks it
- * sums) that the totals skip, so no GPU-hour is counted twice.  Everyone
+ * unknown figure must not read as free).  An array's tasks (a service's
+ * replica runs) are rows of their own; its parent is a summary row
+ * (array_tasks = how many it sums) that the totals skip, so no GPU-hour is
+ * counted twice.  Everyone
  * may read everyone's history, as with GET /v1/jobs. */
 #include <math.h>
 #include <stdio.h>
@@ -113,8 +114,10 @@ static json_t *hist_row(dr_ctld_t *c, const json_t *job)
     }
     double gh, kwh;
     json_t *tasks = json_object_get(job, "tasks");
-    if (json_is_object(tasks) && json_is_null(json_object_get(job, "array_parent"))) {
-        /* an array parent: the sums of its (stored, ended) tasks */
+    bool parent = json_is_object(tasks) || json_is_object(json_object_get(job, "service"));
+    if (parent && json_is_null(json_object_get(job, "array_parent"))) {
+        /* an array's or a service's parent: the sums of its (stored, ended)
+         * tasks or replica runs, which are rows of their own */
         task_sum_t s = {c, 0, 0, 0, 0};
         ctld_store_list_terminal(c, NULL, (uint64_t)num(job, "id"), (size_t)INT64_MAX, add_task,
                                  &s);

@@ -220,6 +220,16 @@ echo "load generator: $(echo "$res" | jq -c '{ok, failed, replicas}')"
 i=0
 while [ "$(job_field "$svc" state)" != cancelled ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 [ "$(job_field "$svc" state)" = cancelled ] && ok "cancelled: the service ended" || bad "state $(job_field "$svc" state)"
+# accounting: each run is a row; the service's row sums them, counted once
+h=$("$DROVER" history --json)
+runs=$(echo "$h" | jq "[.jobs[] | select(.array_parent == $svc)] | length")
+echo "$h" | jq -e --argjson s "$svc" '
+    ([.jobs[] | select(.array_parent == $s) | .cost_usd] | add) as $cc |
+    ([.jobs[] | select(.id == $s)][0]) as $p |
+    ($p.array_tasks == ([.jobs[] | select(.array_parent == $s)] | length)) and
+    (($p.cost_usd - $cc) | fabs) < 1e-4 and ((.totals.cost_usd - $cc) | fabs) < 1e-4 and $cc > 0' >/dev/null &&
+    ok "history: $runs replica runs as rows, the service row sums them, the totals count them once" ||
+    bad "history: $(echo "$h" | jq -c '{totals, rows: [.jobs[] | {id, array_parent, array_tasks, cost_usd}]}')"
 left=$(pgrep -f model_server.py | wc -l)
 [ "$left" -eq 0 ] && ok "no replica process left" || bad "$left replica processes left"
 finish

@@ -121,6 +121,10 @@ typedef struct dr_cluster {
     /* Account= lines (account.h): limits and shares per account. */
     dr_account_t *accounts;
     size_t naccounts, accounts_cap;
+    /* FairShareHalfLife=: the half-life fair-share usage decays with
+     * (0: not given, the core's default of 7 days; DR_TIME_NEVER: no
+     * decay). */
+    dr_time_t fairshare_half_life;
 } dr_cluster_t;
 
 void dr_cluster_init(dr_cluster_t *c);

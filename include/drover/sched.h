@@ -44,7 +44,7 @@ struct dr_truth; /* truth.h: the simulator's true job sizes */
  * is NULL for every policy not flagged oracle. */
 typedef struct dr_sched_view {
     dr_cluster_t *cluster;
-    dr_job_t *const *pending; /* queue order: priority desc, submit asc, id asc */
+    dr_job_t *const *pending; /* queue order: priority desc, fair share, submit asc, id asc */
     size_t npending;
     dr_job_t *const *running; /* STARTING and RUNNING jobs, unordered */
     size_t nrunning;
@@ -259,6 +259,47 @@ dr_typemask_t dr_sched_account_types_ever(const dr_sched_t *s, const dr_job_t *j
 /* Is a pending job held back by its account's limits alone (some type
  * could host it, none has room under the limits)? */
 bool dr_sched_account_blocked(const dr_sched_t *s, const dr_job_t *j);
+
+/* Fair share between accounts (docs/scheduling.md).  Each account's usage
+ * is the GPU-seconds its running jobs hold (every GPU type alike, as
+ * Slurm's TRES billing with weight 1), decayed with the cluster's
+ * FairShareHalfLife (7 days by default); jobs with no account are one
+ * implicit account.  Its factor is F = 2^(-U/S), U its share of all
+ * decayed usage, S its normalised shares.  The pending queue is ordered
+ * priority desc, then F desc (between accounts whose factors differ), then
+ * submit asc, id asc; with every factor equal it is exactly priority,
+ * submit, id.  Usage accrues at every event and pass (time is `now`). */
+typedef struct dr_share_info {
+    const char *name;   /* the cluster account; NULL for the implicit one */
+    double shares;      /* Shares= (the implicit account: 1) */
+    double norm_shares; /* shares / all counted shares (0: not counted) */
+    double raw_gpu_s;   /* GPU-seconds held, undecayed */
+    double decayed_gpu_s;
+    double effective; /* decayed usage / all decayed usage */
+    double factor;    /* F at the time asked */
+    uint64_t running_milli;
+} dr_share_info_t;
+/* Slots: the cluster's accounts in config order, then the implicit one. */
+size_t dr_sched_share_count(const dr_sched_t *s);
+/* Every slot as of `now` (usage projected, nothing changed): out has
+ * dr_sched_share_count entries. */
+void dr_sched_share_all(const dr_sched_t *s, dr_time_t now, dr_share_info_t *out);
+/* Controller restart: slot k's usage as it was at as_of (what the store
+ * kept); it decays from then on.  Outside a pass. */
+int dr_sched_share_set_usage(dr_sched_t *s, size_t k, double raw_gpu_s, double decayed_gpu_s,
+                             dr_time_t as_of, dr_err_t *err);
+/* j's account's factor over the highest factor, as of the last pass: 1.0
+ * exactly while every factor is equal, else in (0, 1].  Policies with
+ * rankings of their own multiply by it (drover, Gavel). */
+double dr_sched_fairshare_weight(const dr_sched_t *s, const dr_job_t *j);
+/* Bumped when the accounts' order by factor changes (the queue is then
+ * re-sorted and every pending job is fresh): a policy that skips work
+ * while nothing changed compares it too. */
+uint64_t dr_sched_fairshare_gen(const dr_sched_t *s);
+/* The half-life usage decays with, in seconds (0: no decay). */
+double dr_sched_fairshare_half_life_s(const dr_sched_t *s);
+/* Do the factors differ between accounts (as of the last pass)? */
+bool dr_sched_fairshare_active(const dr_sched_t *s);
 
 size_t dr_sched_npending(const dr_sched_t *s);
 size_t dr_sched_nrunning(const dr_sched_t *s);

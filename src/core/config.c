@@ -33,7 +33,8 @@ enum {
     K_POLICY,
     K_PARTNAME,
     K_ACCOUNT,
-    K_NKINDS = K_ACCOUNT + 1, /* the keys above start a line */
+    K_FSHALF,
+    K_NKINDS = K_FSHALF + 1, /* the keys above start a line */
     K_GPUS = K_NKINDS,
     K_CPUS,
     K_MEMGB,
@@ -79,6 +80,7 @@ static const char *const key_names[K_N] = {"NodeName",
                                            "SchedulerPolicy",
                                            "PartitionName",
                                            "Account",
+                                           "FairShareHalfLife",
                                            "Gpus",
                                            "Cpus",
                                            "MemGB",
@@ -132,6 +134,7 @@ static const uint64_t kind_keys[K_NKINDS] = {
         KB(K_PARTNAME) | KB(K_NODES) | KB(K_DEFAULT) | KB(K_MAXTIME) | KB(K_DEFTIME) | KB(K_STATE),
     [K_ACCOUNT] =
         KB(K_ACCOUNT) | KB(K_MAXRUNGPUS) | KB(K_MAXRUNGPUS_T) | KB(K_MAXQUEUED) | KB(K_SHARES),
+    [K_FSHALF] = KB(K_FSHALF),
 };
 
 static int key_lookup(const char *k)
@@ -1119,6 +1122,23 @@ static int cf_policy(cf_t *p)
     return DR_OK;
 }
 
+/* FairShareHalfLife=TIME: the half-life of the usage fair share decays
+ * (Slurm's PriorityDecayHalfLife, in its time format; 0 or UNLIMITED: no
+ * decay).  Not given: 7 days, Slurm's default. */
+static int cf_time(cf_t *p, const cf_tok_t *t, dr_time_t *out);
+static int cf_fshalf(cf_t *p)
+{
+    const cf_tok_t *t = p->by_key[K_FSHALF];
+    if (p->c->fairshare_half_life)
+        return TOK_ERR(p, t, "given twice");
+    dr_time_t h;
+    int rc = cf_time(p, t, &h);
+    if (rc != 0)
+        return rc;
+    p->c->fairshare_half_life = h > 0 ? h : DR_TIME_NEVER;
+    return DR_OK;
+}
+
 /* Slurm's time limits (MaxTime=, DefaultTime=): minutes, MM:SS, HH:MM:SS,
  * D-HH[:MM[:SS]], UNLIMITED / INFINITE (0), as the job-field vocabulary
  * reads --time. */
@@ -1369,10 +1389,11 @@ static int cf_statement(cf_t *p)
         return DR_OK;
     }
     if (kind < 0 || kind >= K_NKINDS)
-        return TOK_ERR(p, first,
-                       "unknown line kind (a line starts with NodeName=, SwitchName=, GpuType=, "
-                       "Pool=, PartitionName=, Account= or SchedulerPolicy=, or is a slurm.conf "
-                       "parameter)");
+        return TOK_ERR(
+            p, first,
+            "unknown line kind (a line starts with NodeName=, SwitchName=, GpuType=, "
+            "Pool=, PartitionName=, Account=, FairShareHalfLife= or SchedulerPolicy=, or is "
+            "a slurm.conf parameter)");
     memset(p->by_key, 0, sizeof p->by_key);
     for (size_t i = 0; i < p->ntoks; i++) {
         const cf_tok_t *t = &p->toks[i];
@@ -1403,6 +1424,7 @@ static int cf_statement(cf_t *p)
     case K_POLICY: return cf_policy(p);
     case K_PARTNAME: return cf_partname(p);
     case K_ACCOUNT: return cf_account(p);
+    case K_FSHALF: return cf_fshalf(p);
     default: return cf_pool(p);
     }
 }

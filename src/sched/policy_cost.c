@@ -548,8 +548,9 @@ static int job_class(const dr_job_t *j)
     return j->deadline > 0 ? C_DEADLINE : C_OTHER;
 }
 
-/* Services first (queue order), then deadlines (earliest first), then the
- * rest (queue order); qsort_r key: the job's queue index breaks ties. */
+/* Services first (queue order), then deadlines (earliest first: a
+ * deadline is a promise fair share does not reorder), then the rest (queue
+ * order, which has fair share between accounts). */
 static int cmp_order(const void *a, const void *b)
 {
     const dr_job_t *x = *(dr_job_t *const *)a, *y = *(dr_job_t *const *)b;
@@ -558,11 +559,9 @@ static int cmp_order(const void *a, const void *b)
         return cx < cy ? -1 : 1;
     if (cx == C_DEADLINE && x->deadline != y->deadline)
         return x->deadline < y->deadline ? -1 : 1;
-    if (x->priority != y->priority)
-        return x->priority > y->priority ? -1 : 1;
-    if (x->submit != y->submit)
-        return x->submit < y->submit ? -1 : 1;
-    return x->id < y->id ? -1 : (x->id > y->id);
+    /* then queue order: priority, fair share, submit, id (sched.h); every
+     * job listed is pending, so sched_slot is its place in the queue */
+    return x->sched_slot < y->sched_slot ? -1 : (x->sched_slot > y->sched_slot);
 }
 
 /* One option for a job: resource k, as it stands or on new pool nodes. */

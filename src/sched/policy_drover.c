@@ -70,7 +70,15 @@
  * from which the boost grows; 0 = no aging), alpha=X (5), beta=X (1:
  * exponent on the efficiency factor), wake=S (1800: aging timer), lp=0|1
  * (0), preempt=0|1 (1), index=0|1 (1; 0 scores every pending job on every
- * pass: the reference the index is tested against), rekey=X (0.01). */
+ * pass: the reference the index is tested against), rekey=X (0.01),
+ * fairshare=X (1: the exponent on the account's fair-share weight that
+ * multiplies every priority, sched.h; 0 = fair share ignored).
+ *
+ * Fair share.  Between accounts whose factors differ, a job's priority is
+ * scaled by its account's weight (its factor over the highest), so the
+ * account that used more of its share waits while the other's jobs of a
+ * like size go first; sizes still count within and across accounts.  With
+ * one account the weight is exactly 1 and nothing changes. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -122,7 +130,9 @@ typedef struct rho {
 
 typedef struct dpol {
     double margin, age, alpha, beta, wake_s;
-    double rekey; /* drift of the estimator that re-keys the index (0: any) */
+    double rekey;        /* drift of the estimator that re-keys the index (0: any) */
+    double fairshare;    /* exponent on the fair-share weight (0: ignore it) */
+    uint64_t last_fsgen; /* dr_sched_fairshare_gen after the last pass */
     bool lp, use_index;
     double *prio, *best;
     double *remw, *left; /* estimated remaining work, walltime left (s), per active job */
@@ -195,10 +205,12 @@ static int dpol_opt(void *ud, const char *k, const char *val, dr_err_t *err)
         d->use_index = x != 0;
     else if (dr_streq_ci(k, "rekey"))
         d->rekey = x;
+    else if (dr_streq_ci(k, "fairshare"))
+        d->fairshare = x;
     else
         return dr_err_set(err, DR_EINVAL,
                           "unknown option '%s' (known: margin, age, alpha, beta, wake, lp, "
-                          "preempt, index, rekey)",
+                          "preempt, index, rekey, fairshare)",
                           k);
     return DR_OK;
 }
@@ -224,6 +236,7 @@ static int dpol_create(void **state, const char *opts, const dr_policy_env_t *en
     d->preempt = true;
     d->use_index = true;
     d->rekey = 0.01;
+    d->fairshare = 1;
     dr_size_est_init(&d->est);
     int rc = dr_policy_opts_each(opts, dpol_opt, d, err);
     if (rc != DR_OK) {
@@ -369,9 +382,19 @@ static double priority_of(const dpol_t *d, dr_time_t now, dr_time_t submit, doub
     return prio;
 }
 
-static double job_priority(const dpol_t *d, dr_time_t now, const dr_job_t *j, double best)
+/* A job's priority, times its account's fair-share weight (sched.h) to
+ * the power `fairshare`: between accounts whose factors differ, the one
+ * that used more of its share ranks lower by that ratio.  With every factor
+ * equal the weight is 1.0 exactly and nothing is multiplied, so one
+ * account decides bit for bit as no accounts do. */
+static double job_priority(const dpol_t *d, const dr_sched_view_t *v, const dr_job_t *j,
+                           double best)
 {
-    return priority_of(d, now, j->submit, gpus_of(j), best);
+    double p = priority_of(d, v->now, j->submit, gpus_of(j), best);
+    double w = d->fairshare > 0 ? dr_sched_fairshare_weight(v->sched, j) : 1.0;
+    if (w != 1.0)
+        p *= d->fairshare == 1.0 ? w : pow(w, d->fairshare);
+    return p;
 }
 
 /* Sort the pairs by weight, heaviest first, ties in (job index, type)
@@ -686,7 +709,7 @@ static int cand_add(dpol_t *d, const vctx_t *cx, dr_job_t *j, uint32_t rec, bool
     }
     if (!(c.best < INFINITY) || gpus_of(j) > cx->total_gpus)
         return DR_OK; /* no candidate: it cannot be placed */
-    c.prio = job_priority(d, cx->v->now, j, c.best);
+    c.prio = job_priority(d, cx->v, j, c.best);
     return DR_PUSH(d->cand, d->ncand, d->cand_cap, c) == 0 ? DR_OK : DR_ENOMEM;
 }
 
@@ -915,7 +938,12 @@ static int dpol_plan(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, 
      * their priority relative to each other is unchanged): only the new
      * arrivals can outbid running jobs.  Timed wake-ups (aging) and
      * releases re-plan everything. */
-    bool incremental = d->planned && v->nfresh > 0 && c->freed_gen == d->last_gen;
+    bool incremental = d->planned && v->nfresh > 0 && c->freed_gen == d->last_gen &&
+                       dr_sched_fairshare_gen(v->sched) == d->last_fsgen;
+    /* The index bounds priorities that only grow as jobs wait; fair-share
+     * weights move both ways, so while they differ between accounts a long
+     * queue is scored whole, from the index's cached estimates. */
+    bool fair = d->fairshare > 0 && dr_sched_fairshare_active(v->sched);
     d->planned = true;
     int rc = d->use_index ? index_sync(d, v, &cx, &scored) : DR_OK;
     /* The pending jobs planned for (candidates): only the best few can get
@@ -930,6 +958,10 @@ static int dpol_plan(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, 
             rc = cand_limit(d, total_gpus);
     } else if (rc == DR_OK && (!d->use_index || d->idx.nrec <= cand_total(total_gpus))) {
         rc = cand_list(d, &cx, v->pending, v->npending, false, &any, &scored);
+        if (rc == DR_OK)
+            rc = cand_limit(d, total_gpus);
+    } else if (rc == DR_OK && fair) {
+        rc = cand_list(d, &cx, v->pending, v->npending, true, &any, &scored);
         if (rc == DR_OK)
             rc = cand_limit(d, total_gpus);
     } else if (rc == DR_OK) {
@@ -967,7 +999,7 @@ static int dpol_plan(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, 
         job_static(v, j, &d->runm[m], &rate);
         estimate(d, v, j, d->runm[m], rate, &d->remw[m], &d->left[m], &d->best[m]);
         d->prio[m] = d->best[m] < INFINITY && gpus_of(j) <= total_gpus
-                         ? job_priority(d, v->now, j, d->best[m])
+                         ? job_priority(d, v, j, d->best[m])
                          : 0;
         d->pick[m] = -1;
     }
@@ -1091,6 +1123,7 @@ static int dpol_plan(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, 
     }
     count_scored(d, v, scored);
     d->last_gen = v->cluster->freed_gen;
+    d->last_fsgen = dr_sched_fairshare_gen(v->sched);
     if (d->alpha > 0 && v->npending)
         *wake_at = dr_time_add(v->now, dr_time_from_s(d->wake_s));
     return rc == DR_OK

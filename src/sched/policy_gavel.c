@@ -89,6 +89,9 @@ typedef struct gavel {
         int type;
     } * freed;
     size_t nfreed, freed_cap;
+    /* fifo: the unallocated jobs in queue order (indices into jobs) */
+    size_t *ord;
+    size_t ord_cap;
     /* scratch */
     struct entry {
         gjob_t *gj;
@@ -139,6 +142,7 @@ static void gavel_destroy(void *state)
     gavel_t *g = state;
     if (g) {
         free(g->freed);
+        free(g->ord);
         free(g->jobs);
         free(g->ent);
         free(g);
@@ -251,16 +255,55 @@ static void reset_time(gavel_t *g, dr_time_t now)
     g->last_reset = now;
 }
 
-/* index of the next job after q with no FIFO allocation */
-static size_t next_queued(const gavel_t *g, size_t q)
+/* FIFO's queue, fair share first: the jobs with no FIFO allocation in id
+ * order, or - while fair-share factors differ between accounts - by the
+ * weight of their account first (sched.h), ids breaking ties, and jobs
+ * whose accounts have no room now last (a freed type goes to the head: the
+ * head then is one that may take it, as in id order the account whose job
+ * ended is).  Returns how many; -1 when out of memory. */
+typedef struct wkey {
+    bool barred;
+    double w;
+    size_t i;
+} wkey_t;
+
+static int wkey_cmp(const void *pa, const void *pb)
 {
-    do
-        q++;
-    while (q < g->n && g->jobs[q].fifo_type >= 0);
-    return q;
+    const wkey_t *a = pa, *b = pb;
+    if (a->barred != b->barred)
+        return a->barred ? 1 : -1;
+    if (a->w != b->w)
+        return a->w > b->w ? -1 : 1;
+    return a->i < b->i ? -1 : (a->i > b->i);
 }
 
-static void alloc_fifo(gavel_t *g, const dr_sched_view_t *v)
+static ptrdiff_t fifo_queue(gavel_t *g, const dr_sched_view_t *v)
+{
+    if (dr_grow((void **)&g->ord, &g->ord_cap, g->n + 1, sizeof *g->ord) != 0)
+        return -1;
+    size_t n = 0;
+    for (size_t i = 0; i < g->n; i++)
+        if (g->jobs[i].fifo_type < 0)
+            g->ord[n++] = i;
+    if (n < 2 || !dr_sched_fairshare_active(v->sched))
+        return (ptrdiff_t)n;
+    wkey_t *k = malloc(n * sizeof *k);
+    if (!k)
+        return -1;
+    for (size_t q = 0; q < n; q++) {
+        const gjob_t *gj = &g->jobs[g->ord[q]];
+        bool barred = gj->job && !(dr_sched_account_types(v->sched, gj->job) & gj->host);
+        k[q] = (wkey_t){barred, gj->job ? dr_sched_fairshare_weight(v->sched, gj->job) : 1.0,
+                        g->ord[q]};
+    }
+    qsort(k, n, sizeof *k, wkey_cmp);
+    for (size_t q = 0; q < n; q++)
+        g->ord[q] = k[q].i;
+    free(k);
+    return (ptrdiff_t)n;
+}
+
+static int alloc_fifo(gavel_t *g, const dr_sched_view_t *v)
 {
     const dr_cluster_t *c = v->cluster;
     bool perf = g->kind == G_FIFO_PERF;
@@ -273,10 +316,11 @@ static void alloc_fifo(gavel_t *g, const dr_sched_view_t *v)
     for (size_t i = 0; i < g->n; i++)
         if (g->jobs[i].fifo_type >= 0)
             avail[g->jobs[i].fifo_type] -= scale_of(g->jobs[i].job);
-    /* the queue: unallocated jobs in id order */
+    /* the queue: unallocated jobs in id order (fair share first) */
+    ptrdiff_t nq = fifo_queue(g, v);
+    if (nq < 0)
+        return DR_ENOMEM;
     size_t q = 0;
-    while (q < g->n && g->jobs[q].fifo_type >= 0)
-        q++;
     /* a job that ended hands its type to the head of the queue (base mode).
      * As in Gavel the head leaves the queue whether or not it fits there
      * (if not, it waits for the next allocation).  Gavel never asks whether
@@ -287,8 +331,8 @@ static void alloc_fifo(gavel_t *g, const dr_sched_view_t *v)
      * or the loop below gives it one it can run on.  (Popping it like a head
      * that does not fit could strand it: when the last job to end held such
      * a type, nothing would ever re-allocate again.) */
-    for (size_t f = 0; !perf && f < g->nfreed && q < g->n; f++) {
-        gjob_t *head = &g->jobs[q];
+    for (size_t f = 0; !perf && f < g->nfreed && q < (size_t)nq; f++) {
+        gjob_t *head = &g->jobs[g->ord[q]];
         int t = g->freed[f].type;
         if (!(grate(v, head, (unsigned)t) > 0))
             continue;
@@ -296,7 +340,7 @@ static void alloc_fifo(gavel_t *g, const dr_sched_view_t *v)
             head->fifo_type = t;
             avail[t] -= scale_of(head->job);
         }
-        q = next_queued(g, q);
+        q++;
     }
     g->nfreed = 0;
     /* available types in sorted-name order, as Gavel sorts worker types */
@@ -312,8 +356,8 @@ static void alloc_fifo(gavel_t *g, const dr_sched_view_t *v)
                 types[x] = types[y];
                 types[y] = tmp;
             }
-    for (; q < g->n && nt > 0; q = next_queued(g, q)) {
-        gjob_t *gj = &g->jobs[q];
+    for (; q < (size_t)nq && nt > 0; q++) {
+        gjob_t *gj = &g->jobs[g->ord[q]];
         double s = scale_of(gj->job);
         int cand[NT];
         size_t map[NT], nc = 0;
@@ -366,6 +410,7 @@ static void alloc_fifo(gavel_t *g, const dr_sched_view_t *v)
         for (size_t t = 0; t < NT; t++)
             gj->alloc[t] = (int)t == gj->fifo_type ? 1.0 : 0.0;
     }
+    return DR_OK;
 }
 
 static int alloc_mmf(gavel_t *g, const dr_sched_view_t *v, dr_err_t *err)
@@ -450,7 +495,10 @@ out:
 }
 
 /* _update_priorities: X over the fraction of the type's time received;
- * a job that has not run on a type yet gets X * 1e9. */
+ * a job that has not run on a type yet gets X * 1e9.  Times the job's
+ * account's fair-share weight (sched.h), so that between accounts whose
+ * factors differ the one that used more of its share comes later in each
+ * round's greedy order (Gavel itself has no accounts). */
 static void update_priorities(gavel_t *g, const dr_sched_view_t *v)
 {
     for (size_t i = 0; i < g->n; i++) {
@@ -462,6 +510,10 @@ static void update_priorities(gavel_t *g, const dr_sched_view_t *v)
             else {
                 double frac = g->worker_time[t] > 0 ? gj->time_on[t] / g->worker_time[t] : 0;
                 p = frac > 0 ? a / frac : a * 1e9;
+                /* fair share between accounts (1.0 exactly with one) */
+                double w = gj->job ? dr_sched_fairshare_weight(v->sched, gj->job) : 1.0;
+                if (w != 1.0)
+                    p *= w;
             }
             gj->prio[t] = p;
         }
@@ -611,9 +663,10 @@ static int gavel_pass(void *state, const dr_sched_view_t *v, dr_time_t *wake_at,
     if (g->need_alloc &&
         (g->last_reset == DR_TIME_NEVER || dr_time_to_s(now - g->last_reset) >= g->reset_s)) {
         reset_time(g, now);
-        if (g->kind == G_FIFO || g->kind == G_FIFO_PERF)
-            alloc_fifo(g, v);
-        else if (alloc_mmf(g, v, err) != DR_OK)
+        if (g->kind == G_FIFO || g->kind == G_FIFO_PERF) {
+            if (alloc_fifo(g, v) != DR_OK)
+                return dr_err_set(err, DR_ENOMEM, "gavel: out of memory");
+        } else if (alloc_mmf(g, v, err) != DR_OK)
             return err ? err->code : DR_EINVAL;
         for (size_t i = 0; i < g->n; i++)
             g->jobs[i].allocated = true;

@@ -7,6 +7,7 @@
  * by construction. */
 #include "drover/sched.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 
 #include "drover/util.h"
 #include "sched/endq.h"
+#include "sched/fairshare.h"
 #include "sched/placement_priv.h"
 #include "sched/policy_util.h"
 
@@ -81,6 +83,9 @@ struct dr_sched {
     int32_t *acct_of;
     size_t nacct_of;
     uint64_t *acct_milli;
+    /* fair share: usage per account (the implicit one last) and the rank
+     * of each account's factor, the queue's second key */
+    dr_fs_t fs;
 };
 
 #define CLEAN SIZE_MAX
@@ -318,11 +323,16 @@ bool dr_sched_account_blocked(const dr_sched_t *s, const dr_job_t *j)
     return barred && dr_place_fits_quick(s->c, &j->req, barred);
 }
 
-/* A run starts (+1) or stops (-1) holding its allocation's GPUs. */
-static void acct_add(dr_sched_t *s, const dr_job_t *j, int d)
+/* A run starts (+1) or stops (-1) holding its allocation's GPUs at now:
+ * its account's limits count them, and its fair-share usage accrues at
+ * the new rate from now on. */
+static void acct_add(dr_sched_t *s, const dr_job_t *j, int d, dr_time_t now)
 {
     int a = dr_sched_account_of(s, j);
-    if (a < 0 || !s->acct_milli || !j->alloc.nslots || j->alloc.slots[0].gpu == DR_NO_GPU)
+    if (!j->alloc.nslots || j->alloc.slots[0].gpu == DR_NO_GPU)
+        return;
+    dr_fs_hold(&s->fs, dr_fs_slot(&s->fs, a), dr_alloc_milli(&j->alloc), d, now);
+    if (a < 0 || !s->acct_milli)
         return;
     uint64_t m = dr_alloc_milli(&j->alloc), *u = &s->acct_milli[(size_t)a * ACCT_W];
     if (d > 0) {
@@ -332,6 +342,81 @@ static void acct_add(dr_sched_t *s, const dr_job_t *j, int d)
         u[j->alloc.type] -= m;
         u[DR_MAX_GPU_TYPES] -= m;
     }
+}
+
+/* --- fair share --- */
+static int fs_update(dr_sched_t *s, dr_time_t now);
+
+size_t dr_sched_share_count(const dr_sched_t *s)
+{
+    return s->fs.n;
+}
+
+void dr_sched_share_all(const dr_sched_t *s, dr_time_t now, dr_share_info_t *out)
+{
+    const dr_fs_t *fs = &s->fs;
+    double *u = malloc(fs->n * sizeof *u);
+    double total = 0;
+    for (size_t k = 0; k < fs->n; k++) {
+        double dec, raw;
+        dr_fs_usage_at(fs, k, now, &dec, &raw);
+        out[k] = (dr_share_info_t){
+            .name = k < s->c->naccounts ? s->c->accounts[k].name : NULL,
+            .shares = fs->shares[k],
+            .norm_shares = dr_fs_norm_shares(fs, k),
+            .raw_gpu_s = raw,
+            .decayed_gpu_s = dec,
+            .running_milli = fs->milli[k],
+        };
+        if (u)
+            u[k] = dec;
+        total += dec;
+    }
+    for (size_t k = 0; k < fs->n; k++) {
+        out[k].effective = total > 0 ? out[k].decayed_gpu_s / total : 0;
+        /* without memory for the scratch array, the factors of the last pass */
+        out[k].factor = u ? dr_fs_factor_of(fs, u, k) : fs->factor[k];
+    }
+    free(u);
+}
+
+int dr_sched_share_set_usage(dr_sched_t *s, size_t k, double raw_gpu_s, double decayed_gpu_s,
+                             dr_time_t as_of, dr_err_t *err)
+{
+    if (k >= s->fs.n)
+        return dr_err_set(err, DR_EINVAL, "fair share: account slot %zu of %zu", k, s->fs.n);
+    if (s->in_pass)
+        return dr_err_set(err, DR_ESTATE, "fair share: usage set during a pass");
+    if (!(raw_gpu_s >= 0) || !(decayed_gpu_s >= 0) || !isfinite(raw_gpu_s) ||
+        !isfinite(decayed_gpu_s))
+        return dr_err_set(err, DR_EINVAL, "fair share: usage of %s must be finite and not negative",
+                          k < s->c->naccounts ? s->c->accounts[k].name : "(no account)");
+    dr_fs_advance(&s->fs, as_of); /* what ran until then is replaced, not added */
+    s->fs.usage[k] = decayed_gpu_s;
+    s->fs.raw[k] = raw_gpu_s;
+    return fs_update(s, as_of) == DR_OK ? DR_OK : dr_err_set(err, DR_ENOMEM, "out of memory");
+}
+
+double dr_sched_fairshare_weight(const dr_sched_t *s, const dr_job_t *j)
+{
+    if (!s->fs.active || !(s->fs.fmax > 0))
+        return 1.0;
+    return s->fs.factor[dr_fs_slot(&s->fs, dr_sched_account_of(s, j))] / s->fs.fmax;
+}
+
+uint64_t dr_sched_fairshare_gen(const dr_sched_t *s)
+{
+    return s->fs.gen;
+}
+
+double dr_sched_fairshare_half_life_s(const dr_sched_t *s)
+{
+    return s->fs.half_life_s;
+}
+
+bool dr_sched_fairshare_active(const dr_sched_t *s)
+{
+    return s->fs.active;
 }
 
 /* --- state changes --- */
@@ -380,11 +465,27 @@ static int set_state(dr_sched_t *s, dr_job_t *j, dr_job_state_t to, dr_time_t no
     return DR_OK;
 }
 
-/* Queue order: priority desc, submit asc, id asc. */
-static inline bool before(const dr_job_t *a, const dr_job_t *b)
+/* The rank of j's account's fair-share factor (0: the highest). */
+static inline uint32_t fs_rank(const dr_sched_t *s, const dr_job_t *j)
+{
+    return s->fs.rank[dr_fs_slot(&s->fs, dr_sched_account_of(s, j))];
+}
+
+/* Queue order: priority desc, fair-share factor desc (between accounts
+ * whose factors differ), submit asc, id asc.  The user's priority comes
+ * first, as an explicit order does (drover update priority=); fair share
+ * then orders the accounts, and submit time the jobs of one account.  With
+ * every factor equal (one account, or none used yet) this is the order of
+ * priority, submit, id exactly. */
+static inline bool before(const dr_sched_t *s, const dr_job_t *a, const dr_job_t *b)
 {
     if (a->priority != b->priority)
         return a->priority > b->priority;
+    if (s->fs.active) {
+        uint32_t ra = fs_rank(s, a), rb = fs_rank(s, b);
+        if (ra != rb)
+            return ra < rb;
+    }
     if (a->submit != b->submit)
         return a->submit < b->submit;
     return a->id < b->id;
@@ -475,11 +576,11 @@ static int pq_insert(dr_sched_t *s, dr_job_t *j)
     }
     /* common case: arrivals come in order and go to the back */
     size_t pos = s->tail;
-    if (s->tail > s->head && before(j, s->pq[s->tail - 1])) {
+    if (s->tail > s->head && before(s, j, s->pq[s->tail - 1])) {
         size_t lo = s->head, hi = s->tail;
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
-            if (before(j, s->pq[mid]))
+            if (before(s, j, s->pq[mid]))
                 hi = mid;
             else
                 lo = mid + 1;
@@ -492,6 +593,57 @@ static int pq_insert(dr_sched_t *s, dr_job_t *j)
     reslot(s, pos);
     if (!s->fresh_overflow && DR_PUSH(s->fresh, s->nfresh, s->fresh_cap, j) != 0)
         s->fresh_overflow = true; /* policies then see "everything is fresh" */
+    return DR_OK;
+}
+
+/* A queue entry's sort key, self-contained (qsort has no context). */
+typedef struct qkey {
+    int32_t priority;
+    uint32_t rank;
+    dr_time_t submit;
+    uint64_t id;
+    dr_job_t *j;
+} qkey_t;
+
+static int qkey_cmp(const void *pa, const void *pb)
+{
+    const qkey_t *a = pa, *b = pb;
+    if (a->priority != b->priority)
+        return a->priority > b->priority ? -1 : 1;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    if (a->submit != b->submit)
+        return a->submit < b->submit ? -1 : 1;
+    return a->id < b->id ? -1 : (a->id > b->id);
+}
+
+/* Accrue usage to now and refresh the factors; when the accounts' ranks
+ * changed, put the queue in its new order.  Every pending job then counts
+ * as fresh, and the fair-share generation tells policies that keep state
+ * (sched.h) that relative chances moved.  O(accounts) when nothing moved;
+ * an O(queue log queue) sort when it did. */
+static int fs_update(dr_sched_t *s, dr_time_t now)
+{
+    dr_fs_advance(&s->fs, now);
+    if (!dr_fs_refresh(&s->fs))
+        return DR_OK;
+    compact(s);
+    size_t n = s->tail - s->head;
+    if (n < 2)
+        return DR_OK;
+    qkey_t *k = malloc(n * sizeof *k);
+    if (!k)
+        return DR_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        dr_job_t *j = s->pq[s->head + i];
+        k[i] = (qkey_t){(int32_t)j->priority, fs_rank(s, j), j->submit, j->id, j};
+    }
+    qsort(k, n, sizeof *k, qkey_cmp);
+    for (size_t i = 0; i < n; i++)
+        s->pq[s->head + i] = k[i].j;
+    free(k);
+    reslot(s, s->head);
+    s->fresh_overflow = true;
     return DR_OK;
 }
 
@@ -578,7 +730,9 @@ int dr_sched_create(dr_sched_t **out, dr_cluster_t *c, const dr_sched_opts_t *o,
     }
     dr_eventlog_init(&s->log);
     s->endq = dr_endq_create();
-    if (!s->endq) {
+    if (!s->endq || dr_fs_init(&s->fs, c) != 0) {
+        dr_endq_destroy(s->endq);
+        free(s->acct_milli);
         free(s);
         return dr_err_set(err, DR_ENOMEM, "out of memory");
     }
@@ -586,6 +740,8 @@ int dr_sched_create(dr_sched_t **out, dr_cluster_t *c, const dr_sched_opts_t *o,
     if (ops->create(&s->pstate, opts, &env, err) != 0) {
         dr_endq_destroy(s->endq);
         dr_eventlog_free(&s->log);
+        dr_fs_free(&s->fs);
+        free(s->acct_milli);
         free(s);
         return dr_err_prefix(err, "policy %s: ", name);
     }
@@ -607,6 +763,7 @@ void dr_sched_destroy(dr_sched_t *s)
     free(s->withdrawn);
     free(s->acct_of);
     free(s->acct_milli);
+    dr_fs_free(&s->fs);
     dr_endq_destroy(s->endq);
     free(s->thr.key);
     free(s->thr.count);
@@ -774,7 +931,7 @@ int dr_sched_adopt(dr_sched_t *s, dr_job_t *j, const dr_alloc_t *alloc, dr_time_
     if (rc == DR_OK && (rc = run_add(s, j)) == DR_OK && (rc = id_insert(&s->ids, j)) != DR_OK)
         run_remove(s, j);
     if (rc == DR_OK)
-        acct_add(s, j, +1); /* an adopted run counts against its account's limits */
+        acct_add(s, j, +1, now); /* an adopted run counts against its account's limits */
     if (rc != DR_OK) {
         /* the log may hold the record; the job is not running here though */
         dr_job_set_rate(j, now, 0);
@@ -816,7 +973,7 @@ int dr_sched_decide_start(dr_sched_t *s, dr_job_t *j, dr_alloc_t *alloc)
     if (rc == DR_OK)
         rc = run_add(s, j);
     if (rc == DR_OK)
-        acct_add(s, j, +1);
+        acct_add(s, j, +1, s->now);
     if (rc == DR_OK)
         rc = DR_PUSH(s->res->started, s->res->nstarted, s->res->started_cap, j);
     s->stats.starts++;
@@ -832,7 +989,7 @@ static void release(dr_sched_t *s, dr_job_t *j, dr_time_t now)
             dr_time_to_s(now - j->start) * (double)dr_alloc_milli(&j->alloc) / 1000.0;
     dr_job_set_rate(j, now, 0);
     run_remove(s, j);
-    acct_add(s, j, -1);
+    acct_add(s, j, -1, now);
     dr_cluster_give(s->c, &j->alloc);
 }
 
@@ -919,6 +1076,8 @@ int dr_sched_pass(dr_sched_t *s, dr_time_t now, dr_pass_result_t *res, dr_err_t 
     res->nprovision = res->nrelease = 0;
     res->wake_at = DR_TIME_NEVER;
     compact(s);
+    if (fs_update(s, now) != DR_OK)
+        return dr_err_set(err, DR_ENOMEM, "out of memory");
     s->in_pass = true;
     s->now = now;
     s->res = res;

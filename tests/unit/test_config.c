@@ -401,16 +401,14 @@ static void test_errors_syntax(void **state)
     (void)state;
     expect_err("", DR_EINVAL, "test.conf: no nodes (add NodeName= or Pool= lines)");
     expect_err("# nothing\n\n", DR_EINVAL, "test.conf: no nodes (add NodeName= or Pool= lines)");
-    expect_err(
-        N1 "Color=red\n", DR_EINVAL,
-        "test.conf:2: Color: unknown line kind (a line starts with NodeName=, "
-        "SwitchName=, GpuType=, Pool=, PartitionName=, Account= or SchedulerPolicy=, or is a "
-        "slurm.conf parameter)");
-    expect_err(
-        N1 "Cpus=8 NodeName=x\n", DR_EINVAL,
-        "test.conf:2: Cpus: unknown line kind (a line starts with NodeName=, "
-        "SwitchName=, GpuType=, Pool=, PartitionName=, Account= or SchedulerPolicy=, or is a "
-        "slurm.conf parameter)");
+    expect_err(N1 "Color=red\n", DR_EINVAL,
+               "test.conf:2: Color: unknown line kind (a line starts with NodeName=, "
+               "SwitchName=, GpuType=, Pool=, PartitionName=, Account=, FairShareHalfLife= or "
+               "SchedulerPolicy=, or is a slurm.conf parameter)");
+    expect_err(N1 "Cpus=8 NodeName=x\n", DR_EINVAL,
+               "test.conf:2: Cpus: unknown line kind (a line starts with NodeName=, "
+               "SwitchName=, GpuType=, Pool=, PartitionName=, Account=, FairShareHalfLife= or "
+               "SchedulerPolicy=, or is a slurm.conf parameter)");
     expect_err("NodeName=a Cpus=1 MemGB=1 Color=red\n", DR_EINVAL,
                "test.conf:1: Color: unknown key");
     expect_err("NodeName=a Cpus=1 MemGB=1 Pool=x\n", DR_EINVAL,
@@ -433,11 +431,10 @@ static void test_errors_syntax(void **state)
                "test.conf:1: NodeName: text after the closing quote");
     expect_err(N1 "NodeName=x Cpus=1 \\\n  MemGB=lots\n", DR_EINVAL,
                "test.conf:3: MemGB: 'lots' is not a number");
-    expect_err(
-        N1 "NodeName=x Cpus=1 MemGB=1 \\\n\n  Bogus=1\n", DR_EINVAL,
-        "test.conf:4: Bogus: unknown line kind (a line starts with NodeName=, "
-        "SwitchName=, GpuType=, Pool=, PartitionName=, Account= or SchedulerPolicy=, or is a "
-        "slurm.conf parameter)");
+    expect_err(N1 "NodeName=x Cpus=1 MemGB=1 \\\n\n  Bogus=1\n", DR_EINVAL,
+               "test.conf:4: Bogus: unknown line kind (a line starts with NodeName=, "
+               "SwitchName=, GpuType=, Pool=, PartitionName=, Account=, FairShareHalfLife= or "
+               "SchedulerPolicy=, or is a slurm.conf parameter)");
     /* unquoted, '#' starts a comment */
     expect_err("GpuType=\"Z#1\"\nNodeName=z1 Gpus=Z#1:2 Cpus=1 MemGB=1\n", DR_EINVAL,
                "test.conf:2: Gpus: expected TYPE:COUNT, got 'Z'");
@@ -807,6 +804,28 @@ static void test_accounts(void **st)
                "test.conf:2: MaxQueuedJobs: given twice");
 }
 
+/* FairShareHalfLife=: Slurm's time format; 0 or UNLIMITED = no decay; not
+ * given = 0 (the core's 7 days). */
+static void test_fairshare_half_life(void **st)
+{
+    (void)st;
+    dr_cluster_t c;
+    tu_cluster(&c, N1 "FairShareHalfLife=1-12\n");
+    assert_true(c.fairshare_half_life == (dr_time_t)36 * 3600 * DR_NSEC_PER_SEC);
+    dr_cluster_free(&c);
+    tu_cluster(&c, N1 "FairShareHalfLife=0\n");
+    assert_true(c.fairshare_half_life == DR_TIME_NEVER);
+    dr_cluster_free(&c);
+    tu_cluster(&c, N1);
+    assert_true(c.fairshare_half_life == 0);
+    dr_cluster_free(&c);
+    expect_err(N1 "FairShareHalfLife=2\nFairShareHalfLife=3\n", DR_EINVAL,
+               "test.conf:3: FairShareHalfLife: given twice");
+    expect_err(N1 "FairShareHalfLife=soon\n", DR_EINVAL,
+               "test.conf:2: FairShareHalfLife: 'soon' is not a time limit (minutes, HH:MM:SS, "
+               "D-HH:MM:SS or UNLIMITED)");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -832,6 +851,7 @@ int main(void)
         cmocka_unit_test(test_openb_small),
         cmocka_unit_test(test_openb_errors),
         cmocka_unit_test(test_accounts),
+        cmocka_unit_test(test_fairshare_half_life),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -32,6 +32,7 @@ int cli_logs(int argc, char **argv);
 int cli_nodes(int argc, char **argv);
 int cli_token(int argc, char **argv);
 int cli_history(int argc, char **argv); /* history.c */
+int cli_share(int argc, char **argv);   /* share.c */
 int cli_scale(int argc, char **argv);   /* services.c */
 int cli_restart(int argc, char **argv);
 /* After `show`'s fields: a service's replica table (nothing for other jobs). */

@@ -30,6 +30,7 @@ static void usage(FILE *f)
             "  events   a job's history\n"
             "  logs     a job's output (-f follows it)\n"
             "  history  finished jobs: elapsed, GPU-hours, cost, energy, totals (like sacct)\n"
+            "  share    fair share per account: shares, usage, factor, limits (like sshare)\n"
             "  nodes    the nodes, their GPUs and agents\n"
             "  scale    set a service's replicas (drover scale SERVICE N)\n"
             "  restart  rolling restart of a service, at least N-1 replicas ready throughout\n"
@@ -55,7 +56,7 @@ static const verb_t verbs[] = {
     {"nodes", cli_nodes}, {"token", cli_token},     {"history", cli_history},
     {"scale", cli_scale}, {"restart", cli_restart}, {"config", cli_config},
     {"hold", cli_hold},   {"release", cli_release}, {"update", cli_update},
-    {"srun", cli_srun},
+    {"srun", cli_srun},   {"share", cli_share},
 };
 
 int main(int argc, char **argv)

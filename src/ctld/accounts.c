@@ -7,6 +7,7 @@
  * the account still pending (an array's tasks not started count one
  * each), so a submit beyond it is refused before anything is stored. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ctld/ctld.h"
@@ -66,4 +67,61 @@ const char *ctld_account_blocked_reason(const dr_ctld_t *c, const ctld_job_t *cj
         !dr_sched_account_blocked(c->sched, &cj->j))
         return NULL;
     return "AccountLimit (its account's MaxRunningGpus leave no room for it)";
+}
+
+/* --- fair-share usage across restarts --- */
+/* Store name of core slot k: the account's name, '' for the implicit one. */
+static const char *slot_name(const dr_ctld_t *c, size_t k)
+{
+    return k < c->cl.naccounts ? c->cl.accounts[k].name : "";
+}
+
+static int share_row(dr_ctld_t *c, const char *name, double raw, double decayed, dr_time_t as_of,
+                     dr_err_t *err)
+{
+    size_t n = dr_sched_share_count(c->sched);
+    for (size_t k = 0; k < n; k++)
+        if (strcmp(slot_name(c, k), name) == 0) {
+            int rc = dr_sched_share_set_usage(c->sched, k, raw, decayed, as_of, err);
+            if (rc == DR_OK && c->share_saved)
+                c->share_saved[k] = raw;
+            return rc;
+        }
+    return DR_OK; /* an account the config no longer declares: its usage is kept, unused */
+}
+
+int ctld_share_restore(dr_ctld_t *c, dr_err_t *err)
+{
+    size_t n = dr_sched_share_count(c->sched);
+    c->share_saved = calloc(n, sizeof *c->share_saved);
+    if (!c->share_saved)
+        return dr_err_set(err, DR_ENOMEM, "out of memory");
+    return ctld_store_load_shares(c, share_row, err);
+}
+
+int ctld_share_save(dr_ctld_t *c, dr_time_t now, dr_err_t *err)
+{
+    size_t n = dr_sched_share_count(c->sched);
+    dr_share_info_t *in = malloc(n * sizeof *in);
+    if (!in)
+        return dr_err_set(err, DR_ENOMEM, "out of memory");
+    dr_sched_share_all(c->sched, now, in);
+    int rc = DR_OK;
+    /* raw usage only grows while something runs: rows whose account held
+     * nothing since they were stored need no write (their decay follows
+     * from as_of) */
+    for (size_t k = 0; k < n && rc == DR_OK; k++)
+        if (!c->share_saved || in[k].raw_gpu_s != c->share_saved[k]) {
+            rc = ctld_store_put_share(c, slot_name(c, k), in[k].raw_gpu_s, in[k].decayed_gpu_s, now,
+                                      err);
+            if (rc == DR_OK && c->share_saved)
+                c->share_saved[k] = in[k].raw_gpu_s;
+        }
+    free(in);
+    return rc;
+}
+
+uint64_t ctld_account_queued(const dr_ctld_t *c, int a)
+{
+    return queued(c, a);
 }

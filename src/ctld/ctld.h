@@ -232,7 +232,8 @@ typedef struct dr_ctld {
     struct event *pass_timer; /* the next pass allowed by --min-pass-interval; retries */
     struct event *wake_timer; /* the time the policy asked to be woken at */
     struct sqlite3 *db;
-    struct sqlite3_stmt *stmts[4]; /* prepared once: the statements every turn runs */
+    struct sqlite3_stmt *stmts[5]; /* prepared once: the statements every turn runs */
+    double *share_saved;           /* raw fair-share usage per slot as last stored */
     uint8_t key[DR_PROTO_KEY];
     uint64_t epoch;
     uint64_t next_id;
@@ -376,6 +377,11 @@ int ctld_account_admit(const dr_ctld_t *c, const dr_jobspec_t *sp, uint64_t njob
 /* "AccountLimit ..." when a pending job waits for its account's limits
  * alone, else NULL. */
 const char *ctld_account_blocked_reason(const dr_ctld_t *c, const ctld_job_t *cj);
+/* Pending jobs of cluster account a (-1: jobs with no declared account). */
+uint64_t ctld_account_queued(const dr_ctld_t *c, int a);
+/* Fair-share usage: set back from the store at start; written in a turn. */
+int ctld_share_restore(dr_ctld_t *c, dr_err_t *err);
+int ctld_share_save(dr_ctld_t *c, dr_time_t now, dr_err_t *err);
 
 /* launch_env.c */
 /* Where one task sits: in the job (its own processes) or in a step. */
@@ -424,6 +430,14 @@ int ctld_store_put_job(dr_ctld_t *c, const ctld_job_t *cj, dr_err_t *err);
 int ctld_store_put_event(dr_ctld_t *c, const dr_event_t *e, const char *detail, dr_err_t *err);
 int ctld_store_put_meta(dr_ctld_t *c, const char *key, uint64_t v, dr_err_t *err);
 int ctld_store_get_meta(dr_ctld_t *c, const char *key, uint64_t *v);
+/* Fair-share usage of one account ('' = no declared account), and the
+ * reload of every stored row. */
+int ctld_store_put_share(dr_ctld_t *c, const char *account, double raw, double decayed,
+                         dr_time_t as_of, dr_err_t *err);
+int ctld_store_load_shares(dr_ctld_t *c,
+                           int (*cb)(dr_ctld_t *, const char *, double, double, dr_time_t,
+                                     dr_err_t *),
+                           dr_err_t *err);
 /* Reload: calls back once per stored non-evicted job (in id order). */
 int ctld_store_load(dr_ctld_t *c, int (*cb)(dr_ctld_t *, ctld_job_t *, dr_err_t *), dr_err_t *err);
 /* A terminal job no longer in memory: its JOB JSON (malloc'd) or NULL. */
@@ -471,6 +485,7 @@ void ctld_api_nodes(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *
 char *ctld_node_json(dr_ctld_t *c, uint32_t idx);
 /* api_history.c: GET /v1/history (accounting, like Slurm's sacct) */
 void ctld_api_history(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who);
+void ctld_api_share(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who);
 /* api_services.c: POST /v1/jobs/ID/scale and /restart; false if not one */
 bool ctld_api_service_verb(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who,
                            uint64_t id, const char *verb);

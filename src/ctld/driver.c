@@ -845,6 +845,8 @@ static int write_turn(dr_ctld_t *c, dr_err_t *err)
     if (rc == DR_OK)
         rc = ctld_store_put_meta(c, "next_id", c->next_id, err);
     if (rc == DR_OK)
+        rc = ctld_share_save(c, ctld_now(c), err);
+    if (rc == DR_OK)
         rc = ctld_store_commit(c, err);
     if (rc != DR_OK)
         ctld_store_rollback(c);
@@ -1138,6 +1140,9 @@ int dr_ctld_init(dr_ctld_t *c, const ctld_opts_t *o, dr_err_t *err)
         (rc = ctld_store_put_meta(c, "epoch", c->epoch, err)) != DR_OK ||
         (rc = ctld_store_commit(c, err)) != DR_OK)
         return rc;
+    /* fair-share usage first: restored and adopted jobs queue by it */
+    if ((rc = ctld_share_restore(c, err)) != DR_OK)
+        return rc;
     rc = ctld_store_load(c, reload_job, err);
     if (rc != DR_OK)
         return rc;
@@ -1205,6 +1210,7 @@ void dr_ctld_free(dr_ctld_t *c)
     notes_clear(c);
     free(c->notes);
     free(c->nodes);
+    free(c->share_saved);
     ctld_store_close(c);
     dr_cluster_free(&c->cl);
     dr_catalog_free(&c->cat);

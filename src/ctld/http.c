@@ -172,6 +172,8 @@ static void on_request(struct evhttp_request *req, void *arg)
         ctld_api_nodes(c, req, &who, path + 9);
     } else if (strcmp(path, "/v1/history") == 0) {
         ctld_api_history(c, req, &who);
+    } else if (strcmp(path, "/v1/share") == 0) {
+        ctld_api_share(c, req, &who);
     } else {
         ctld_reply_error(req, 404, NULL, "%s: no such endpoint", path);
     }

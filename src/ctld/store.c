@@ -33,7 +33,11 @@ static const char *const schema =
     " detail TEXT NOT NULL);"
     "CREATE INDEX IF NOT EXISTS events_job ON events(job, seq);"
     "CREATE TABLE IF NOT EXISTS tokens(hash TEXT PRIMARY KEY, user TEXT NOT NULL,"
-    " role TEXT NOT NULL);";
+    " role TEXT NOT NULL);"
+    /* fair-share usage per account ('' = jobs with no declared account):
+     * GPU-seconds raw and decayed as of as_of (ns, the controller's clock) */
+    "CREATE TABLE IF NOT EXISTS fairshare(account TEXT PRIMARY KEY, raw REAL NOT NULL,"
+    " decayed REAL NOT NULL, as_of INTEGER NOT NULL);";
 
 /* Columns added after the first release, for the accounting filters of GET
  * /v1/history: the end time (Unix seconds), the account and the state name
@@ -173,7 +177,7 @@ static int step_done(dr_ctld_t *c, sqlite3_stmt *st, const char *what, dr_err_t 
 }
 
 /* The statements of every turn, prepared once. */
-enum { ST_JOB, ST_EVENT, ST_META };
+enum { ST_JOB, ST_EVENT, ST_META, ST_SHARE };
 static sqlite3_stmt *cached(dr_ctld_t *c, int slot, const char *sql, dr_err_t *err)
 {
     if (!c->stmts[slot])
@@ -198,6 +202,41 @@ int ctld_store_put_meta(dr_ctld_t *c, const char *key, uint64_t v, dr_err_t *err
     sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)v);
     return step_reset(c, st, "write meta", err);
+}
+
+int ctld_store_put_share(dr_ctld_t *c, const char *account, double raw, double decayed,
+                         dr_time_t as_of, dr_err_t *err)
+{
+    sqlite3_stmt *st = cached(c, ST_SHARE,
+                              "INSERT OR REPLACE INTO fairshare(account, raw, decayed, as_of) "
+                              "VALUES(?, ?, ?, ?)",
+                              err);
+    if (!st)
+        return DR_EIO;
+    sqlite3_bind_text(st, 1, account, -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 2, raw);
+    sqlite3_bind_double(st, 3, decayed);
+    sqlite3_bind_int64(st, 4, (sqlite3_int64)as_of);
+    return step_reset(c, st, "write fair-share usage", err);
+}
+
+int ctld_store_load_shares(dr_ctld_t *c,
+                           int (*cb)(dr_ctld_t *, const char *, double, double, dr_time_t,
+                                     dr_err_t *),
+                           dr_err_t *err)
+{
+    sqlite3_stmt *st =
+        prep(c, "SELECT account, raw, decayed, as_of FROM fairshare ORDER BY account", err);
+    if (!st)
+        return DR_EIO;
+    int rc = DR_OK;
+    while (rc == DR_OK && sqlite3_step(st) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        rc = cb(c, name ? name : "", sqlite3_column_double(st, 1), sqlite3_column_double(st, 2),
+                (dr_time_t)sqlite3_column_int64(st, 3), err);
+    }
+    sqlite3_finalize(st);
+    return rc;
 }
 
 int ctld_store_get_meta(dr_ctld_t *c, const char *key, uint64_t *v)

@@ -136,9 +136,9 @@ double dr_fs_factor_of(const dr_fs_t *fs, const double *usage, size_t k)
 /* Insertion sort of fs->order by factor desc, slot asc: accounts are few
  * and qsort has no context argument in C17; stable, so ties stay in slot
  * order. */
-static void sort_by_factor(dr_fs_t *fs)
+static void sort_by_factor(dr_fs_t *fs, size_t n)
 {
-    for (size_t i = 1; i < fs->n; i++) {
+    for (size_t i = 1; i < n; i++) {
         uint32_t x = fs->order[i];
         size_t j = i;
         while (j > 0 && fs->factor[fs->order[j - 1]] < fs->factor[x]) {
@@ -151,20 +151,26 @@ static void sort_by_factor(dr_fs_t *fs)
 
 bool dr_fs_refresh(dr_fs_t *fs)
 {
+    /* Only counted slots take part: the implicit account before it has
+     * used anything (factor 1) would otherwise make one declared account's
+     * factor differ from "the highest", and fair share would move where
+     * there is only one account to share between. */
     fs->fmax = 0;
+    size_t n = 0;
     for (size_t k = 0; k < fs->n; k++) {
         fs->factor[k] = dr_fs_factor_of(fs, fs->usage, k);
+        if (!dr_fs_counts(fs, k))
+            continue;
+        fs->order[n++] = (uint32_t)k;
         if (fs->factor[k] > fs->fmax)
             fs->fmax = fs->factor[k];
     }
-    /* rank = how many distinct factors are higher: sort the slots by
-     * factor (then slot, for a deterministic order) */
-    for (size_t k = 0; k < fs->n; k++)
-        fs->order[k] = (uint32_t)k;
-    sort_by_factor(fs);
+    /* rank = how many distinct factors are higher: sort the counted slots
+     * by factor (then slot, for a deterministic order) */
+    sort_by_factor(fs, n);
     bool changed = false, active = false;
     uint32_t r = 0;
-    for (size_t i = 0; i < fs->n; i++) {
+    for (size_t i = 0; i < n; i++) {
         size_t k = fs->order[i];
         if (i > 0 && fs->factor[k] != fs->factor[fs->order[i - 1]])
             r++;
@@ -172,6 +178,11 @@ bool dr_fs_refresh(dr_fs_t *fs)
         changed |= fs->rank[k] != r;
         fs->rank[k] = r;
     }
+    for (size_t k = 0; k < fs->n; k++)
+        if (!dr_fs_counts(fs, k)) {
+            changed |= fs->rank[k] != 0;
+            fs->rank[k] = 0; /* unused, uncounted: with the first */
+        }
     if (changed)
         fs->gen++;
     fs->active = active;

@@ -401,7 +401,8 @@ double dr_sched_fairshare_weight(const dr_sched_t *s, const dr_job_t *j)
 {
     if (!s->fs.active || !(s->fs.fmax > 0))
         return 1.0;
-    return s->fs.factor[dr_fs_slot(&s->fs, dr_sched_account_of(s, j))] / s->fs.fmax;
+    double w = s->fs.factor[dr_fs_slot(&s->fs, dr_sched_account_of(s, j))] / s->fs.fmax;
+    return w < 1.0 ? w : 1.0; /* an uncounted account (nothing used) ranks with the first */
 }
 
 uint64_t dr_sched_fairshare_gen(const dr_sched_t *s)

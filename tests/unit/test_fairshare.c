@@ -77,6 +77,13 @@ static void end_done(dr_sched_t *s, dr_job_t *jobs, size_t n, dr_time_t t)
                              DR_OK);
 }
 
+/* The allocations of jobs still running when a test ends are the test's. */
+static void free_allocs(dr_job_t *jobs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        dr_alloc_free(&jobs[i].alloc);
+}
+
 static void info(dr_sched_t *s, dr_time_t t, dr_share_info_t *out)
 {
     assert_int_equal(dr_sched_share_count(s), 3); /* a, b, the implicit account */
@@ -199,6 +206,7 @@ static void test_queue_order(void **st)
     assert_true(dr_sched_fairshare_active(s));
     assert_true(dr_sched_fairshare_weight(s, &q[2]) == 1.0);
     assert_true(dr_sched_fairshare_weight(s, &q[0]) < 1.0);
+    free_allocs(&first, 1);
     dr_sched_destroy(s);
     dr_cluster_free(&c);
 }
@@ -229,6 +237,24 @@ static void test_one_account_inert(void **st)
     assert_double_equal(in.norm_shares, 1, 0);
     assert_double_equal(in.raw_gpu_s, 50, 1e-9);
     assert_double_equal(in.factor, 0.5, 1e-12); /* all the usage, all the shares */
+    free_allocs(j, 3);
+    dr_sched_destroy(s);
+    dr_cluster_free(&c);
+    /* every job in the one declared account: the unused implicit account
+     * does not make its factor differ from the highest */
+    tu_cluster(&c, "NodeName=n1 Gpus=H100:1 Cpus=8 MemGB=64\nAccount=x Shares=3\n");
+    assert_int_equal(dr_sched_create(&s, &c, &so, &err), DR_OK);
+    assert_int_equal(dr_sched_bind_account(s, 1, "x", &err), DR_OK);
+    for (int i = 0; i < 3; i++) {
+        job(&j[i], (uint64_t)(3 - i), (dr_time_t)i * S, 1, 1, 100);
+        assert_int_equal(dr_sched_submit(s, &j[i], j[i].submit, &err), DR_OK);
+    }
+    pass(s, 10 * S);
+    pass(s, 60 * S);
+    assert_false(dr_sched_fairshare_active(s));
+    assert_true(dr_sched_fairshare_weight(s, &j[1]) == 1.0);
+    assert_int_equal(dr_sched_fairshare_gen(s), 0);
+    free_allocs(j, 3);
     dr_sched_destroy(s);
     dr_cluster_free(&c);
 }
@@ -271,6 +297,8 @@ static void test_recent_user_waits(void **st)
         if (!(sb < sa))
             fail_msg("%s: b's jobs started after a's (mean %.0f s vs %.0f s)", pols[p], sb / NB,
                      sa / NB);
+        free_allocs(jobs, 2 * NB);
+        free_allocs(&pre, 1);
         dr_sched_destroy(s);
         dr_cluster_free(&c);
     }
@@ -307,6 +335,7 @@ static void split(const char *policy, const char *shares_a, double lo, double hi
     if (!(ratio >= lo && ratio <= hi))
         fail_msg("%s, shares %s:1: GPU time split %.0f:%.0f (ratio %.2f, want %.2f..%.2f)", policy,
                  shares_a, in[0].raw_gpu_s, in[1].raw_gpu_s, ratio, lo, hi);
+    free_allocs(jobs, 2 * NC);
     dr_sched_destroy(s);
     dr_cluster_free(&c);
     free(jobs);

@@ -38,9 +38,10 @@ awk -v a="$fa" -v b="$(share beta fairshare)" 'BEGIN { exit !(a < b && a > 0 && 
 "$DROVER" share | grep -q '^alpha .* 0\.5000 ' && "$DROVER" share | grep -q 'half-life of 1-00:00:00' &&
     ok "drover share prints the table" || bad "table: $("$DROVER" share)"
 
-# the factor orders the queue: behind a job holding both GPUs, alpha's job
-# is queued first, beta's starts first
-blk=$("$DROVER" submit --parsable -A beta --gpus-per-node 2 -- sleep 2)
+# the factor orders the queue: behind a job holding both GPUs (of an
+# account the config does not declare, so that neither alpha's nor beta's
+# usage moves meanwhile), alpha's job is queued first, beta's starts first
+blk=$("$DROVER" submit --parsable -A gamma --gpus-per-node 2 -- sleep 2)
 i=0
 while [ $i -lt 100 ] && [ "$(job_field "$blk" state)" != running ]; do sleep 0.05; i=$((i + 1)); done
 a2=$("$DROVER" submit --parsable -A alpha --gpus-per-node 2 -- sleep 1)

@@ -91,7 +91,7 @@ typedef struct sagent {
 
 typedef struct pstats { /* GET /v1/ping's stats, and /proc */
     double t;
-    double turns, passes, commits, launches, pass_s, commit_s;
+    double turns, passes, commits, launches, pass_s, commit_s, in_mem;
     double cpu_s;
     double rss_mb, hwm_mb;
     bool ok;
@@ -330,6 +330,7 @@ static pstats_t sample(void)
         s.launches = json_number_value(json_object_get(st, "launches"));
         s.pass_s = json_number_value(json_object_get(st, "pass_seconds"));
         s.commit_s = json_number_value(json_object_get(st, "commit_seconds"));
+        s.in_mem = json_number_value(json_object_get(r, "jobs_in_memory"));
     }
     json_decref(r);
     char path[64], buf[4096];
@@ -897,8 +898,9 @@ static void win_tick(double el)
     }
     prev = s;
     if (!g.o.json && el > 0 && (int)el % 10 == 0)
-        say("  ... %3.0fs: %llu jobs launched, droverd RSS %.0f MB, %llu passes\n", el,
-            (unsigned long long)g.job_launches, s.rss_mb, (unsigned long long)s.passes);
+        say("  ... %3.0fs: %llu jobs launched, %.0f jobs in droverd's memory, RSS %.0f MB, %.0f "
+            "passes, %.0f turns\n",
+            el, (unsigned long long)g.job_launches, s.in_mem, s.rss_mb, s.passes, s.turns);
 }
 
 static void win_start(window_t *w)
@@ -938,16 +940,26 @@ static double wcommit_ms(const window_t *w)
     return n > 0 ? (w->b.commit_s - w->a.commit_s) / n * 1e3 : 0;
 }
 
+static double wturn_ms(const window_t *w)
+{
+    double n = w->b.turns - w->a.turns;
+    return n > 0 ? (w->b.cpu_s - w->a.cpu_s) / n * 1e3 : 0;
+}
+
 static json_t *win_json(const window_t *w)
 {
     double dt = wdt(w);
-    return json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "seconds", dt, "passes",
-                     w->b.passes - w->a.passes, "pass_ms_mean", wpass_ms(w), "pass_ms_worst_1s",
-                     w->max_pass_ms, "pass_share", (w->b.pass_s - w->a.pass_s) / dt, "commits",
-                     w->b.commits - w->a.commits, "commit_ms_mean", wcommit_ms(w), "commit_share",
-                     (w->b.commit_s - w->a.commit_s) / dt, "jobs_started_per_s",
-                     (double)(w->jl1 - w->jl0) / dt, "droverd_cpu", (w->b.cpu_s - w->a.cpu_s) / dt,
-                     "rss_mb", w->b.rss_mb, "peak_rss_mb", w->peak_rss);
+    json_t *o = json_pack(
+        "{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "seconds", dt, "passes",
+        w->b.passes - w->a.passes, "pass_ms_mean", wpass_ms(w), "pass_ms_worst_1s", w->max_pass_ms,
+        "pass_share", (w->b.pass_s - w->a.pass_s) / dt, "commits", w->b.commits - w->a.commits,
+        "commit_ms_mean", wcommit_ms(w), "commit_share", (w->b.commit_s - w->a.commit_s) / dt,
+        "jobs_started_per_s", (double)(w->jl1 - w->jl0) / dt, "droverd_cpu",
+        (w->b.cpu_s - w->a.cpu_s) / dt, "rss_mb", w->b.rss_mb, "peak_rss_mb", w->peak_rss);
+    json_object_set_new(o, "turns", json_real(w->b.turns - w->a.turns));
+    json_object_set_new(o, "cpu_ms_per_turn", json_real(wturn_ms(w)));
+    json_object_set_new(o, "jobs_in_memory", json_real(w->b.in_mem));
+    return o;
 }
 
 static void win_say(const char *name, const window_t *w)
@@ -960,6 +972,8 @@ static void win_say(const char *name, const window_t *w)
         100 * (w->b.pass_s - w->a.pass_s) / dt, w->b.commits - w->a.commits, wcommit_ms(w),
         100 * (w->b.commit_s - w->a.commit_s) / dt, (double)(w->jl1 - w->jl0) / dt,
         100 * (w->b.cpu_s - w->a.cpu_s) / dt, w->b.rss_mb);
+    say("%-8s          turns %7.0f  droverd CPU per turn %.3f ms  jobs in droverd's memory %.0f\n",
+        "", w->b.turns - w->a.turns, wturn_ms(w), w->b.in_mem);
 }
 
 /* The agent running the most ranks (single-node jobs first). */

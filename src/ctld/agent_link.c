@@ -42,6 +42,7 @@ int ctld_agent_send(ctld_agent_t *a, int type, const char *json)
 void ctld_agent_close(ctld_agent_t *a, const char *why)
 {
     dr_ctld_t *c = a->c;
+    c->agent_closes++;
     for (ctld_agent_t **p = &c->agents; *p; p = &(*p)->next)
         if (*p == a) {
             *p = a->next;
@@ -93,9 +94,12 @@ static void on_read(struct bufferevent *bev, void *arg)
         /* the body points into the buffer: handle it before draining; the
          * handler may close the agent (REJECT, protocol error) */
         dr_ctld_t *c = a->c;
+        uint64_t closes = c->agent_closes;
         ctld_agent_msg(a, &f);
-        bool still = false;
-        for (ctld_agent_t *x = c->agents; x; x = x->next)
+        /* walk the agent list only when some agent was closed: the walk is
+         * O(agents) and this runs for every frame */
+        bool still = closes == c->agent_closes;
+        for (ctld_agent_t *x = c->agents; x && !still; x = x->next)
             still |= x == a;
         if (!still || a->closing)
             return;

@@ -260,6 +260,7 @@ typedef struct dr_ctld {
     dr_time_t last_pass, last_now;
     size_t ev_flushed; /* event-log records already written */
     ctld_stats_t st;
+    uint64_t agent_closes; /* ctld_agent_close calls: on_read's "is it still there?" test */
     bool stopping;
     struct ctld_lb *lb; /* HAProxy runtime API client (lb_haproxy.c), NULL = none */
 } dr_ctld_t;

@@ -142,7 +142,7 @@ void ctld_array_task_ended(dr_ctld_t *c, ctld_job_t *task)
         p->exit_code = fin == DR_JOB_COMPLETED ? 0 : a->first_fail_exit;
         snprintf(p->reason, sizeof p->reason, "%u of %u tasks completed",
                  a->count[DR_JOB_COMPLETED], a->nidx);
-        p->evict_after = c->st.passes;
+        ctld_evict_later(c, p);
         for (size_t i = 0; i < c->narrays; i++)
             if (c->arrays[i] == p) {
                 c->arrays[i] = c->arrays[--c->narrays];

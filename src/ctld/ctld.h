@@ -136,7 +136,8 @@ typedef struct ctld_job {
     uint8_t hold;              /* ctld_hold_t (holds.c): held jobs stay out of the scheduler */
     bool dirty;                /* to be written this turn */
     bool dirty_listed;
-    bool evict; /* terminal and written: may leave memory */
+    bool evict;        /* terminal and written: may leave memory */
+    bool evict_listed; /* in c->evictq */
 } ctld_job_t;
 
 /* ---- nodes ---- */
@@ -252,6 +253,10 @@ typedef struct dr_ctld {
     size_t nheld, held_cap;
     ctld_job_t **arrays; /* array parents with tasks left to materialise */
     size_t narrays, arrays_cap;
+    /* terminal jobs that leave memory once written and a pass has seen them
+     * (driver.c's evict walks these, not the whole table) */
+    ctld_job_t **evictq;
+    size_t nevictq, evictq_cap;
     ctld_out_t *out_head, **out_tail;
     ctld_note_t *notes; /* this turn's history records (ctld_note) */
     size_t nnotes, notes_cap;
@@ -285,6 +290,8 @@ const char *ctld_job_state_name(const ctld_job_t *cj);
 const char *ctld_job_name(const ctld_job_t *cj, const char *fallback);
 double ctld_price_hr(const dr_ctld_t *c, int type); /* USD per GPU-hour, 0 if unknown */
 bool ctld_job_terminal(const ctld_job_t *cj);
+/* cj reached a terminal state: free it once written and past the next pass. */
+void ctld_evict_later(dr_ctld_t *c, ctld_job_t *cj);
 
 /* arrays.c */
 int ctld_array_feed(dr_ctld_t *c, ctld_job_t *parent, dr_time_t now);

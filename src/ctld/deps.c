@@ -210,7 +210,7 @@ void ctld_deps_turn(dr_ctld_t *c)
             cj->has_exit = true;
             cj->exit_code = 1;
             snprintf(cj->reason, sizeof cj->reason, "its dependency can never be satisfied");
-            cj->evict_after = c->st.passes;
+            ctld_evict_later(c, cj);
             ctld_job_dirty(c, cj);
         }
     }

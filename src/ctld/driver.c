@@ -503,7 +503,7 @@ int ctld_submit(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err)
 
 static void job_finished(dr_ctld_t *c, ctld_job_t *cj)
 {
-    cj->evict_after = c->st.passes;
+    ctld_evict_later(c, cj);
     if (cj->parent)
         ctld_array_task_ended(c, cj);
     ctld_job_dirty(c, cj);
@@ -561,7 +561,7 @@ int ctld_cancel(dr_ctld_t *c, ctld_job_t *cj, const char *why, dr_err_t *err)
                     c->arrays[i] = c->arrays[--c->narrays];
                     break;
                 }
-            cj->evict_after = c->st.passes;
+            ctld_evict_later(c, cj);
         }
         ctld_job_dirty(c, cj);
         return DR_OK;
@@ -865,26 +865,44 @@ static void undo_submits(dr_ctld_t *c)
         if (cj->in_sched && cj->j.state == DR_JOB_PENDING)
             dr_sched_cancel(c->sched, &cj->j, c->last_now, "not committed", NULL);
         cj->dirty = false;
-        cj->evict_after = c->st.passes;
+        ctld_evict_later(c, cj);
         cj->j.state = DR_JOB_CANCELLED;
         snprintf(cj->reason, sizeof cj->reason, "not committed");
     }
 }
 
+void ctld_evict_later(dr_ctld_t *c, ctld_job_t *cj)
+{
+    cj->evict_after = c->st.passes;
+    if (cj->evict_listed ||
+        dr_grow((void **)&c->evictq, &c->evictq_cap, c->nevictq + 1, sizeof *c->evictq) != 0)
+        return; /* out of memory: it stays in memory, nothing is lost */
+    c->evictq[c->nevictq++] = cj;
+    cj->evict_listed = true;
+}
+
+/* Free the terminal jobs the store has and a pass has seen (sched.h: the
+ * core keeps no pointer to a job past the pass that lists it as ended).
+ * Only the queued ones are looked at: a turn costs what ended, not what
+ * is in memory. */
 static void evict(dr_ctld_t *c)
 {
     /* tasks before parents: a task points at its parent */
-    for (int round = 0; round < 2; round++)
-        for (size_t i = 0; i < c->tab_cap; i++) {
-            ctld_job_t *cj = c->tab[i];
-            if (!cj || cj->dirty || !ctld_job_terminal(cj) || c->st.passes <= cj->evict_after)
+    for (int round = 0; round < 2; round++) {
+        size_t keep = 0;
+        for (size_t i = 0; i < c->nevictq; i++) {
+            ctld_job_t *cj = c->evictq[i];
+            bool due = !cj->dirty && ctld_job_terminal(cj) && c->st.passes > cj->evict_after &&
+                       (round == 0) == (cj->array == NULL);
+            if (!due) {
+                c->evictq[keep++] = cj;
                 continue;
-            if ((round == 0) != (cj->array == NULL))
-                continue;
+            }
             ctld_job_remove(c, cj);
             ctld_job_free(cj);
-            i--; /* backward shift may have moved another job here */
         }
+        c->nevictq = keep;
+    }
 }
 
 static void turn(evutil_socket_t fd, short what, void *arg)
@@ -1080,6 +1098,10 @@ static int reload_job(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err)
         if (rc != DR_OK)
             return rc;
         cj->in_sched = true;
+        if (ctld_job_terminal(cj)) { /* refused: it can no longer fit this cluster */
+            ctld_job_dirty(c, cj);
+            job_finished(c, cj);
+        }
         break;
     }
     return DR_OK;
@@ -1207,6 +1229,7 @@ void dr_ctld_free(dr_ctld_t *c)
     free(c->dirty);
     free(c->held);
     free(c->arrays);
+    free(c->evictq);
     notes_clear(c);
     free(c->notes);
     free(c->nodes);

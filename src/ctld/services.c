@@ -223,7 +223,7 @@ static void settle(dr_ctld_t *c, ctld_job_t *parent)
     parent->j.end = c->last_now;
     parent->has_exit = true;
     parent->exit_code = 0;
-    parent->evict_after = c->st.passes;
+    ctld_evict_later(c, parent);
     for (size_t i = 0; i < c->narrays; i++)
         if (c->arrays[i] == parent) {
             c->arrays[i] = c->arrays[--c->narrays];

@@ -51,7 +51,11 @@ void ctld_agent_close(ctld_agent_t *a, const char *why)
     if (a->node >= 0 && c->nodes[a->node].agent == a) {
         ctld_node_t *n = &c->nodes[a->node];
         n->agent = NULL;
-        n->lost_at = ctld_now(c);
+        /* silent since its last heartbeat: closing a connection for having
+         * been silent must not start the timeout over (the node would be
+         * lost after two timeouts instead of one) */
+        dr_time_t now = ctld_now(c);
+        n->lost_at = n->last_heartbeat && n->last_heartbeat < now ? n->last_heartbeat : now;
         snprintf(n->reason, sizeof n->reason, "agent disconnected: %s", why);
         ctld_log("node %s: agent %s disconnected (%s)", c->cl.nodes[a->node].name, a->addr, why);
     }

@@ -138,16 +138,23 @@ if [ "$CL_NS" = 1 ]; then
     set -- $("$DROVER" show "$svc" --json |
         jq -r '[.service.replica_list[] | select(.node == "n2" or .node == "n3")][0] | "\(.replica) \(.node)"')
     ri=$1 rnode=$2
+    t0=$(date +%s.%N)
     ip netns pids "drv$$-$rnode" | xargs -r kill -KILL
     ok "node $rnode lost: its agent and replica $ri killed"
     nodes_up=2
     i=0
+    moved=""
     while [ $i -lt 300 ]; do
         nn=$("$DROVER" show "$svc" --json | jq -r ".service.replica_list[$ri].node")
-        [ "$nn" != "$rnode" ] && [ "$nn" != null ] && [ "$(sfield ready)" = 3 ] && break
+        [ -z "$moved" ] && [ "$nn" != "$rnode" ] && [ "$nn" != null ] && moved=$(date +%s.%N)
+        [ -n "$moved" ] && [ "$(sfield ready)" = 3 ] && break
         sleep 0.1
         i=$((i + 1))
     done
+    dt=$(awk "BEGIN {print ${moved:-$t0} - $t0}")
+    # one --agent-timeout (3 s) of silence, then the requeue: not two timeouts
+    awk "BEGIN {exit !($dt > 0 && $dt < 5.5)}" && ok "the replica was placed on another node $(printf %.1f "$dt") s after its node died (agent timeout 3 s)" ||
+        bad "the replica moved after ${dt}s (expected one 3 s timeout)"
     [ "$nn" != "$rnode" ] && [ "$nn" != null ] && ok "replica $ri runs on $nn now, 3 ready" ||
         bad "replica $ri not restarted elsewhere: $("$DROVER" show "$svc" | tail -5)"
     wait_load 50

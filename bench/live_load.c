@@ -4,6 +4,9 @@
  *                                    client processes: acknowledged
  *                                    (durable) submits per second, and the
  *                                    end-to-end time until the last ended
+ *   live_load SERVER submit N CONC hold   the same, submitted held (they never
+ *                                    start; bench/vs_slurm fills a queue):
+ *                                    acknowledged submits per second only
  *   live_load SERVER latency N       N jobs one at a time on an idle
  *                                    cluster: submit -> process start, as
  *                                    the job's own clock (date) sees it
@@ -81,7 +84,8 @@ static double pct(const double *v, int n, double p)
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: live_load SERVER submit N CONC | SERVER latency N | - spawn N\n");
+        fprintf(stderr,
+                "usage: live_load SERVER submit N CONC [hold] | SERVER latency N | - spawn N\n");
         return 2;
     }
     const char *server = argv[1], *mode = argv[2];
@@ -106,8 +110,11 @@ int main(int argc, char **argv)
     }
     if (strcmp(mode, "submit") == 0) {
         int conc = argc > 4 ? atoi(argv[4]) : 1;
+        bool hold = argc > 5 && strcmp(argv[5], "hold") == 0;
         json_t *job = json_pack("{s:[s],s:i,s:s,s:s}", "argv", "/bin/true", "gpus_per_node", 1,
                                 "chdir", cwd, "output", "/dev/null");
+        if (hold)
+            json_object_set_new(job, "hold", json_true());
         double t0 = now_s();
         for (int k = 0; k < conc; k++) {
             if (fork() == 0)
@@ -119,6 +126,14 @@ int main(int argc, char **argv)
             bad |= !WIFEXITED(st) || WEXITSTATUS(st) != 0;
         }
         double t_ack = now_s() - t0;
+        if (hold) {
+            json_decref(job);
+            if (bad)
+                return 1;
+            printf("submits %d clients %d held ack_s %.3f submits_per_s %.0f\n", n, conc, t_ack,
+                   n / t_ack);
+            return 0;
+        }
         long left;
         while ((left = live_jobs(server)) > 0)
             usleep(5000);

@@ -184,13 +184,20 @@ int ctld_deps_hold(dr_ctld_t *c, ctld_job_t *cj)
     if (dr_grow((void **)&c->held, &c->held_cap, c->nheld + 1, sizeof *c->held) != 0)
         return DR_ENOMEM;
     c->held[c->nheld++] = cj;
+    c->deps_recheck = true;
     snprintf(cj->reason, sizeof cj->reason, "waiting for its dependencies");
     ctld_job_dirty(c, cj);
     return DR_OK;
 }
 
+/* Dependencies change only when jobs start or end (or one is held or
+ * released): a turn without such a change does not walk the waiting jobs,
+ * so a long chain costs nothing while a burst of submits goes on. */
 void ctld_deps_turn(dr_ctld_t *c)
 {
+    if (!c->deps_recheck)
+        return;
+    c->deps_recheck = false;
     for (size_t i = 0; i < c->nheld;) {
         ctld_job_t *cj = c->held[i];
         /* a held job keeps waiting whatever its dependencies say (holds.c) */

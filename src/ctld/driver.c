@@ -409,6 +409,7 @@ static void launch_job(dr_ctld_t *c, ctld_job_t *cj)
     if (c->cl.nodes[cj->ranks[0].node].ngpus == 0)
         cj->got_type = -1;
     set_paths(c, cj);
+    c->deps_recheck = true; /* after:ID holds once ID has started */
     snprintf(cj->reason, sizeof cj->reason, "launching");
     if (cj->parent && cj->parent->j.state == DR_JOB_PENDING) {
         cj->parent->j.state = DR_JOB_RUNNING;
@@ -503,6 +504,7 @@ int ctld_submit(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err)
 
 static void job_finished(dr_ctld_t *c, ctld_job_t *cj)
 {
+    c->deps_recheck = true; /* afterok/afterany/afternotok/singleton may hold now */
     ctld_evict_later(c, cj);
     if (cj->parent)
         ctld_array_task_ended(c, cj);

@@ -118,6 +118,7 @@ int ctld_release(dr_ctld_t *c, ctld_job_t *cj, bool admin, dr_err_t *err)
         return dr_err_set(err, DR_ESTATE, "job %llu has already ended", id);
     if (!cj->hold)
         return dr_err_set(err, DR_ESTATE, "job %llu is not held", id);
+    c->deps_recheck = true; /* a released job waiting for dependencies may go now */
     if (cj->hold == CTLD_HOLD_ADMIN && !admin)
         return dr_err_set(err, DR_EINVAL,
                           "job %llu was held by an operator (JobHeldAdmin): only an operator can "

@@ -527,7 +527,7 @@ static void tasks_summary(const json_t *tasks, char *buf, size_t n)
 int cli_queue(int argc, char **argv)
 {
     bool as_json = false, all = false;
-    const char *server = NULL, *states = NULL, *user = NULL;
+    const char *server = NULL, *states = NULL, *user = NULL, *limit = "0";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int m;
@@ -537,10 +537,11 @@ int cli_queue(int argc, char **argv)
             all = true;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             printf("usage: drover queue [--json] [--state S[,S...]] [--user U] [--all] "
-                   "[--server URL|SOCKET]\n");
+                   "[--limit N] [--server URL|SOCKET]\n");
             return 0;
         } else if ((m = cli_opt_value(argc, argv, &i, "--state", &states)) ||
                    (m = cli_opt_value(argc, argv, &i, "--user", &user)) ||
+                   (m = cli_opt_value(argc, argv, &i, "--limit", &limit)) ||
                    (m = common_opt(argc, argv, &i, &server))) {
             if (m < 0)
                 return 2;
@@ -548,6 +549,9 @@ int cli_queue(int argc, char **argv)
             return cli_usage_error("queue: unknown option '%s'", a);
         }
     }
+    uint64_t lim_v;
+    if (dr_parse_u64(limit, &lim_v) != 0)
+        return cli_usage_error("queue: --limit '%s': not a number of jobs (0 = all)", limit);
     if (states) {
         for (const char *p = states; *p;) {
             size_t k = strcspn(p, ",");
@@ -571,11 +575,12 @@ int cli_queue(int argc, char **argv)
         free(es);
         return fail_msg("out of memory");
     }
-    size_t tl = 64 + (eu ? strlen(eu) : 0) + (es ? strlen(es) : 0);
+    size_t tl = 96 + (eu ? strlen(eu) : 0) + (es ? strlen(es) : 0);
     char *target = malloc(tl);
     if (target)
-        snprintf(target, tl, "/v1/jobs?%s%s%s%s%s", es ? "state=" : "all=1", es ? es : "",
-                 eu ? "&" : "", eu ? "user=" : "", eu ? eu : "");
+        snprintf(target, tl, "/v1/jobs?limit=%llu&%s%s%s%s%s", (unsigned long long)lim_v,
+                 es ? "state=" : "all=1", es ? es : "", eu ? "&" : "", eu ? "user=" : "",
+                 eu ? eu : "");
     free(eu);
     free(es);
     if (!target)
@@ -655,6 +660,9 @@ int cli_queue(int argc, char **argv)
         fputs(out, stdout);
     free(out);
     cli_table_free(&t);
+    if (json_is_true(json_object_get(reply, "truncated")))
+        fprintf(stderr, "drover: note: the first %llu jobs only (--limit 0 for all)\n",
+                (unsigned long long)lim_v);
     json_decref(reply);
     return out ? 0 : fail_msg("out of memory");
 }

@@ -177,6 +177,8 @@ static void list(dr_ctld_t *c, struct evhttp_request *req)
         evhttp_clear_headers(&q);
         return;
     }
+    if (limit == 0)
+        limit = UINT64_MAX; /* limit=0: every job */
     bool terminal_wanted = (all && strcmp(all, "0") != 0);
     for (int s = 0; s < DR_JOB_NSTATES; s++)
         if (states && dr_job_state_terminal((dr_job_state_t)s) &&
@@ -207,11 +209,15 @@ static void list(dr_ctld_t *c, struct evhttp_request *req)
             list_add(&l, s);
         free(s);
     }
+    /* a listing cut at the limit says so: a client must not take it for all */
+    bool truncated = n > limit;
     free(hit);
     if (terminal_wanted && l.n < limit) {
         /* the store's final JOB objects; filter their states here */
         list_ctx_t t = {evbuffer_new(), 0};
-        ctld_store_list_terminal(c, user, array, (size_t)(limit - l.n), list_add, &t);
+        size_t room = limit - l.n > SIZE_MAX ? SIZE_MAX : (size_t)(limit - l.n);
+        ctld_store_list_terminal(c, user, array, room, list_add, &t);
+        truncated |= t.n >= room && room != SIZE_MAX;
         if (t.n) {
             size_t len = evbuffer_get_length(t.b);
             char *txt = malloc(len + 3);
@@ -239,7 +245,7 @@ static void list(dr_ctld_t *c, struct evhttp_request *req)
         }
         evbuffer_free(t.b);
     }
-    evbuffer_add_printf(l.b, "]}");
+    evbuffer_add_printf(l.b, "],\"truncated\":%s}", truncated ? "true" : "false");
     size_t len = evbuffer_get_length(l.b);
     char *out = malloc(len + 1);
     if (out) {

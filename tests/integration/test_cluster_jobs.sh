@@ -178,4 +178,20 @@ done
 "$DROVER" wait $(cat "$T/gids") >/dev/null 2>&1
 [ "$(cat "$T"/g[1-4].out | sort -u | wc -l)" -eq 4 ] && ok "four jobs, four distinct GPUs" ||
     bad "GPU sharing: $(cat "$T"/g[1-4].out | tr '\n' ' ')"
+
+# a listing cut at its limit says so; limit=0 (drover queue's default) is every job
+for k in 1 2 3; do "$DROVER" submit --parsable --hold -J "lim$k" -- true >>"$T/lids"; done
+r=$(api GET '/v1/jobs?limit=2' | head -1)
+[ "$(echo "$r" | jq '.jobs | length')" = 2 ] && [ "$(echo "$r" | jq .truncated)" = true ] &&
+    ok "GET /v1/jobs?limit=2: 2 jobs, truncated" || bad "limit 2: $(echo "$r" | head -c 200)"
+r=$(api GET '/v1/jobs?limit=0' | head -1)
+[ "$(echo "$r" | jq '[.jobs[] | select(.name | startswith("lim"))] | length')" = 3 ] &&
+    [ "$(echo "$r" | jq .truncated)" = false ] && ok "limit=0: every job, not truncated" ||
+    bad "limit 0: $(echo "$r" | head -c 200)"
+"$DROVER" queue --limit 2 >"$T/q2" 2>"$T/q2.err"
+[ "$(tail -n +2 "$T/q2" | wc -l)" = 2 ] && grep -q "the first 2 jobs only" "$T/q2.err" &&
+    ok "drover queue --limit 2: two rows and a note" || bad "queue --limit: $(cat "$T/q2" "$T/q2.err")"
+[ "$("$DROVER" queue | grep -c ' lim[123] ')" = 3 ] && ok "drover queue lists every job" ||
+    bad "queue: $("$DROVER" queue)"
+"$DROVER" cancel $(cat "$T/lids") >/dev/null
 finish

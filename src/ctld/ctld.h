@@ -251,7 +251,7 @@ typedef struct dr_ctld {
     size_t ndirty, dirty_cap;
     ctld_job_t **held; /* jobs waiting for their dependencies (deps.c) */
     size_t nheld, held_cap;
-    bool deps_recheck; /* a job started, ended, was held or released: look at them again */
+    bool deps_recheck;   /* a job started, ended, was held or released: look at them again */
     ctld_job_t **arrays; /* array parents with tasks left to materialise */
     size_t narrays, arrays_cap;
     /* terminal jobs that leave memory once written and a pass has seen them

@@ -219,6 +219,7 @@ void ctld_deps_turn(dr_ctld_t *c)
             snprintf(cj->reason, sizeof cj->reason, "its dependency can never be satisfied");
             ctld_evict_later(c, cj);
             ctld_job_dirty(c, cj);
+            c->deps_recheck = true; /* an afternotok on this one holds now */
         }
     }
 }

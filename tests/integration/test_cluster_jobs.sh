@@ -156,6 +156,8 @@ f=$("$DROVER" submit --parsable -- sh -c 'exit 4')
 b=$("$DROVER" submit --parsable --dependency "afterok:$a" -- sh -c 'date +%s.%N >"'"$T"'/b.start"')
 n=$("$DROVER" submit --parsable --dependency "afternotok:$f" -- true)
 x=$("$DROVER" submit --parsable --dependency "afterok:$f" -- true)
+# a chain through a job that can never run: y waits for x to fail that way
+y=$("$DROVER" submit --parsable --dependency "afternotok:$x" -- true)
 sleep 0.3
 [ "$(job_field "$b" reason)" = "waiting for its dependencies" ] && ok "afterok: waits while its job runs" ||
     bad "dependency wait: $(job_field "$b" state) $(job_field "$b" reason)"
@@ -166,6 +168,9 @@ awk "BEGIN{exit !($(cat "$T/b.start" 2>/dev/null || echo 0) >= $(cat "$T/a.end" 
 "$DROVER" wait "$x" >/dev/null 2>&1
 [ "$(job_field "$x" state)" = failed ] && [ "$(job_field "$x" reason)" = "its dependency can never be satisfied" ] &&
     ok "afterok on a failed job: fails, saying why" || bad "never satisfied: $(job_field "$x" state) $(job_field "$x" reason)"
+timeout 20 "$DROVER" wait "$y" >/dev/null 2>&1
+[ "$(job_field "$y" state)" = completed ] && ok "afternotok on that job: ran (a chain through a never-satisfied job)" ||
+    bad "chain: $(job_field "$y" state) $(job_field "$y" reason)"
 r=$(api POST /v1/jobs '{"argv":["true"],"dependency":"afterok:999999"}')
 [ "$(echo "$r" | tail -1)" = 400 ] && echo "$r" | head -1 | grep -q "job 999999: no such job" &&
     ok "a dependency on an unknown job: 400" || bad "unknown dependency: $r"

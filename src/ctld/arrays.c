@@ -46,6 +46,50 @@ static uint32_t array_queued(const ctld_array_t *a)
     return q;
 }
 
+ctld_job_t *ctld_child_new(dr_ctld_t *c, ctld_job_t *parent, uint32_t index, uint8_t kind,
+                           dr_time_t submit, dr_err_t *err)
+{
+    ctld_array_t *a = parent->array;
+    if (dr_grow((void **)&a->live, &a->live_cap, a->active + 1, sizeof *a->live) != 0) {
+        dr_err_set(err, DR_ENOMEM, "out of memory");
+        return NULL;
+    }
+    ctld_job_t *t = calloc(1, sizeof *t);
+    if (!t) {
+        dr_err_set(err, DR_ENOMEM, "out of memory");
+        return NULL;
+    }
+    dr_job_init(&t->j);
+    dr_jobspec_init(&t->spec);
+    if (dr_jobspec_to_job(&parent->spec, &c->cl, parent->j.submit, &t->j, err) != DR_OK) {
+        ctld_job_free(t); /* accepted once, so only a changed config can get here */
+        err->code = DR_EINVAL;
+        return NULL;
+    }
+    t->j.id = c->next_id++;
+    t->j.user = parent->j.user;
+    t->j.account = ctld_account_id(c, &parent->spec); /* its account's limits hold for it */
+    t->j.submit = submit;
+    t->j.kind = kind;
+    t->j.array_parent = parent->j.id;
+    t->j.array_index = index;
+    t->j.array_throttle = a->throttle;
+    t->parent = parent;
+    t->user = dr_strdup(parent->user);
+    t->uid = parent->uid;
+    t->gid = parent->gid;
+    t->got_type = -1;
+    snprintf(t->reason, sizeof t->reason, "queued");
+    if (ctld_job_insert(c, t) != DR_OK || ctld_submit(c, t, err) != DR_OK) {
+        ctld_job_remove(c, t);
+        ctld_job_free(t);
+        err->code = DR_ENOMEM;
+        return NULL;
+    }
+    a->live[a->active++] = t;
+    return t;
+}
+
 /* Materialise the next tasks of `parent` the throttle and window allow. */
 int ctld_array_feed(dr_ctld_t *c, ctld_job_t *parent, dr_time_t now)
 {
@@ -59,45 +103,18 @@ int ctld_array_feed(dr_ctld_t *c, ctld_job_t *parent, dr_time_t now)
     uint32_t queued = array_queued(a), before = a->next;
     while (a->next < a->nidx && (!a->throttle || a->active < a->throttle) &&
            queued < ARRAY_WINDOW) {
-        if (dr_grow((void **)&a->live, &a->live_cap, a->active + 1, sizeof *a->live) != 0)
-            return DR_ENOMEM;
-        ctld_job_t *t = calloc(1, sizeof *t);
-        if (!t)
-            return DR_ENOMEM;
-        dr_job_init(&t->j);
-        dr_jobspec_init(&t->spec);
         dr_err_t err = {0};
-        if (dr_jobspec_to_job(&parent->spec, &c->cl, parent->j.submit, &t->j, &err) != DR_OK) {
-            /* accepted once, so only a changed config can get here */
-            ctld_job_free(t);
-            ctld_log("array %llu: task %u can no longer be placed: %s",
-                     (unsigned long long)parent->j.id, a->idx[a->next], err.msg);
+        uint32_t idx = a->idx[a->next];
+        if (!ctld_child_new(c, parent, idx, DR_KIND_ARRAY, parent->j.submit, &err)) {
+            ctld_log("array %llu: task %u%s: %s", (unsigned long long)parent->j.id, idx,
+                     err.code == DR_EINVAL ? " can no longer be placed" : "", err.msg);
+            if (err.code != DR_EINVAL)
+                return DR_ENOMEM;
             a->count[DR_JOB_FAILED] += a->nidx - a->next;
             a->next = a->nidx;
             break;
         }
-        t->j.id = c->next_id++;
-        t->j.user = parent->j.user;
-        t->j.account = ctld_account_id(c, &parent->spec);
-        t->j.submit = parent->j.submit;
-        t->j.kind = DR_KIND_ARRAY;
-        t->j.array_parent = parent->j.id;
-        t->j.array_index = a->idx[a->next++];
-        t->j.array_throttle = a->throttle;
-        t->parent = parent;
-        t->user = dr_strdup(parent->user);
-        t->uid = parent->uid;
-        t->gid = parent->gid;
-        t->got_type = -1;
-        snprintf(t->reason, sizeof t->reason, "queued");
-        if (ctld_job_insert(c, t) != DR_OK || ctld_submit(c, t, &err) != DR_OK) {
-            ctld_log("array %llu: task %u: %s", (unsigned long long)parent->j.id, t->j.array_index,
-                     err.msg);
-            ctld_job_remove(c, t);
-            ctld_job_free(t);
-            return DR_ENOMEM;
-        }
-        a->live[a->active++] = t;
+        a->next++;
         queued++;
     }
     if (a->next != before)

@@ -295,6 +295,11 @@ bool ctld_job_terminal(const ctld_job_t *cj);
 void ctld_evict_later(dr_ctld_t *c, ctld_job_t *cj);
 
 /* arrays.c */
+/* A parent's new child (an array task, a service's run): its job from the
+ * parent's spec, inserted, submitted and live.  NULL with err->code
+ * DR_EINVAL when the spec no longer fits the cluster, else DR_ENOMEM. */
+ctld_job_t *ctld_child_new(dr_ctld_t *c, ctld_job_t *parent, uint32_t index, uint8_t kind,
+                           dr_time_t submit, dr_err_t *err);
 int ctld_array_feed(dr_ctld_t *c, ctld_job_t *parent, dr_time_t now);
 void ctld_array_task_ended(dr_ctld_t *c, ctld_job_t *task);
 int ctld_array_setup(dr_ctld_t *c, ctld_job_t *parent, dr_err_t *err);

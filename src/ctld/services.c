@@ -97,44 +97,17 @@ static void lb_update(dr_ctld_t *c, ctld_job_t *parent, uint32_t i)
 /* A new run of slot i. */
 static int start_run(dr_ctld_t *c, ctld_job_t *parent, uint32_t i)
 {
-    ctld_array_t *a = parent->array;
-    ctld_service_t *s = a->svc;
-    if (dr_grow((void **)&a->live, &a->live_cap, a->active + 1, sizeof *a->live) != 0)
-        return DR_ENOMEM;
-    ctld_job_t *t = calloc(1, sizeof *t);
-    if (!t)
-        return DR_ENOMEM;
-    dr_job_init(&t->j);
-    dr_jobspec_init(&t->spec);
+    ctld_service_t *s = parent->array->svc;
     dr_err_t err = {0};
-    if (dr_jobspec_to_job(&parent->spec, &c->cl, parent->j.submit, &t->j, &err) != DR_OK) {
-        /* accepted once, so only a changed config can get here */
-        ctld_job_free(t);
-        ctld_log("service %llu: replica %u can no longer be placed: %s",
-                 (unsigned long long)parent->j.id, i, err.msg);
-        s->slot[i].not_before = c->last_now + BACKOFF_MAX_NS;
-        return DR_EINVAL;
+    /* a replacement queues as of now */
+    ctld_job_t *t = ctld_child_new(c, parent, i, DR_KIND_SERVE, c->last_now, &err);
+    if (!t) {
+        ctld_log("service %llu: replica %u%s: %s", (unsigned long long)parent->j.id, i,
+                 err.code == DR_EINVAL ? " can no longer be placed" : "", err.msg);
+        if (err.code == DR_EINVAL)
+            s->slot[i].not_before = c->last_now + BACKOFF_MAX_NS;
+        return err.code;
     }
-    t->j.id = c->next_id++;
-    t->j.user = parent->j.user;
-    t->j.submit = c->last_now; /* a replacement queues as of now */
-    t->j.kind = DR_KIND_SERVE;
-    t->j.account = ctld_account_id(c, &parent->spec); /* its account's limits hold for replicas */
-    t->j.array_parent = parent->j.id;
-    t->j.array_index = i;
-    t->parent = parent;
-    t->user = dr_strdup(parent->user);
-    t->uid = parent->uid;
-    t->gid = parent->gid;
-    t->got_type = -1;
-    snprintf(t->reason, sizeof t->reason, "queued");
-    if (ctld_job_insert(c, t) != DR_OK || ctld_submit(c, t, &err) != DR_OK) {
-        ctld_log("service %llu: replica %u: %s", (unsigned long long)parent->j.id, i, err.msg);
-        ctld_job_remove(c, t);
-        ctld_job_free(t);
-        return DR_ENOMEM;
-    }
-    a->live[a->active++] = t;
     s->slot[i].run = t;
     s->slot[i].ready = false;
     s->slot[i].stop_at = 0;

@@ -96,7 +96,7 @@ int dr_agent_init(dr_agent_t *a, struct event_base *base, const char *name, dr_e
     return 0;
 }
 
-static void job_free(dr_agent_job_t *j)
+static void job_free(dr_agent_t *a, dr_agent_job_t *j)
 {
     if (j->limit_ev)
         event_free(j->limit_ev);
@@ -105,14 +105,11 @@ static void job_free(dr_agent_job_t *j)
     if (j->cg_ev)
         event_free(j->cg_ev);
     if (j->hostfile) {
-        unlink(j->hostfile);
-        free(j->hostfile);
+        dr_agent_file_put(a, j->hostfile);
         j->hostfile = NULL;
     }
-    if (j->script) {
-        unlink(j->script);
-        free(j->script);
-    }
+    if (j->script)
+        dr_agent_file_put(a, j->script);
     dr_agent_ready_stop(j);
     free(j->ready_check);
     free(j->detail);
@@ -123,8 +120,9 @@ static void job_free(dr_agent_job_t *j)
 void dr_agent_free(dr_agent_t *a)
 {
     for (size_t i = 0; i < a->njobs; i++)
-        job_free(a->jobs[i]);
+        job_free(a, a->jobs[i]);
     free(a->jobs);
+    dr_agent_file_clear(a);
     struct event *evs[] = {a->sigchld_ev, a->sigterm_ev, a->sigint_ev, a->stop_ev};
     for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
         if (evs[i])
@@ -175,7 +173,7 @@ void dr_agent_job_remove(dr_agent_t *a, dr_agent_job_t *j)
     for (size_t i = 0; i < a->njobs; i++) {
         if (a->jobs[i] == j) {
             a->jobs[i] = a->jobs[--a->njobs];
-            job_free(j);
+            job_free(a, j);
             return;
         }
     }

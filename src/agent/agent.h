@@ -42,8 +42,8 @@ typedef struct dr_agent_job {
     int64_t start_ns, end_ns; /* Unix ns */
     char *detail;             /* launch failure text; "" otherwise */
     char *cgroup;             /* its cgroup directory, NULL when none */
-    char *script;             /* the batch script's file, removed at the end; NULL if none */
-    char *hostfile;           /* the gang's hostfile, removed at the end; NULL if none */
+    const char *script;       /* the batch script's file (shared_file.c's); NULL if none */
+    const char *hostfile;     /* the gang's hostfile (shared_file.c's); NULL if none */
     int cg_tries;             /* rmdir attempts of an emptied cgroup */
     int64_t grace_ns;         /* SIGKILL this long after the first signal */
     struct event *limit_ev;   /* time limit */
@@ -107,7 +107,27 @@ typedef struct dr_agent {
     struct evconnlistener *step_lst;
     struct dr_agent_srun *sruns; /* connected sruns */
     uint64_t next_req;           /* the last step request id handed out */
+
+    /* files written for jobs, one per distinct content (shared_file.c) */
+    struct dr_agent_file **files;
+    size_t nfiles, files_cap;
+    uint64_t file_tick;
 } dr_agent_t;
+
+typedef struct dr_agent_file dr_agent_file_t;
+
+/* ---- shared_file.c: files written for jobs, shared by the ranks using them ---- */
+
+/* The file (in the state directory) holding `text`, of the given kind
+ * (its name's suffix: a string constant) and mode, owned by uid:gid when
+ * chown_to; counted for the caller; NULL with detail set when it cannot
+ * be written. */
+const char *dr_agent_file_get(dr_agent_t *a, const char *kind, mode_t mode, const char *text,
+                              bool chown_to, uid_t uid, gid_t gid, char *detail, size_t dlen);
+/* The caller's rank is done with a file dr_agent_file_get returned. */
+void dr_agent_file_put(dr_agent_t *a, const char *path);
+/* Remove every file (the agent's exit). */
+void dr_agent_file_clear(dr_agent_t *a);
 
 /* ---- agent.c: life cycle, job table, log ---- */
 

@@ -1,7 +1,7 @@
 /* launch.c - start one job rank: fork, set the child up, exec.
  *
  * Everything that can be decided without the child (environment, groups,
- * the cgroup) is prepared in the parent, so that the child between fork
+ * the cgroup) is prepared in the parent, so that the child between vfork
  * and exec only makes system calls.  The child reports a failed step
  * through a close-on-exec pipe: EOF means exec succeeded, a record means it
  * did not (which step, errno).  The parent waits for that answer, as
@@ -22,8 +22,6 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
 
 enum launch_step {
     STEP_SETSID = 1,
@@ -52,8 +50,11 @@ typedef struct launch_plan {
     gid_t gid;
     gid_t *groups;
     int ngroups;
-    int procs_fd; /* cgroup.procs of the rank's cgroup, or -1 */
-    int fail_fd;  /* write end of the report pipe */
+    char **cands; /* where argv[0] may be: the job's PATH searched, as execvp does */
+    size_t ncands;
+    char **sh_argv; /* "/bin/sh", a candidate, argv[1..]: for a file without #! */
+    int procs_fd;   /* cgroup.procs of the rank's cgroup, or -1 */
+    int fail_fd;    /* write end of the report pipe */
 } launch_plan_t;
 
 static void child_fail(const launch_plan_t *p, int step)
@@ -76,6 +77,29 @@ static int child_open_as(const char *path, int flags, int target)
         return -1;
     close(fd);
     return 0;
+}
+
+/* execvp's search over the candidates the parent listed from the job's
+ * PATH (glibc's execvpe would search the agent's PATH, and setting environ
+ * would change the parent's memory: this is a vfork child).  Returns with
+ * errno set when nothing could be run. */
+static void child_exec(const launch_plan_t *p)
+{
+    bool denied = false;
+    for (size_t i = 0; i < p->ncands; i++) {
+        execve(p->cands[i], p->argv, p->envp);
+        if (errno == ENOEXEC) { /* no #! line: a shell script, as execvp runs it */
+            p->sh_argv[1] = p->cands[i];
+            execve("/bin/sh", p->sh_argv, p->envp);
+            return;
+        }
+        if (errno == EACCES)
+            denied = true;
+        else if (errno != ENOENT && errno != ENOTDIR && errno != ESTALE && errno != ELOOP &&
+                 errno != ENAMETOOLONG && errno != ENODEV && errno != ETIMEDOUT)
+            return;
+    }
+    errno = denied ? EACCES : ENOENT;
 }
 
 static void child_run(const launch_plan_t *p)
@@ -122,8 +146,7 @@ static void child_run(const launch_plan_t *p)
     } else if (dup2(1, 2) < 0) {
         child_fail(p, STEP_STDERR);
     }
-    environ = p->envp; /* execvp searches the job's PATH, not the agent's */
-    execvp(p->argv[0], p->argv);
+    child_exec(p);
     child_fail(p, STEP_EXEC);
 }
 
@@ -208,6 +231,10 @@ static int plan_identity(dr_agent_t *a, const dr_msg_launch_t *l, launch_plan_t 
 static void plan_free(launch_plan_t *p)
 {
     free(p->argv);
+    for (size_t i = 0; i < p->ncands; i++)
+        free(p->cands[i]);
+    free(p->cands);
+    free(p->sh_argv);
     for (char **e = p->envp; e && *e; e++)
         free(*e);
     free(p->envp);
@@ -216,52 +243,22 @@ static void plan_free(launch_plan_t *p)
         close(p->procs_fd);
 }
 
-/* A batch script: written to a file of the job's user that only it can
- * read, and run in argv[0]'s place (through /bin/sh when it has no #!
- * line); the file goes when the rank ends. */
+/* A batch script: run from a file of the job's user that only it can read
+ * (shared_file.c shares one file among the ranks running the same script), in
+ * argv[0]'s place (through /bin/sh when it has no #! line). */
 static int write_script(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_t *l,
                         launch_plan_t *p, char *detail, size_t dlen)
 {
-    char path[PATH_MAX];
-    const char *dir = a->state_dir ? a->state_dir : "/tmp";
-    snprintf(path, sizeof path, "%s/job-%llu.%u.%u.sh", dir, (unsigned long long)j->job, j->gen,
-             j->rank);
-    unlink(path); /* a leftover of an earlier agent */
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
-    if (fd < 0) {
-        snprintf(detail, dlen, "script %s: %s", path, strerror(errno));
+    j->script =
+        dr_agent_file_get(a, "sh", 0700, l->script, p->change_ids, p->uid, p->gid, detail, dlen);
+    if (!j->script)
         return -1;
-    }
-    size_t n = strlen(l->script), off = 0;
-    while (off < n) {
-        ssize_t w = write(fd, l->script + off, n - off);
-        if (w <= 0) {
-            snprintf(detail, dlen, "script %s: %s", path, strerror(errno));
-            close(fd);
-            unlink(path);
-            return -1;
-        }
-        off += (size_t)w;
-    }
-    if (p->change_ids && fchown(fd, p->uid, p->gid) != 0) {
-        snprintf(detail, dlen, "script %s: chown: %s", path, strerror(errno));
-        close(fd);
-        unlink(path);
-        return -1;
-    }
-    close(fd);
-    j->script = dr_strdup(path);
-    if (!j->script) {
-        unlink(path);
-        snprintf(detail, dlen, "script: out of memory");
-        return -1;
-    }
     if (strncmp(l->script, "#!", 2) == 0) {
-        p->argv[0] = j->script;
+        p->argv[0] = (char *)j->script;
     } else {
         memmove(p->argv + 1, p->argv, (size_t)l->argc * sizeof *p->argv);
         p->argv[0] = "/bin/sh";
-        p->argv[1] = j->script;
+        p->argv[1] = (char *)j->script;
     }
     return 0;
 }
@@ -275,39 +272,29 @@ static int write_hostfile(dr_agent_t *a, dr_agent_job_t *j, dr_strvec_t *env, ch
     const char *hosts = dr_agent_env_get(env, "DROVER_HOSTS");
     if (!hosts || !*hosts)
         return 0;
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/job-%llu.%u.%u.hosts", a->state_dir ? a->state_dir : "/tmp",
-             (unsigned long long)j->job, j->gen, j->rank);
-    unlink(path);
-    FILE *f = NULL;
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd >= 0)
-        f = fdopen(fd, "w");
-    if (!f) {
-        snprintf(detail, dlen, "hostfile %s: %s", path, strerror(errno));
-        if (fd >= 0)
-            close(fd);
+    /* "addr slots=N\n" per entry: at most 7 more bytes than the entry */
+    size_t cap = strlen(hosts) * 2 + 16, k = 0;
+    char *text = malloc(cap);
+    if (!text) {
+        snprintf(detail, dlen, "hostfile: out of memory");
         return -1;
     }
-    for (const char *h = hosts; *h;) {
+    for (const char *h = hosts; *h && k + 1 < cap;) {
         const char *e = strchr(h, ',');
         size_t n = e ? (size_t)(e - h) : strlen(h);
         const char *colon = memchr(h, ':', n);
-        if (colon)
-            fprintf(f, "%.*s slots=%.*s\n", (int)(colon - h), h, (int)(n - (size_t)(colon - h) - 1),
-                    colon + 1);
-        else
-            fprintf(f, "%.*s\n", (int)n, h);
+        int w = colon ? snprintf(text + k, cap - k, "%.*s slots=%.*s\n", (int)(colon - h), h,
+                                 (int)(n - (size_t)(colon - h) - 1), colon + 1)
+                      : snprintf(text + k, cap - k, "%.*s\n", (int)n, h);
+        k += w > 0 ? (size_t)w : 0;
         h = e ? e + 1 : h + n;
     }
-    if (fclose(f) != 0) {
-        snprintf(detail, dlen, "hostfile %s: %s", path, strerror(errno));
-        unlink(path);
+    text[k < cap ? k : cap - 1] = '\0';
+    j->hostfile = dr_agent_file_get(a, "hosts", 0644, text, false, 0, 0, detail, dlen);
+    free(text);
+    if (!j->hostfile)
         return -1;
-    }
-    j->hostfile = dr_strdup(path);
-    if (!j->hostfile || dr_agent_env_set(env, "DROVER_HOSTFILE", path) != 0) {
-        unlink(path);
+    if (dr_agent_env_set(env, "DROVER_HOSTFILE", j->hostfile) != 0) {
         snprintf(detail, dlen, "hostfile: out of memory");
         return -1;
     }
@@ -346,6 +333,53 @@ static int plan_srun(dr_agent_t *a, dr_strvec_t *env)
 }
 
 /* Build argv, envp, identity and the cgroup; on failure *detail says why. */
+/* The files argv[0] may be, in execvp's order: itself when it has a
+ * slash, else each entry of the job's PATH (glibc's default when it has
+ * none; an empty entry is the working directory). */
+static int plan_search(launch_plan_t *p)
+{
+    size_t argc = 0;
+    while (p->argv[argc])
+        argc++;
+    p->sh_argv = calloc(argc + 2, sizeof *p->sh_argv);
+    if (!p->sh_argv)
+        return DR_ENOMEM;
+    p->sh_argv[0] = "/bin/sh";
+    for (size_t i = 1; i < argc; i++)
+        p->sh_argv[i + 1] = p->argv[i];
+    const char *file = p->argv[0];
+    if (strchr(file, '/')) {
+        p->cands = calloc(1, sizeof *p->cands);
+        if (!p->cands || !(p->cands[0] = dr_strdup(file)))
+            return DR_ENOMEM;
+        p->ncands = 1;
+        return 0;
+    }
+    const char *path = "/bin:/usr/bin";
+    for (char **e = p->envp; *e; e++)
+        if (strncmp(*e, "PATH=", 5) == 0)
+            path = *e + 5;
+    size_t n = 1;
+    for (const char *c = path; *c; c++)
+        n += *c == ':';
+    p->cands = calloc(n, sizeof *p->cands);
+    if (!p->cands)
+        return DR_ENOMEM;
+    for (const char *d = path;;) {
+        size_t k = strcspn(d, ":");
+        size_t len = (k ? k : 1) + 1 + strlen(file) + 1;
+        char *c = malloc(len);
+        if (!c)
+            return DR_ENOMEM;
+        snprintf(c, len, "%.*s/%s", k ? (int)k : 1, k ? d : ".", file);
+        p->cands[p->ncands++] = c;
+        if (!d[k])
+            break;
+        d += k + 1;
+    }
+    return 0;
+}
+
 static int plan_prepare(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_t *l,
                         launch_plan_t *p, char *detail, size_t dlen)
 {
@@ -402,6 +436,10 @@ static int plan_prepare(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_t 
         p->argv[i] = l->argv[i];
     if (l->script && write_script(a, j, l, p, detail, dlen) != 0)
         return DR_EIO;
+    if (plan_search(p) != 0) {
+        snprintf(detail, dlen, "argv: out of memory");
+        return DR_ENOMEM;
+    }
     if (dr_agent_cg_probe(a)) {
         if (dr_agent_cg_create(a, j, l->cpu_milli, l->mem_mb, &p->procs_fd, &err) != 0)
             dr_agent_log(a, "job %llu.%u rank %u: no cgroup (%s); runs without limits",
@@ -441,13 +479,19 @@ int dr_agent_launch(dr_agent_t *a, const dr_msg_launch_t *l, dr_err_t *err)
     }
     p.fail_fd = pfd[1];
     /* no signal handler of the agent may run in the child before it has
-     * reset them: block everything across fork */
+     * reset them: block everything across vfork.  vfork, not fork: copying
+     * the agent's page tables and taking its copy-on-write faults was the
+     * next cost after script files on a stream of short jobs; the child
+     * only makes system calls on memory the parent prepared and ends in
+     * exec or _exit, as vfork requires (the parent waits until then). */
     sigset_t all, old;
     sigfillset(&all);
     sigprocmask(SIG_SETMASK, &all, &old);
-    pid_t pid = fork();
+    /* posix_spawn cannot drop to the job's user and groups or join its
+     * cgroup, which is why the child is ours (the analyzer's advice) */
+    pid_t pid = vfork(); // NOLINT(clang-analyzer-security.insecureAPI.vfork)
     if (pid == 0)
-        child_run(&p); /* does not return */
+        child_run(&p); // NOLINT(clang-analyzer-unix.Vfork): system calls only, then exec or _exit
     int fork_errno = errno;
     sigprocmask(SIG_SETMASK, &old, NULL);
     close(pfd[1]);

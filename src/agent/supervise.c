@@ -63,13 +63,11 @@ void dr_agent_job_ended(dr_agent_t *a, dr_agent_job_t *j)
     dr_agent_ready_stop(j);
     j->end_ns = dr_agent_now_ns();
     if (j->hostfile) {
-        unlink(j->hostfile);
-        free(j->hostfile);
+        dr_agent_file_put(a, j->hostfile);
         j->hostfile = NULL;
     }
     if (j->script) {
-        unlink(j->script);
-        free(j->script);
+        dr_agent_file_put(a, j->script);
         j->script = NULL;
     }
     if (j->limit_ev) {

@@ -230,8 +230,10 @@ typedef struct dr_ctld {
     struct evhttp *http;
     struct evconnlistener *agent_lst;
     struct event *turn_ev, *tick_ev, *sig_int, *sig_term;
-    struct event *pass_timer; /* the next pass allowed by --min-pass-interval; retries */
-    struct event *wake_timer; /* the time the policy asked to be woken at */
+    struct event *pass_timer;   /* the next pass allowed by --min-pass-interval; retries */
+    struct event *wake_timer;   /* the time the policy asked to be woken at */
+    struct event *commit_timer; /* a deferred commit of agents' reports (driver.c) */
+    bool commit_due;            /* the deferred commit's time has come */
     struct sqlite3 *db;
     struct sqlite3_stmt *stmts[5]; /* prepared once: the statements every turn runs */
     double *share_saved;           /* raw fair-share usage per slot as last stored */

@@ -907,6 +907,35 @@ static void evict(dr_ctld_t *c)
     }
 }
 
+/* Must this turn commit now?  A client's reply and a message to an agent
+ * (a launch, a kill) wait for the commit (durability before acknowledgement),
+ * so they cannot wait longer.  What agents reported alone (a rank started or
+ * ended: only ACKs go back) may: the agent keeps an ended rank and re-reports
+ * it until the ACK, and a start is reconciled from the agent's report after
+ * a restart, so nothing acknowledged rests on it.  Such a turn defers its
+ * commit to the next pass (if one is waiting for --min-pass-interval) or to
+ * the commit timer, one interval away: on a stream of short jobs the end
+ * reports and the launches they free the GPUs for then share one commit
+ * instead of one each (fdatasync dominates a turn). */
+static bool commit_urgent(const dr_ctld_t *c)
+{
+    if (c->commit_due)
+        return true;
+    for (const ctld_out_t *o = c->out_head; o; o = o->next)
+        if (o->kind == OUT_HTTP || o->type != DR_MSG_ACK)
+            return true;
+    return false;
+}
+
+static void on_commit_timer(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    dr_ctld_t *c = arg;
+    c->commit_due = true;
+    ctld_turn_schedule(c);
+}
+
 static void turn(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
@@ -933,6 +962,19 @@ static void turn(evutil_socket_t fd, short what, void *arg)
     const dr_eventlog_t *log = dr_sched_log(c->sched);
     if (!c->ndirty && log->n == c->ev_flushed && !c->out_head && !c->nnotes)
         return;
+    if (!commit_urgent(c)) {
+        bool pass_soon = c->pass_wanted && evtimer_pending(c->pass_timer, NULL);
+        if (!pass_soon && !evtimer_pending(c->commit_timer, NULL)) {
+            dr_time_t d = c->o.min_pass_interval;
+            struct timeval tv = {(time_t)(d / DR_NSEC_PER_SEC),
+                                 (suseconds_t)(d % DR_NSEC_PER_SEC / 1000)};
+            evtimer_add(c->commit_timer, &tv);
+        }
+        if (pass_soon || evtimer_pending(c->commit_timer, NULL))
+            return;
+    }
+    c->commit_due = false;
+    evtimer_del(c->commit_timer);
     struct timespec a, b;
     clock_gettime(CLOCK_MONOTONIC, &a);
     dr_err_t err = {0};
@@ -1186,6 +1228,7 @@ int dr_ctld_init(dr_ctld_t *c, const ctld_opts_t *o, dr_err_t *err)
     c->turn_ev = event_new(c->base, -1, 0, turn, c);
     c->pass_timer = evtimer_new(c->base, on_pass_timer, c);
     c->wake_timer = evtimer_new(c->base, on_pass_timer, c);
+    c->commit_timer = evtimer_new(c->base, on_commit_timer, c);
     c->tick_ev = event_new(c->base, -1, EV_PERSIST, on_tick, c);
     struct timeval sec = {1, 0};
     event_add(c->tick_ev, &sec);
@@ -1203,6 +1246,10 @@ int dr_ctld_init(dr_ctld_t *c, const ctld_opts_t *o, dr_err_t *err)
 
 void dr_ctld_free(dr_ctld_t *c)
 {
+    if (c->commit_timer && c->db) {
+        c->commit_due = true; /* what agents reported last is stored before we go */
+        turn(-1, 0, c);
+    }
     while (c->agents)
         ctld_agent_close(c->agents, "controller stopping");
     out_flush(c, false);
@@ -1217,6 +1264,8 @@ void dr_ctld_free(dr_ctld_t *c)
         event_free(c->pass_timer);
     if (c->wake_timer)
         event_free(c->wake_timer);
+    if (c->commit_timer)
+        event_free(c->commit_timer);
     if (c->tick_ev)
         event_free(c->tick_ev);
     if (c->sig_int)

@@ -1,0 +1,192 @@
+/* shared_file.c - the files the agent writes for jobs (batch scripts,
+ * hostfiles), one per distinct content, shared by the ranks that use it.
+ *
+ * A LAUNCH carries a batch script's text; the job runs it from a file; a
+ * gang's ranks get a hostfile.  Writing new files per rank made file
+ * creation the agent's largest cost on a stream of short jobs (an array's
+ * 10,000 tasks carry one script and the same one-line hostfile):
+ * ext4's inode allocator scans recently deleted inodes, and a churned
+ * state directory is full of them (perf: a quarter of the whole machine's
+ * CPU in ext4_new_inode).  So the file is written once per (text, owner)
+ * and shared by every rank that uses it, counted; an unused file stays
+ * for the next job until the cache is full.
+ *
+ * The file belongs to the job's user (its shell reads it as that user), so
+ * a job could change it.  Before a file is handed out again its identity
+ * is checked against what was recorded after writing it: inode, size,
+ * mode, owner and change time (every write, chmod or chown moves ctime
+ * and no user can set it back).  A file that differs is never reused. */
+#include "agent/agent.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+/* unused files kept for the next job (those in use are not counted) */
+#define SHARED_KEEP 32
+
+struct dr_agent_file {
+    uint64_t hash;
+    const char *kind; /* "sh", "hosts": the name's suffix */
+    mode_t mode;
+    char *text;
+    size_t len;
+    uid_t uid;
+    gid_t gid;
+    bool chowned;
+    char *path;
+    struct stat id; /* as written */
+    unsigned refs;
+    uint64_t used; /* a->file_tick at the last use */
+    bool stale;    /* changed on disk or replaced: removed when unused */
+};
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+           a->st_mode == b->st_mode && a->st_uid == b->st_uid && a->st_gid == b->st_gid &&
+           a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+static void file_drop(dr_agent_t *a, size_t i)
+{
+    dr_agent_file_t *s = a->files[i];
+    unlink(s->path);
+    free(s->path);
+    free(s->text);
+    free(s);
+    a->files[i] = a->files[--a->nfiles];
+}
+
+/* The least recently used unused file goes once more than SHARED_KEEP are
+ * unused; stale unused ones go at once. */
+static void file_trim(dr_agent_t *a)
+{
+    size_t unused = 0;
+    for (size_t i = 0; i < a->nfiles;) {
+        if (!a->files[i]->refs && a->files[i]->stale) {
+            file_drop(a, i);
+            continue;
+        }
+        unused += !a->files[i]->refs;
+        i++;
+    }
+    while (unused > SHARED_KEEP) {
+        size_t old = SIZE_MAX;
+        for (size_t i = 0; i < a->nfiles; i++)
+            if (!a->files[i]->refs && (old == SIZE_MAX || a->files[i]->used < a->files[old]->used))
+                old = i;
+        file_drop(a, old);
+        unused--;
+    }
+}
+
+static int file_write(dr_agent_t *a, dr_agent_file_t *s, char *detail, size_t dlen)
+{
+    char path[PATH_MAX];
+    const char *dir = a->state_dir ? a->state_dir : "/tmp";
+    snprintf(path, sizeof path, "%s/job-%ld-%016llx-%llu.%s", dir, (long)getpid(),
+             (unsigned long long)s->hash, (unsigned long long)++a->file_tick, s->kind);
+    unlink(path); /* a leftover of an earlier agent of the same pid */
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, s->mode);
+    if (fd < 0) {
+        snprintf(detail, dlen, "%s %s: %s", s->kind, path, strerror(errno));
+        return -1;
+    }
+    const char *why = NULL;
+    for (size_t off = 0; off < s->len && !why;) {
+        ssize_t w = write(fd, s->text + off, s->len - off);
+        if (w <= 0)
+            why = "write";
+        else
+            off += (size_t)w;
+    }
+    if (!why && s->chowned && fchown(fd, s->uid, s->gid) != 0)
+        why = "chown";
+    if (!why && fstat(fd, &s->id) != 0)
+        why = "stat";
+    if (close(fd) != 0 && !why)
+        why = "close";
+    if (!why && !(s->path = dr_strdup(path)))
+        why = "out of memory";
+    if (why) {
+        snprintf(detail, dlen, "%s %s: %s: %s", s->kind, path, why, strerror(errno));
+        unlink(path);
+        return -1;
+    }
+    return 0;
+}
+
+const char *dr_agent_file_get(dr_agent_t *a, const char *kind, mode_t mode, const char *text,
+                              bool chown_to, uid_t uid, gid_t gid, char *detail, size_t dlen)
+{
+    size_t len = strlen(text);
+    uint64_t h = XXH3_64bits(text, len);
+    for (size_t i = 0; i < a->nfiles; i++) {
+        dr_agent_file_t *s = a->files[i];
+        if (s->stale || s->hash != h || s->len != len || strcmp(s->kind, kind) != 0 ||
+            s->mode != mode || s->chowned != chown_to ||
+            (chown_to && (s->uid != uid || s->gid != gid)) || memcmp(s->text, text, len) != 0)
+            continue;
+        struct stat now;
+        if (lstat(s->path, &now) != 0 || !same_file(&now, &s->id)) {
+            s->stale = true; /* changed since it was written: never again */
+            break;
+        }
+        s->refs++;
+        s->used = ++a->file_tick;
+        return s->path;
+    }
+    dr_agent_file_t *s = calloc(1, sizeof *s);
+    if (!s || !(s->text = malloc(len + 1)) || DR_PUSH(a->files, a->nfiles, a->files_cap, s) != 0) {
+        if (s)
+            free(s->text);
+        free(s);
+        snprintf(detail, dlen, "%s: out of memory", kind);
+        return NULL;
+    }
+    memcpy(s->text, text, len + 1);
+    s->hash = h;
+    s->kind = kind;
+    s->mode = mode;
+    s->len = len;
+    s->chowned = chown_to;
+    s->uid = uid;
+    s->gid = gid;
+    if (file_write(a, s, detail, dlen) != 0) {
+        a->nfiles--;
+        free(s->text);
+        free(s);
+        return NULL;
+    }
+    s->refs = 1;
+    s->used = ++a->file_tick;
+    file_trim(a);
+    return s->path;
+}
+
+void dr_agent_file_put(dr_agent_t *a, const char *path)
+{
+    for (size_t i = 0; i < a->nfiles; i++) {
+        if (a->files[i]->path == path) {
+            if (a->files[i]->refs)
+                a->files[i]->refs--;
+            file_trim(a);
+            return;
+        }
+    }
+}
+
+void dr_agent_file_clear(dr_agent_t *a)
+{
+    while (a->nfiles)
+        file_drop(a, a->nfiles - 1);
+    free(a->files);
+    a->files = NULL;
+    a->files_cap = 0;
+}

@@ -286,8 +286,34 @@ int ctld_job_insert(dr_ctld_t *c, ctld_job_t *cj);
 void ctld_job_remove(dr_ctld_t *c, ctld_job_t *cj);
 void ctld_job_free(ctld_job_t *cj);
 void ctld_job_dirty(dr_ctld_t *c, ctld_job_t *cj);
-/* The API's JOB object (docs/api.md); malloc'd JSON text. */
+/* How the API writes JSON (jansson's flags). */
+#define CTLD_JSON_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(15))
+/* The API's JOB object (docs/api.md); malloc'd JSON text, or the object. */
 char *ctld_job_json(dr_ctld_t *c, const ctld_job_t *cj);
+struct json_t;
+struct json_t *ctld_job_obj(dr_ctld_t *c, const ctld_job_t *cj);
+/* The job's row of the compact listing (drover/joblist.h), with the values
+ * its JOB object has; `now` (Unix seconds) for TIME while it waits.  The
+ * row's nodelist is returned malloc'd (the caller frees it; NULL when the
+ * job has no nodes). */
+struct dr_joblist_row;
+char *ctld_job_row(dr_ctld_t *c, const ctld_job_t *cj, double now, struct dr_joblist_row *r);
+/* What the JOB object and the row share: GPUs (held, else asked for; 0 for
+ * an array parent), the type got (NULL if it never ran) and asked for
+ * ("any"), the elapsed time of the current or last run (seconds, before
+ * ctld_round_ms), the reason (the account limit's, else cj->reason). */
+uint32_t ctld_job_ngpus(const ctld_job_t *cj);
+const char *ctld_job_got_type(const dr_ctld_t *c, const ctld_job_t *cj);
+const char *ctld_job_req_type(const ctld_job_t *cj);
+double ctld_job_elapsed(const dr_ctld_t *c, const ctld_job_t *cj);
+double ctld_round_ms(double s); /* to the millisecond, as the API shows seconds */
+const char *ctld_job_reason(const dr_ctld_t *c, const ctld_job_t *cj);
+/* An array's tasks by state (the JOB object's "tasks"; failed counts
+ * timeouts too). */
+typedef struct ctld_tasks {
+    uint32_t total, pending, running, completed, failed, cancelled, timeout;
+} ctld_tasks_t;
+void ctld_array_tasks(const ctld_array_t *a, ctld_tasks_t *t);
 const char *ctld_job_state_name(const ctld_job_t *cj);
 /* -J, else the script's or the command's name, else fallback */
 const char *ctld_job_name(const ctld_job_t *cj, const char *fallback);
@@ -492,6 +518,11 @@ typedef struct ctld_who {
 } ctld_who_t;
 int ctld_http_start(dr_ctld_t *c, dr_err_t *err);
 void ctld_reply_json(struct evhttp_request *req, int status, const char *json);
+/* A reply of what body holds (taken from it, without a copy; the caller
+ * still frees body). */
+struct evbuffer;
+void ctld_reply_buffer(struct evhttp_request *req, int status, const char *ctype,
+                       struct evbuffer *body);
 void ctld_reply_error(struct evhttp_request *req, int status, const char *field, const char *fmt,
                       ...) DR_PRINTF(4, 5);
 void ctld_api_jobs(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who,

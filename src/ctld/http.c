@@ -58,6 +58,13 @@ void ctld_reply_json(struct evhttp_request *req, int status, const char *json)
     evbuffer_free(b);
 }
 
+void ctld_reply_buffer(struct evhttp_request *req, int status, const char *ctype,
+                       struct evbuffer *body)
+{
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", ctype);
+    evhttp_send_reply(req, status, reason_phrase(status), body);
+}
+
 void ctld_reply_error(struct evhttp_request *req, int status, const char *field, const char *fmt,
                       ...)
 {

@@ -5,6 +5,7 @@
  * their row is written and the scheduler has seen them end); the store
  * holds everything, so a finished job leaves memory and is still shown. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@
 
 #include "ctld/ctld.h"
 #include "drover/hostlist.h"
+#include "drover/joblist.h"
 #include "drover/util.h"
 
 static size_t slot_of(uint64_t id, size_t cap)
@@ -129,9 +131,16 @@ const char *ctld_job_state_name(const ctld_job_t *cj)
     return dr_job_state_name((dr_job_state_t)cj->j.state);
 }
 
+/* A time the API shows: Unix seconds, NaN for none (0 or never). */
+static double time_s(dr_time_t t)
+{
+    return t > 0 && t != DR_TIME_NEVER ? dr_time_to_s(t) : NAN;
+}
+
 static json_t *time_or_null(dr_time_t t)
 {
-    return t > 0 && t != DR_TIME_NEVER ? json_real(dr_time_to_s(t)) : json_null();
+    double s = time_s(t);
+    return isnan(s) ? json_null() : json_real(s);
 }
 
 /* Price of one GPU-hour of type t (0 when the catalog has none). */
@@ -152,13 +161,124 @@ const char *ctld_job_name(const ctld_job_t *cj, const char *fallback)
                              : fallback;
 }
 
-char *ctld_job_json(dr_ctld_t *c, const ctld_job_t *cj)
+static bool job_live(const ctld_job_t *cj)
+{
+    uint8_t st = cj->j.state;
+    return st == DR_JOB_STARTING || st == DR_JOB_RUNNING || st == DR_JOB_COMPLETING;
+}
+
+uint32_t ctld_job_ngpus(const ctld_job_t *cj)
+{
+    const dr_job_t *j = &cj->j;
+    uint32_t gpus = cj->got_gpus;
+    if (!gpus && !cj->array)
+        gpus = j->req.nodes ? j->req.nodes * j->req.gpus_per_node : j->req.gpus_per_node;
+    return gpus;
+}
+
+const char *ctld_job_got_type(const dr_ctld_t *c, const ctld_job_t *cj)
+{
+    return cj->got_type >= 0 && (size_t)cj->got_type < c->cl.ntypes ? c->cl.types[cj->got_type].name
+                                                                    : NULL;
+}
+
+const char *ctld_job_req_type(const ctld_job_t *cj)
+{
+    const dr_jobspec_t *sp = cj->parent ? &cj->parent->spec : &cj->spec;
+    return sp->gpu_type ? sp->gpu_type : "any";
+}
+
+double ctld_job_elapsed(const dr_ctld_t *c, const ctld_job_t *cj)
+{
+    const dr_job_t *j = &cj->j;
+    if (j->first_start == DR_TIME_NEVER)
+        return 0;
+    dr_time_t until = job_live(cj) ? c->last_now : j->end;
+    return until > j->start ? dr_time_to_s(until - j->start) : 0;
+}
+
+double ctld_round_ms(double s)
+{
+    return round(s * 1e3) / 1e3;
+}
+
+void ctld_array_tasks(const ctld_array_t *a, ctld_tasks_t *t)
+{
+    uint32_t done = a->count[DR_JOB_COMPLETED] + a->count[DR_JOB_FAILED] +
+                    a->count[DR_JOB_CANCELLED] + a->count[DR_JOB_TIMEOUT];
+    uint32_t running = 0;
+    for (uint32_t i = 0; i < a->active; i++)
+        running += a->live[i]->j.state != DR_JOB_PENDING;
+    t->total = a->nidx;
+    t->pending = a->nidx - done - running;
+    t->running = running;
+    t->completed = a->count[DR_JOB_COMPLETED];
+    t->failed = a->count[DR_JOB_FAILED] + a->count[DR_JOB_TIMEOUT];
+    t->cancelled = a->count[DR_JOB_CANCELLED];
+    t->timeout = a->count[DR_JOB_TIMEOUT];
+}
+
+const char *ctld_job_reason(const dr_ctld_t *c, const ctld_job_t *cj)
+{
+    const char *limited = ctld_account_blocked_reason(c, cj);
+    return limited ? limited : cj->reason;
+}
+
+/* The nodes of the current (or last) run as one expression, "n[1-4]";
+ * malloc'd, NULL for none. */
+static char *nodelist(const dr_ctld_t *c, const ctld_job_t *cj)
+{
+    if (!cj->nnodes)
+        return NULL;
+    /* the names on the stack for the usual few nodes */
+    const char *few[64], **names = cj->nnodes <= 64 ? few : calloc(cj->nnodes, sizeof *names);
+    for (uint32_t i = 0; names && i < cj->nnodes; i++)
+        names[i] = c->cl.nodes[cj->nodes[i]].name;
+    char *nl = names ? dr_hostlist_compress(names, cj->nnodes) : NULL;
+    if (names != few)
+        free(names);
+    return nl;
+}
+
+char *ctld_job_row(dr_ctld_t *c, const ctld_job_t *cj, double now, dr_joblist_row_t *r)
+{
+    const dr_job_t *j = &cj->j;
+    if (j->array_parent)
+        snprintf(r->id, sizeof r->id, "%llu_%u", (unsigned long long)j->array_parent,
+                 (unsigned)j->array_index);
+    else
+        snprintf(r->id, sizeof r->id, "%llu", (unsigned long long)j->id);
+    r->name = ctld_job_name(cj, "");
+    r->user = cj->user ? cj->user : "";
+    r->kind = dr_job_kind_name((dr_job_kind_t)j->kind);
+    r->state = ctld_job_state_name(cj);
+    r->gpus = ctld_job_ngpus(cj);
+    r->gpu_type = dr_joblist_type(ctld_job_got_type(c, cj), ctld_job_req_type(cj));
+    /* the values ctld_job_json gives start_time, end_time and elapsed */
+    double start = j->first_start != DR_TIME_NEVER ? time_s(j->start) : NAN;
+    double end = ctld_job_terminal(cj) ? time_s(j->end) : NAN;
+    r->time_s = dr_joblist_time(r->state, time_s(j->submit), start, end,
+                                ctld_round_ms(ctld_job_elapsed(c, cj)), now);
+    r->reason = ctld_job_reason(c, cj);
+    r->summary[0] = '\0';
+    if (!*r->reason && cj->array && !cj->array->svc) {
+        ctld_tasks_t t;
+        ctld_array_tasks(cj->array, &t);
+        dr_joblist_tasks_summary(r->summary, sizeof r->summary,
+                                 (long long)t.completed + t.failed + t.cancelled, t.total,
+                                 t.running);
+        r->reason = r->summary;
+    }
+    char *nl = nodelist(c, cj);
+    r->nodelist = nl ? nl : "";
+    return nl;
+}
+
+json_t *ctld_job_obj(dr_ctld_t *c, const ctld_job_t *cj)
 {
     const dr_job_t *j = &cj->j;
     const dr_jobspec_t *sp = cj->parent ? &cj->parent->spec : &cj->spec;
-    dr_time_t now = c->last_now;
-    bool live =
-        j->state == DR_JOB_STARTING || j->state == DR_JOB_RUNNING || j->state == DR_JOB_COMPLETING;
+    bool live = job_live(cj);
     json_t *o = json_object();
     json_object_set_new(o, "id", json_integer((json_int_t)j->id));
     json_object_set_new(o, "name", json_string(ctld_job_name(cj, "")));
@@ -166,38 +286,29 @@ char *ctld_job_json(dr_ctld_t *c, const ctld_job_t *cj)
     json_object_set_new(o, "account", json_string(sp->account ? sp->account : ""));
     json_object_set_new(o, "kind", json_string(dr_job_kind_name((dr_job_kind_t)j->kind)));
     json_object_set_new(o, "state", json_string(ctld_job_state_name(cj)));
-    const char *limited = ctld_account_blocked_reason(c, cj);
-    json_object_set_new(o, "reason", json_string(limited ? limited : cj->reason));
+    json_object_set_new(o, "reason", json_string(ctld_job_reason(c, cj)));
     json_object_set_new(o, "priority", json_integer(cj->array ? sp->priority : j->priority));
     const char *hold = ctld_hold_name(cj->hold);
     json_object_set_new(o, "hold", hold ? json_string(hold) : json_null());
     json_object_set_new(o, "exit_code", cj->has_exit ? json_integer(cj->exit_code) : json_null());
     json_object_set_new(o, "signal",
                         cj->has_exit && cj->signal ? json_integer(cj->signal) : json_null());
-    json_object_set_new(o, "gpu_type",
-                        cj->got_type >= 0 && (size_t)cj->got_type < c->cl.ntypes
-                            ? json_string(c->cl.types[cj->got_type].name)
-                            : json_null());
-    json_object_set_new(o, "gpu_types_requested", json_string(sp->gpu_type ? sp->gpu_type : "any"));
+    const char *got = ctld_job_got_type(c, cj);
+    json_object_set_new(o, "gpu_type", got ? json_string(got) : json_null());
+    json_object_set_new(o, "gpu_types_requested", json_string(ctld_job_req_type(cj)));
     /* nodes: of the current (or last) run */
     json_t *nodes = json_array();
     uint32_t nn = cj->nnodes;
-    const char **names = calloc(nn ? nn : 1, sizeof *names);
-    for (uint32_t i = 0; names && i < nn; i++) {
-        names[i] = c->cl.nodes[cj->nodes[i]].name;
-        json_array_append_new(nodes, json_string(names[i]));
-    }
+    for (uint32_t i = 0; i < nn; i++)
+        json_array_append_new(nodes, json_string(c->cl.nodes[cj->nodes[i]].name));
     json_object_set_new(o, "nodes", nodes);
-    char *nl = nn && names ? dr_hostlist_compress(names, nn) : NULL;
+    char *nl = nodelist(c, cj);
     json_object_set_new(o, "nodelist", json_string(nl ? nl : ""));
     free(nl);
-    free(names);
     json_object_set_new(o, "nnodes", json_integer(nn));
     json_object_set_new(o, "ntasks", json_integer(cj->nnodes ? cj->ntasks : 0));
     json_object_set_new(o, "steps", ctld_steps_json(c, cj));
-    uint32_t gpus = cj->got_gpus;
-    if (!gpus && !cj->array)
-        gpus = j->req.nodes ? j->req.nodes * j->req.gpus_per_node : j->req.gpus_per_node;
+    uint32_t gpus = ctld_job_ngpus(cj);
     json_object_set_new(o, "gpus", json_integer(gpus));
     json_object_set_new(o, "submit_time", time_or_null(j->submit));
     json_object_set_new(o, "start_time",
@@ -205,15 +316,10 @@ char *ctld_job_json(dr_ctld_t *c, const ctld_job_t *cj)
     json_object_set_new(o, "end_time", ctld_job_terminal(cj) ? time_or_null(j->end) : json_null());
     json_object_set_new(o, "time_limit", /* the one enforced: --time or the partition's */
                         j->time_limit ? json_real(dr_time_to_s(j->time_limit)) : json_null());
-    double elapsed = 0, cost = cj->cost_usd;
-    if (j->first_start != DR_TIME_NEVER) {
-        dr_time_t until = live ? now : j->end;
-        if (until > j->start)
-            elapsed = dr_time_to_s(until - j->start);
-    }
+    double elapsed = ctld_job_elapsed(c, cj), cost = cj->cost_usd;
     if (live)
         cost += elapsed / 3600.0 * cj->got_gpus * ctld_price_hr(c, cj->got_type);
-    json_object_set_new(o, "elapsed", json_real(round(elapsed * 1e3) / 1e3));
+    json_object_set_new(o, "elapsed", json_real(ctld_round_ms(elapsed)));
     json_object_set_new(o, "cost_usd", json_real(round(cost * 1e6) / 1e6));
     json_object_set_new(o, "array", sp->array ? json_string(sp->array) : json_null());
     json_object_set_new(o, "array_parent",
@@ -224,20 +330,14 @@ char *ctld_job_json(dr_ctld_t *c, const ctld_job_t *cj)
     json_object_set_new(o, "shard", shard ? json_string(shard) : json_null());
     ctld_service_json(c, cj, o);
     if (cj->array && !cj->array->svc) {
-        const ctld_array_t *a = cj->array;
-        uint32_t done = a->count[DR_JOB_COMPLETED] + a->count[DR_JOB_FAILED] +
-                        a->count[DR_JOB_CANCELLED] + a->count[DR_JOB_TIMEOUT];
-        uint32_t running = 0;
-        for (uint32_t i = 0; i < a->active; i++)
-            running += a->live[i]->j.state != DR_JOB_PENDING;
-        json_object_set_new(
-            o, "tasks",
-            json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "total", (json_int_t)a->nidx, "pending",
-                      (json_int_t)(a->nidx - done - running), "running", (json_int_t)running,
-                      "completed", (json_int_t)a->count[DR_JOB_COMPLETED], "failed",
-                      (json_int_t)(a->count[DR_JOB_FAILED] + a->count[DR_JOB_TIMEOUT]), "cancelled",
-                      (json_int_t)a->count[DR_JOB_CANCELLED], "timeout",
-                      (json_int_t)a->count[DR_JOB_TIMEOUT]));
+        ctld_tasks_t t;
+        ctld_array_tasks(cj->array, &t);
+        json_object_set_new(o, "tasks",
+                            json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "total", (json_int_t)t.total,
+                                      "pending", (json_int_t)t.pending, "running",
+                                      (json_int_t)t.running, "completed", (json_int_t)t.completed,
+                                      "failed", (json_int_t)t.failed, "cancelled",
+                                      (json_int_t)t.cancelled, "timeout", (json_int_t)t.timeout));
     }
     json_t *argv = json_array();
     for (uint32_t i = 0; i < sp->argc; i++)
@@ -248,17 +348,21 @@ char *ctld_job_json(dr_ctld_t *c, const ctld_job_t *cj)
     json_object_set_new(o, "generation", json_integer(cj->gen));
     /* accounting (docs/api.md): from the rounded elapsed, as GET /v1/history
      * computes them; an array parent's are its tasks' (null here) */
-    double rel = round(elapsed * 1e3) / 1e3, gh = gpus * rel / 3600.0;
-    double tdp = cj->got_type >= 0 && (size_t)cj->got_type < c->cl.ntypes
-                     ? c->cl.types[cj->got_type].tdp_w
-                     : NAN;
+    double rel = ctld_round_ms(elapsed), gh = gpus * rel / 3600.0;
+    double tdp = got ? c->cl.types[cj->got_type].tdp_w : NAN;
     json_object_set_new(o, "gpu_hours", cj->array ? json_null() : json_real(round(gh * 1e6) / 1e6));
     json_object_set_new(o, "energy_kwh",
                         cj->array                  ? json_null()
                         : gh == 0                  ? json_real(0)
                         : isfinite(tdp) && tdp > 0 ? json_real(round(gh * tdp / 1e3 * 1e6) / 1e6)
                                                    : json_null());
-    char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(15));
+    return o;
+}
+
+char *ctld_job_json(dr_ctld_t *c, const ctld_job_t *cj)
+{
+    json_t *o = ctld_job_obj(c, cj);
+    char *s = o ? json_dumps(o, CTLD_JSON_FLAGS) : NULL;
     json_decref(o);
     return s;
 }

@@ -20,6 +20,7 @@
 #include <jansson.h>
 
 #include "ctld/ctld.h"
+#include "drover/joblist.h"
 #include "drover/util.h"
 
 #define OUTPUT_CHUNK (1u << 20)
@@ -120,19 +121,6 @@ static void submit(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
 
 /* ---- listing ---- */
 
-typedef struct list_ctx {
-    struct evbuffer *b;
-    size_t n;
-} list_ctx_t;
-
-static void list_add(void *ud, const char *json)
-{
-    list_ctx_t *l = ud;
-    if (l->n++)
-        evbuffer_add(l->b, ",", 1);
-    evbuffer_add(l->b, json, strlen(json));
-}
-
 static bool state_in(const char *states, const char *name)
 {
     if (!states)
@@ -148,6 +136,106 @@ static bool state_in(const char *states, const char *name)
         p = e + 1;
     }
     return false;
+}
+
+/* A listing being written: JOB objects (JSON) or rows (format=tsv,
+ * drover/joblist.h), through a buffer here into the reply's evbuffer (one
+ * evbuffer_add per 64 KiB, no allocation per job). */
+typedef struct list_out {
+    dr_ctld_t *c;
+    struct evbuffer *b;
+    bool tsv;
+    const char *states; /* the query's, for the store's rows; NULL = any */
+    double now;         /* Unix seconds: TIME of a waiting job */
+    size_t n;           /* jobs written */
+    size_t stored;      /* rows the store gave */
+    size_t len;
+    char buf[64u << 10];
+} list_out_t;
+
+static void out_flush(list_out_t *o)
+{
+    if (o->len)
+        evbuffer_add(o->b, o->buf, o->len);
+    o->len = 0;
+}
+
+static void out_put(list_out_t *o, const char *s, size_t n)
+{
+    if (n > sizeof o->buf - o->len) {
+        out_flush(o);
+        if (n > sizeof o->buf) {
+            evbuffer_add(o->b, s, n);
+            return;
+        }
+    }
+    memcpy(o->buf + o->len, s, n);
+    o->len += n;
+}
+
+static int out_dump(const char *s, size_t n, void *ud)
+{
+    out_put(ud, s, n);
+    return 0;
+}
+
+static void out_row(list_out_t *o, const dr_joblist_row_t *r)
+{
+    size_t need = dr_joblist_row_max(r);
+    if (need > sizeof o->buf - o->len) {
+        out_flush(o);
+        if (need > sizeof o->buf) { /* a row longer than the buffer: straight in */
+            struct evbuffer_iovec v;
+            if (evbuffer_reserve_space(o->b, (ev_ssize_t)need, &v, 1) < 1)
+                return;
+            v.iov_len = dr_joblist_row_write(r, v.iov_base);
+            evbuffer_commit_space(o->b, &v, 1);
+            return;
+        }
+    }
+    o->len += dr_joblist_row_write(r, o->buf + o->len);
+}
+
+/* A job in memory. */
+static void out_job(list_out_t *o, const ctld_job_t *cj)
+{
+    if (o->tsv) {
+        dr_joblist_row_t r;
+        char *nl = ctld_job_row(o->c, cj, o->now, &r);
+        out_row(o, &r);
+        free(nl);
+    } else {
+        json_t *j = ctld_job_obj(o->c, cj);
+        if (!j)
+            return;
+        if (o->n)
+            out_put(o, ",", 1);
+        json_dump_callback(j, out_dump, o, CTLD_JSON_FLAGS);
+        json_decref(j);
+    }
+    o->n++;
+}
+
+/* An ended job: the store's final JOB object, its state filtered here. */
+static void out_stored(void *ud, const char *json)
+{
+    list_out_t *o = ud;
+    o->stored++;
+    json_t *v = json_loads(json, 0, NULL);
+    const char *st = json_string_value(json_object_get(v, "state"));
+    if (st && state_in(o->states, st)) {
+        if (o->tsv) {
+            dr_joblist_row_t r;
+            dr_joblist_from_json(v, o->now, &r);
+            out_row(o, &r);
+        } else {
+            if (o->n)
+                out_put(o, ",", 1);
+            out_put(o, json, strlen(json)); /* as it was stored: ctld_job_json's text */
+        }
+        o->n++;
+    }
+    json_decref(v);
 }
 
 static int cmp_id(const void *a, const void *b)
@@ -170,10 +258,16 @@ static void list(dr_ctld_t *c, struct evhttp_request *req)
     const char *arr = evhttp_find_header(&q, "array");
     const char *all = evhttp_find_header(&q, "all");
     const char *lim = evhttp_find_header(&q, "limit");
+    const char *fmt = evhttp_find_header(&q, "format");
     uint64_t array = 0, limit = 10000;
     if ((arr && dr_parse_u64(arr, &array) != 0) || (lim && dr_parse_u64(lim, &limit) != 0)) {
         ctld_reply_error(req, 400, arr ? "array" : "limit", "%s: not a number",
                          arr ? "array" : "limit");
+        evhttp_clear_headers(&q);
+        return;
+    }
+    if (fmt && strcmp(fmt, "json") != 0 && strcmp(fmt, "tsv") != 0) {
+        ctld_reply_error(req, 400, "format", "format: '%.32s': use json or tsv", fmt);
         evhttp_clear_headers(&q);
         return;
     }
@@ -201,62 +295,43 @@ static void list(dr_ctld_t *c, struct evhttp_request *req)
     }
     if (n)
         qsort(hit, n, sizeof *hit, cmp_id);
-    list_ctx_t l = {evbuffer_new(), 0};
-    evbuffer_add_printf(l.b, "{\"jobs\":[");
-    for (size_t i = 0; i < n && l.n < limit; i++) {
-        char *s = ctld_job_json(c, hit[i]);
-        if (s)
-            list_add(&l, s);
-        free(s);
+    list_out_t *o = malloc(sizeof *o);
+    struct evbuffer *b = o ? evbuffer_new() : NULL;
+    if (!b) {
+        free(o);
+        free(hit);
+        evhttp_clear_headers(&q);
+        ctld_reply_error(req, 503, NULL, "out of memory");
+        return;
     }
+    o->c = c;
+    o->b = b;
+    o->tsv = fmt && strcmp(fmt, "tsv") == 0;
+    o->states = states;
+    o->now = dr_time_to_s(ctld_now(c));
+    o->n = o->stored = o->len = 0;
+    if (o->tsv)
+        out_put(o, DR_JOBLIST_HEADER, sizeof DR_JOBLIST_HEADER - 1);
+    else
+        out_put(o, "{\"jobs\":[", strlen("{\"jobs\":["));
+    for (size_t i = 0; i < n && o->n < limit; i++)
+        out_job(o, hit[i]);
     /* a listing cut at the limit says so: a client must not take it for all */
     bool truncated = n > limit;
     free(hit);
-    if (terminal_wanted && l.n < limit) {
-        /* the store's final JOB objects; filter their states here */
-        list_ctx_t t = {evbuffer_new(), 0};
-        size_t room = limit - l.n > SIZE_MAX ? SIZE_MAX : (size_t)(limit - l.n);
-        ctld_store_list_terminal(c, user, array, room, list_add, &t);
-        truncated |= t.n >= room && room != SIZE_MAX;
-        if (t.n) {
-            size_t len = evbuffer_get_length(t.b);
-            char *txt = malloc(len + 3);
-            if (txt) {
-                txt[0] = '[';
-                evbuffer_remove(t.b, txt + 1, len);
-                txt[len + 1] = ']';
-                txt[len + 2] = '\0';
-                json_t *a = json_loads(txt, 0, NULL);
-                size_t i;
-                json_t *v;
-                json_array_foreach(a, i, v)
-                {
-                    const char *st = json_string_value(json_object_get(v, "state"));
-                    if (!st || !state_in(states, st))
-                        continue;
-                    char *s = json_dumps(v, JSON_COMPACT | JSON_REAL_PRECISION(15));
-                    if (s)
-                        list_add(&l, s);
-                    free(s);
-                }
-                json_decref(a);
-                free(txt);
-            }
-        }
-        evbuffer_free(t.b);
+    if (terminal_wanted && o->n < limit) {
+        size_t room = limit - o->n > SIZE_MAX ? SIZE_MAX : (size_t)(limit - o->n);
+        ctld_store_list_terminal(c, user, array, room, out_stored, o);
+        truncated |= o->stored >= room && room != SIZE_MAX;
     }
-    evbuffer_add_printf(l.b, "],\"truncated\":%s}", truncated ? "true" : "false");
-    size_t len = evbuffer_get_length(l.b);
-    char *out = malloc(len + 1);
-    if (out) {
-        evbuffer_remove(l.b, out, len);
-        out[len] = '\0';
-        ctld_reply_json(req, 200, out);
-        free(out);
-    } else {
-        ctld_reply_error(req, 503, NULL, "out of memory");
-    }
-    evbuffer_free(l.b);
+    const char *tail = o->tsv      ? (truncated ? DR_JOBLIST_TRUNCATED : "")
+                       : truncated ? "],\"truncated\":true}\n"
+                                   : "],\"truncated\":false}\n";
+    out_put(o, tail, strlen(tail));
+    out_flush(o);
+    ctld_reply_buffer(req, 200, o->tsv ? DR_JOBLIST_CTYPE : "application/json", b);
+    evbuffer_free(b);
+    free(o);
     evhttp_clear_headers(&q);
 }
 

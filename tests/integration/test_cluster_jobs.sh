@@ -193,6 +193,19 @@ r=$(api GET '/v1/jobs?limit=0' | head -1)
 [ "$(echo "$r" | jq '[.jobs[] | select(.name | startswith("lim"))] | length')" = 3 ] &&
     [ "$(echo "$r" | jq .truncated)" = false ] && ok "limit=0: every job, not truncated" ||
     bad "limit 0: $(echo "$r" | head -c 200)"
+# the compact listing drover queue reads (format=tsv): a header, a row per job,
+# a last line #truncated when cut
+hdr=$(printf 'id\tname\tuser\tkind\tstate\tgpus\tgpu_type\tnodelist\ttime\treason')
+curl -s --unix-socket "$DROVER_SERVER" -D "$T/tsv.h" 'http://x/v1/jobs?limit=2&format=tsv' >"$T/tsv"
+grep -qi '^content-type: text/tab-separated-values' "$T/tsv.h" && [ "$(head -n 1 "$T/tsv")" = "$hdr" ] &&
+    [ "$(wc -l <"$T/tsv")" = 4 ] && [ "$(tail -n 1 "$T/tsv")" = "#truncated" ] &&
+    ok "format=tsv&limit=2: header, 2 rows, #truncated" || bad "tsv limit 2: $(cat "$T/tsv.h" "$T/tsv")"
+curl -s --unix-socket "$DROVER_SERVER" 'http://x/v1/jobs?limit=0&format=tsv' >"$T/tsv"
+[ "$(grep -cE "^[0-9]+$(printf '\t')lim[123]$(printf '\t')" "$T/tsv")" = 3 ] && ! grep -q '^#' "$T/tsv" &&
+    ok "format=tsv&limit=0: every job, not truncated" || bad "tsv limit 0: $(cat "$T/tsv")"
+r=$(api GET '/v1/jobs?format=xml')
+[ "$(echo "$r" | tail -n 1)" = 400 ] && echo "$r" | head -n 1 | jq -e '.field == "format"' >/dev/null &&
+    ok "format=xml: 400 naming format" || bad "format=xml: $r"
 "$DROVER" queue --limit 2 >"$T/q2" 2>"$T/q2.err"
 [ "$(tail -n +2 "$T/q2" | wc -l)" = 2 ] && grep -q "the first 2 jobs only" "$T/q2.err" &&
     ok "drover queue --limit 2: two rows and a note" || bad "queue --limit: $(cat "$T/q2" "$T/q2.err")"

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "drover/joblist.h"
 #include "drover/util.h"
 
 char *cli_fmt_duration(double secs, char *buf, size_t n)
@@ -140,8 +141,11 @@ int cli_table_init(cli_table_t *t, size_t ncols, const char *const *header)
     memset(t, 0, sizeof *t);
     t->ncols = ncols;
     t->right = calloc(ncols ? ncols : 1, sizeof *t->right);
-    if (!t->right)
+    t->width = calloc(ncols ? ncols : 1, sizeof *t->width);
+    if (!t->right || !t->width) {
+        cli_table_free(t);
         return DR_ENOMEM;
+    }
     return cli_table_add(t, header);
 }
 
@@ -149,46 +153,6 @@ void cli_table_right(cli_table_t *t, size_t col)
 {
     if (col < t->ncols)
         t->right[col] = true;
-}
-
-/* A copy of s with control characters (C0, DEL, and C1 in UTF-8) as '?'. */
-static char *clean_cell(const char *s)
-{
-    if (!s)
-        s = "";
-    char *c = dr_strdup(s);
-    if (!c)
-        return NULL;
-    size_t o = 0;
-    for (size_t i = 0; c[i]; i++) {
-        unsigned char ch = (unsigned char)c[i];
-        if (ch == 0xc2 && (unsigned char)c[i + 1] >= 0x80 && (unsigned char)c[i + 1] <= 0x9f) {
-            c[o++] = '?';
-            i++;
-        } else {
-            c[o++] = (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
-        }
-    }
-    c[o] = '\0';
-    return c;
-}
-
-int cli_table_add(cli_table_t *t, const char *const *row)
-{
-    size_t need = (t->nrows + 1) * t->ncols;
-    if (need > t->cap && dr_grow((void **)&t->cells, &t->cap, need, sizeof *t->cells) != 0)
-        return DR_ENOMEM;
-    char **r = t->cells + t->nrows * t->ncols;
-    for (size_t i = 0; i < t->ncols; i++) {
-        r[i] = clean_cell(row[i]);
-        if (!r[i]) {
-            while (i > 0)
-                free(r[--i]);
-            return DR_ENOMEM;
-        }
-    }
-    t->nrows++;
-    return DR_OK;
 }
 
 /* Characters, not bytes: UTF-8 continuation bytes do not count. */
@@ -200,34 +164,62 @@ static size_t text_width(const char *s)
     return w;
 }
 
-char *cli_table_render(const cli_table_t *t)
+/* s into out with control characters (C0, DEL, and C1 in UTF-8) as '?'
+ * (out has room for strlen(s) + 1); the length written. */
+static size_t clean_cell(const char *s, char *out)
 {
-    size_t *w = calloc(t->ncols ? t->ncols : 1, sizeof *w);
-    if (!w)
-        return NULL;
-    size_t total = 1;
-    for (size_t r = 0; r < t->nrows; r++)
-        for (size_t c = 0; c < t->ncols; c++) {
-            const char *cell = t->cells[r * t->ncols + c];
-            size_t cw = text_width(cell);
-            if (cw > w[c])
-                w[c] = cw;
-            total += strlen(cell);
+    size_t o = 0;
+    for (size_t i = 0; s[i]; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch == 0xc2 && (unsigned char)s[i + 1] >= 0x80 && (unsigned char)s[i + 1] <= 0x9f) {
+            out[o++] = '?';
+            i++;
+        } else {
+            out[o++] = (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
         }
+    }
+    out[o] = '\0';
+    return o;
+}
+
+int cli_table_add(cli_table_t *t, const char *const *row)
+{
+    size_t need = (t->nrows + 1) * t->ncols, bytes = 0;
+    if (need > t->cap && dr_grow((void **)&t->cells, &t->cap, need, sizeof *t->cells) != 0)
+        return DR_ENOMEM;
+    for (size_t i = 0; i < t->ncols; i++)
+        bytes += (row[i] ? strlen(row[i]) : 0) + 1;
+    if (dr_grow((void **)&t->text, &t->text_cap, t->text_len + bytes, 1) != 0)
+        return DR_ENOMEM;
+    size_t *r = t->cells + t->nrows * t->ncols;
+    for (size_t i = 0; i < t->ncols; i++) {
+        char *cell = t->text + t->text_len;
+        r[i] = t->text_len;
+        t->text_len += clean_cell(row[i] ? row[i] : "", cell) + 1;
+        size_t w = text_width(cell);
+        if (w > t->width[i])
+            t->width[i] = w;
+    }
+    t->nrows++;
+    return DR_OK;
+}
+
+char *cli_table_render_len(const cli_table_t *t, size_t *len)
+{
+    /* every row is at most the sum of the widths (in characters), their
+     * separators and the bytes beyond one per character in its cells */
     size_t line = 1;
     for (size_t c = 0; c < t->ncols; c++)
-        line += w[c] + 2;
-    total += t->nrows * line;
+        line += t->width[c] + 2;
+    size_t total = 1 + t->nrows * line + t->text_len;
     char *out = malloc(total), *o = out;
-    if (!out) {
-        free(w);
+    if (!out)
         return NULL;
-    }
     for (size_t r = 0; r < t->nrows; r++) {
         char *start = o;
         for (size_t c = 0; c < t->ncols; c++) {
-            const char *cell = t->cells[r * t->ncols + c];
-            size_t pad = w[c] - text_width(cell), len = strlen(cell);
+            const char *cell = t->text + t->cells[r * t->ncols + c];
+            size_t len_c = strlen(cell), pad = t->width[c] - text_width(cell);
             if (c) {
                 memcpy(o, "  ", 2);
                 o += 2;
@@ -236,8 +228,8 @@ char *cli_table_render(const cli_table_t *t)
                 memset(o, ' ', pad);
                 o += pad;
             }
-            memcpy(o, cell, len);
-            o += len;
+            memcpy(o, cell, len_c);
+            o += len_c;
             if (!t->right[c] && c + 1 < t->ncols) {
                 memset(o, ' ', pad);
                 o += pad;
@@ -248,15 +240,32 @@ char *cli_table_render(const cli_table_t *t)
         *o++ = '\n';
     }
     *o = '\0';
-    free(w);
+    if (len)
+        *len = (size_t)(o - out);
     return out;
+}
+
+char *cli_table_render(const cli_table_t *t)
+{
+    return cli_table_render_len(t, NULL);
+}
+
+int cli_table_print(const cli_table_t *t, FILE *f)
+{
+    size_t len;
+    char *out = cli_table_render_len(t, &len);
+    if (!out)
+        return DR_ENOMEM;
+    int rc = fwrite(out, 1, len, f) == len ? DR_OK : DR_EIO;
+    free(out);
+    return rc;
 }
 
 void cli_table_free(cli_table_t *t)
 {
-    for (size_t i = 0; i < t->nrows * t->ncols; i++)
-        free(t->cells[i]);
     free(t->cells);
+    free(t->text);
+    free(t->width);
     free(t->right);
     memset(t, 0, sizeof *t);
 }
@@ -322,18 +331,11 @@ char *cli_job_id(const json_t *job, char *buf, size_t n)
 
 char *cli_job_time(const json_t *job, double now, char *buf, size_t n)
 {
-    const char *st = cli_json_str(job, "state", "");
-    double start = cli_json_num(job, "start_time");
-    if (isnan(start) && (strcmp(st, "pending") == 0 || strcmp(st, "requeued") == 0)) {
-        double submit = cli_json_num(job, "submit_time");
-        return cli_fmt_duration(isnan(submit) ? NAN : now - submit, buf, n);
-    }
-    double el = cli_json_num(job, "elapsed");
-    if (isnan(el) && !isnan(start)) {
-        double end = cli_json_num(job, "end_time");
-        el = (isnan(end) ? now : end) - start;
-    }
-    return cli_fmt_duration(isnan(el) ? 0 : el, buf, n);
+    return cli_fmt_duration(
+        dr_joblist_time(cli_json_str(job, "state", ""), cli_json_num(job, "submit_time"),
+                        cli_json_num(job, "start_time"), cli_json_num(job, "end_time"),
+                        cli_json_num(job, "elapsed"), now),
+        buf, n);
 }
 
 static long long task_count(const json_t *tasks, const char *key)

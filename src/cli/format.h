@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <jansson.h>
 
@@ -34,8 +35,11 @@ char *cli_fmt_argv(const char *const *argv, size_t argc);
  * the table or drive the terminal. */
 typedef struct cli_table {
     size_t ncols;
-    char **cells; /* row-major; row 0 is the header */
+    size_t *cells; /* row-major offsets into text; row 0 is the header */
     size_t nrows, cap;
+    char *text; /* the cells as shown (cleaned), NUL-terminated, back to back */
+    size_t text_len, text_cap;
+    size_t *width; /* per column: its widest cell, in characters */
     bool *right;
 } cli_table_t;
 
@@ -43,8 +47,12 @@ int cli_table_init(cli_table_t *t, size_t ncols, const char *const *header);
 void cli_table_right(cli_table_t *t, size_t col);
 /* ncols cells; NULL is shown empty. */
 int cli_table_add(cli_table_t *t, const char *const *row);
-/* The table as text, one line per row ending in '\n'; malloc'd. */
+/* The table as text, one line per row ending in '\n'; malloc'd (and its
+ * length).  Linear in the table's size. */
 char *cli_table_render(const cli_table_t *t);
+char *cli_table_render_len(const cli_table_t *t, size_t *len);
+/* The table written to f with one fwrite: DR_OK, DR_ENOMEM or DR_EIO. */
+int cli_table_print(const cli_table_t *t, FILE *f);
 void cli_table_free(cli_table_t *t);
 
 /* --- JOB objects (docs/api.md) --- */

@@ -1,8 +1,8 @@
 /* test_cli_format.c - what the live-cluster verbs print: Slurm-style
  * durations, local times, ages, memory, shell-quoted commands, aligned
- * tables (control characters neutralised, UTF-8 widths), the reading of
- * JOB objects (terminal states, wait's exit statuses, ids, TIME, progress
- * lines), and the parsing of --server addresses. */
+ * tables (control characters neutralised, UTF-8 widths, printed whole),
+ * the reading of JOB objects (terminal states, wait's exit statuses, ids,
+ * TIME, progress lines), and the parsing of --server addresses. */
 #include "testutil.h"
 
 #include <math.h>
@@ -130,6 +130,38 @@ static void test_table(void **state)
     assert_int_equal(cli_table_add(&t, c1), DR_OK);
     s = render(&t);
     assert_string_equal(s, "A     B\n?31m  z\n");
+    free(s);
+    /* the same text with its length, and printed in one piece */
+    size_t len = 0;
+    s = cli_table_render_len(&t, &len);
+    assert_non_null(s);
+    assert_int_equal(len, strlen(s));
+    free(s);
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    assert_int_equal(cli_table_print(&t, f), DR_OK);
+    char got[64] = "";
+    rewind(f);
+    assert_int_equal(fread(got, 1, sizeof got - 1, f), strlen("A     B\n?31m  z\n"));
+    assert_string_equal(got, "A     B\n?31m  z\n");
+    fclose(f);
+    cli_table_free(&t);
+
+    /* many rows: the widths are kept as rows come, the text in one block */
+    static const char *const h3[] = {"N", "X"};
+    assert_int_equal(cli_table_init(&t, 2, h3), DR_OK);
+    cli_table_right(&t, 0);
+    for (int i = 0; i < 20000; i++) {
+        char n[16];
+        snprintf(n, sizeof n, "%d", i);
+        const char *row[] = {n, i % 2 ? "odd" : NULL};
+        assert_int_equal(cli_table_add(&t, row), DR_OK);
+    }
+    s = cli_table_render_len(&t, &len);
+    assert_non_null(s);
+    assert_int_equal(len, strlen(s));
+    tu_assert_contains(s, "    N  X\n    0\n    1  odd\n");
+    tu_assert_contains(s, "19999  odd\n");
     free(s);
     cli_table_free(&t);
 }

@@ -448,6 +448,42 @@ static int status_code(int status)
     }
 }
 
+/* A reply that is not 2xx: its "error" text, else its status and first
+ * line, into err. */
+static int reply_error(const cli_client_t *c, const cli_http_resp_t *r, const json_t *j,
+                       dr_err_t *err)
+{
+    const char *msg = error_text(j);
+    int rc;
+    if (msg) {
+        rc = dr_err_set(err, status_code(r->status), "%s", msg);
+    } else {
+        size_t line = r->body ? strcspn(r->body, "\r\n") : 0;
+        rc = dr_err_set(err, status_code(r->status), "HTTP %d %s from %s%s%.*s", r->status,
+                        r->reason, c->ep.display, line ? ": " : "", (int)(line > 200 ? 200 : line),
+                        r->body ? r->body : "");
+    }
+    if (r->status == 401 && !c->ep.is_unix && !c->token && err) {
+        size_t n = strlen(err->msg);
+        snprintf(err->msg + n, sizeof err->msg - n,
+                 " (no token: set DROVER_TOKEN, or run 'drover token' on the controller's "
+                 "host)");
+    }
+    return rc;
+}
+
+int cli_client_get(cli_client_t *c, const char *target, cli_http_resp_t *resp, dr_err_t *err)
+{
+    int rc = cli_client_request(c, "GET", target, NULL, NULL, 0, resp, err);
+    if (rc != DR_OK || (resp->status >= 200 && resp->status < 300))
+        return rc;
+    json_t *j = resp->body_len ? json_loadb(resp->body, resp->body_len, 0, NULL) : NULL;
+    rc = reply_error(c, resp, j, err);
+    json_decref(j);
+    cli_http_resp_free(resp);
+    return rc;
+}
+
 int cli_client_json(cli_client_t *c, const char *method, const char *target, json_t *body,
                     json_t **reply, dr_err_t *err)
 {
@@ -469,21 +505,7 @@ int cli_client_json(cli_client_t *c, const char *method, const char *target, jso
         rc = dr_err_set(err, DR_EINVAL, "%s: HTTP %d: the reply is not JSON%s%s", c->ep.display,
                         r.status, r.body_len ? ": " : "", r.body_len ? jerr.text : " (empty)");
     } else if (!ok) {
-        const char *msg = error_text(j);
-        if (msg)
-            rc = dr_err_set(err, status_code(r.status), "%s", msg);
-        else {
-            size_t line = r.body ? strcspn(r.body, "\r\n") : 0;
-            rc = dr_err_set(err, status_code(r.status), "HTTP %d %s from %s%s%.*s", r.status,
-                            r.reason, c->ep.display, line ? ": " : "",
-                            (int)(line > 200 ? 200 : line), r.body ? r.body : "");
-        }
-        if (r.status == 401 && !c->ep.is_unix && !c->token && err) {
-            size_t n = strlen(err->msg);
-            snprintf(err->msg + n, sizeof err->msg - n,
-                     " (no token: set DROVER_TOKEN, or run 'drover token' on the controller's "
-                     "host)");
-        }
+        rc = reply_error(c, &r, j, err);
     }
     cli_http_resp_free(&r);
     if (reply)

@@ -74,6 +74,11 @@ int cli_client_request(cli_client_t *c, const char *method, const char *target, 
 int cli_client_json(cli_client_t *c, const char *method, const char *target, json_t *body,
                     json_t **reply, dr_err_t *err);
 
+/* A GET whose reply need not be JSON (GET /v1/jobs?format=tsv): a 2xx reply
+ * is left in *resp (the caller frees it, and judges its Content-Type);
+ * anything else is an error as with cli_client_json. */
+int cli_client_get(cli_client_t *c, const char *target, cli_http_resp_t *resp, dr_err_t *err);
+
 /* Percent-encode a query value (malloc'd). */
 char *cli_url_escape(const char *s);
 

@@ -10,12 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/client.h"
 #include "cli/format.h"
+#include "drover/joblist.h"
 #include "drover/jobspec.h"
 #include "drover/util.h"
 
@@ -507,21 +509,79 @@ static bool state_in(const char *list, const char *state)
     return false;
 }
 
-static void tasks_summary(const json_t *tasks, char *buf, size_t n)
+/* The table being filled, and the filters the rows must pass: the server
+ * is asked to filter; this makes sure. */
+typedef struct queue_ctx {
+    cli_table_t t;
+    const char *want, *user;
+} queue_ctx_t;
+
+static int queue_add(queue_ctx_t *q, const char *const *f, double time_s)
 {
-    long long done = 0, v;
-    const char *k;
-    json_t *x;
-    json_object_foreach((json_t *)tasks, k, x)
-    {
-        v = json_is_integer(x) ? (long long)json_integer_value(x) : 0;
-        if (strcmp(k, "completed") == 0 || strcmp(k, "failed") == 0 || strcmp(k, "cancelled") == 0)
-            done += v;
+    if (q->want && !state_in(q->want, f[DR_JL_STATE]))
+        return DR_OK;
+    if (q->user && strcmp(f[DR_JL_USER], q->user) != 0)
+        return DR_OK;
+    char tm[32], reason[128]; /* a reason is shown up to 127 bytes */
+    snprintf(reason, sizeof reason, "%s", f[DR_JL_REASON]);
+    const char *nodes = f[DR_JL_NODES];
+    const char *row[] = {
+        f[DR_JL_ID],   f[DR_JL_NAME],        f[DR_JL_USER],
+        f[DR_JL_KIND], f[DR_JL_STATE],       f[DR_JL_GPUS],
+        f[DR_JL_TYPE], *nodes ? nodes : "-", cli_fmt_duration(time_s, tm, sizeof tm),
+        reason};
+    return cli_table_add(&q->t, row);
+}
+
+/* A row of GET /v1/jobs?format=tsv (dr_joblist_parse checked its numbers). */
+static int queue_tsv_row(void *ud, char *const *f)
+{
+    const char *t = f[DR_JL_TIME];
+    return queue_add(ud, (const char *const *)f, strcmp(t, "-") == 0 ? NAN : strtod(t, NULL));
+}
+
+/* A JOB object, from a controller that answers JSON to format=tsv (one
+ * from before it): the same row. */
+static int queue_json_row(queue_ctx_t *q, const json_t *j, double now)
+{
+    dr_joblist_row_t r;
+    dr_joblist_from_json(j, now, &r);
+    char gpus[32];
+    snprintf(gpus, sizeof gpus, "%llu", (unsigned long long)r.gpus);
+    const char *f[DR_JL_NCOLS] = {
+        [DR_JL_ID] = r.id,         [DR_JL_NAME] = r.name,      [DR_JL_USER] = r.user,
+        [DR_JL_KIND] = r.kind,     [DR_JL_STATE] = r.state,    [DR_JL_GPUS] = gpus,
+        [DR_JL_TYPE] = r.gpu_type, [DR_JL_NODES] = r.nodelist, [DR_JL_REASON] = r.reason};
+    return queue_add(q, f, r.time_s);
+}
+
+/* The reply to GET /v1/jobs?format=tsv into the table: rows, or JOB
+ * objects from an older controller.  *truncated: the listing was cut. */
+static int queue_fill(queue_ctx_t *q, cli_http_resp_t *r, bool *truncated, dr_err_t *err)
+{
+    const char *ct = cli_http_resp_header(r, "Content-Type");
+    if (ct && strncasecmp(ct, "text/tab-separated-values", 25) == 0) {
+        int rc = dr_joblist_parse(r->body, r->body_len, queue_tsv_row, q, truncated, err);
+        if (rc != DR_OK && err && err->code == DR_EINVAL)
+            dr_err_prefix(err, "the controller's job listing: ");
+        return rc;
     }
-    const json_t *total = json_object_get(tasks, "total"), *run = json_object_get(tasks, "running");
-    snprintf(buf, n, "%lld/%lld done, %lld running", done,
-             json_is_integer(total) ? (long long)json_integer_value(total) : 0,
-             json_is_integer(run) ? (long long)json_integer_value(run) : 0);
+    json_error_t je;
+    json_t *reply = json_loadb(r->body, r->body_len, 0, &je);
+    if (!reply)
+        return dr_err_set(err, DR_EINVAL, "HTTP %d: the reply is not JSON: %s", r->status, je.text);
+    double now = cli_wall_now();
+    size_t k;
+    json_t *j;
+    int rc = DR_OK;
+    json_array_foreach(json_object_get(reply, "jobs"), k, j)
+    {
+        if ((rc = queue_json_row(q, j, now)) != DR_OK)
+            break;
+    }
+    *truncated = json_is_true(json_object_get(reply, "truncated"));
+    json_decref(reply);
+    return rc;
 }
 
 int cli_queue(int argc, char **argv)
@@ -575,12 +635,13 @@ int cli_queue(int argc, char **argv)
         free(es);
         return fail_msg("out of memory");
     }
+    /* the table asks for the compact listing (rows, not JOB objects) */
     size_t tl = 96 + (eu ? strlen(eu) : 0) + (es ? strlen(es) : 0);
     char *target = malloc(tl);
     if (target)
-        snprintf(target, tl, "/v1/jobs?limit=%llu&%s%s%s%s%s", (unsigned long long)lim_v,
+        snprintf(target, tl, "/v1/jobs?limit=%llu&%s%s%s%s%s%s", (unsigned long long)lim_v,
                  es ? "state=" : "all=1", es ? es : "", eu ? "&" : "", eu ? "user=" : "",
-                 eu ? eu : "");
+                 eu ? eu : "", as_json ? "" : "&format=tsv");
     free(eu);
     free(es);
     if (!target)
@@ -593,78 +654,49 @@ int cli_queue(int argc, char **argv)
         return rc;
     }
     dr_err_t err = {0};
-    json_t *reply = NULL;
-    rc = cli_client_json(&c, "GET", target, NULL, &reply, &err);
-    cli_client_free(&c);
-    free(target);
-    if (rc != DR_OK) {
-        json_decref(reply);
-        return cli_fail(&err);
-    }
     if (as_json) {
+        json_t *reply = NULL;
+        rc = cli_client_json(&c, "GET", target, NULL, &reply, &err);
+        cli_client_free(&c);
+        free(target);
+        if (rc != DR_OK) {
+            json_decref(reply);
+            return cli_fail(&err);
+        }
         cli_print_json(reply);
         json_decref(reply);
         return 0;
     }
+    cli_http_resp_t r;
+    rc = cli_client_get(&c, target, &r, &err);
+    cli_client_free(&c);
+    free(target);
+    if (rc != DR_OK)
+        return cli_fail(&err);
     static const char *const head[] = {"ID",   "NAME", "USER",  "KIND", "STATE",
                                        "GPUS", "TYPE", "NODES", "TIME", "REASON"};
-    cli_table_t t;
-    if (cli_table_init(&t, 10, head) != DR_OK) {
-        json_decref(reply);
+    queue_ctx_t q = {.want = want, .user = user};
+    if (cli_table_init(&q.t, 10, head) != DR_OK) {
+        cli_http_resp_free(&r);
         return fail_msg("out of memory");
     }
-    cli_table_right(&t, 0);
-    cli_table_right(&t, 5);
-    cli_table_right(&t, 8);
-    double now = cli_wall_now();
-    size_t k;
-    json_t *j;
-    json_array_foreach(json_object_get(reply, "jobs"), k, j)
-    {
-        const char *st = cli_json_str(j, "state", "?");
-        if (want ? !state_in(want, st) : false)
-            continue; /* the server is asked to filter; this makes sure */
-        if (user && strcmp(cli_json_str(j, "user", ""), user) != 0)
-            continue;
-        char id[64], gpus[32], tm[32], reason[128];
-        cli_job_id(j, id, sizeof id);
-        const json_t *g = json_object_get(j, "gpus");
-        snprintf(gpus, sizeof gpus, "%lld",
-                 json_is_integer(g) ? (long long)json_integer_value(g) : 0);
-        const char *type = cli_json_str(j, "gpu_type", NULL);
-        if (!type || !*type)
-            type = cli_json_str(j, "gpu_types_requested", "any");
-        const char *nodes = cli_json_str(j, "nodelist", "");
-        snprintf(reason, sizeof reason, "%s", cli_json_str(j, "reason", ""));
-        const json_t *tasks = json_object_get(j, "tasks");
-        if (!reason[0] && json_is_object(tasks))
-            tasks_summary(tasks, reason, sizeof reason);
-        const char *row[] = {id,
-                             cli_json_str(j, "name", ""),
-                             cli_json_str(j, "user", ""),
-                             cli_json_str(j, "kind", ""),
-                             st,
-                             gpus,
-                             type,
-                             *nodes ? nodes : "-",
-                             cli_job_time(j, now, tm, sizeof tm),
-                             reason};
-        if (cli_table_add(&t, row) != DR_OK) {
-            cli_table_free(&t);
-            json_decref(reply);
-            return fail_msg("out of memory");
-        }
-    }
-    char *out = cli_table_render(&t);
-    if (out)
-        fputs(out, stdout);
-    free(out);
-    cli_table_free(&t);
-    if (json_is_true(json_object_get(reply, "truncated")))
+    cli_table_right(&q.t, 0);
+    cli_table_right(&q.t, 5);
+    cli_table_right(&q.t, 8);
+    bool truncated = false;
+    rc = queue_fill(&q, &r, &truncated, &err);
+    cli_http_resp_free(&r);
+    if (rc == DR_OK && (rc = cli_table_print(&q.t, stdout)) == DR_EIO)
+        dr_err_set(&err, DR_EIO, "writing the table: %s", strerror(errno));
+    cli_table_free(&q.t);
+    if (rc == DR_ENOMEM)
+        return fail_msg("out of memory");
+    if (rc != DR_OK)
+        return cli_fail(&err);
+    if (truncated)
         fprintf(stderr, "drover: note: the first %llu jobs only (--limit 0 for all)\n",
                 (unsigned long long)lim_v);
-    json_decref(reply);
-    return out ? 0 : fail_msg("out of memory");
+    return 0;
 }
 
 /* -------------------------------------------------------------------- show */

@@ -165,6 +165,9 @@ rc=$?
 status_check "queue: exit 0" 0
 req_check "queue: asks for the jobs that are not over" GET /v1/jobs \
     '.query.state == "pending,starting,running,completing,preempted,requeued"'
+# the fake answers JSON to format=tsv, as a controller from before it does:
+# the table is the same
+req_check "queue: asks for the compact listing" GET /v1/jobs '.query.format == "tsv"'
 head -n 1 "$T/out" | grep -qE '^ +ID  NAME +USER +KIND +STATE +GPUS  TYPE +NODES +TIME  REASON$' &&
     ok "queue: the header" || bad "queue header: $(head -n 1 "$T/out")"
 grep -qE '^ +42  train +alice +batch +running +8  H100-SXM +n1 +1:12$' "$T/out" &&
@@ -190,6 +193,7 @@ expect_fail "queue: an unknown state" 2 "--state 'done': not a job state" -- que
 "$DROVER" queue --json >"$T/out" 2>"$T/err"
 jq -e '.jobs | length == 9' "$T/out" >/dev/null 2>&1 && ok "queue --json: the server's JSON" ||
     bad "queue --json: $(head -c 300 "$T/out")"
+req_check "queue --json: asks for JSON" GET /v1/jobs '.query | has("format") | not'
 
 # --- show ---
 TZ=UTC "$DROVER" show 42 >"$T/out" 2>"$T/err"

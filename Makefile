@@ -48,6 +48,8 @@ demo-sim: bootstrap build
 
 bench: bootstrap build
 	build/bench/sim_scale
+	build/bench/ctld_scale --nodes 10000 --jobs 150000 --clients 16 --runtime 1800-3600 --duration 30 --kill-node
+	sh bench/vs_slurm
 
 lint:
 	@scripts/lint

@@ -64,7 +64,7 @@ typedef struct opts {
     const char *policy, *droverd, *min_pass, *heartbeat, *agent_timeout;
     double rt_lo, rt_hi; /* simulated run time, uniform in [lo, hi] */
     double duration, idle;
-    bool kill_node, json, keep, quick;
+    bool kill_node, json, keep, quick, check;
 } opts_t;
 
 enum { A_CONNECTING, A_HELLO, A_UP, A_CLOSED };
@@ -1011,6 +1011,9 @@ static void usage(FILE *f)
             "  --min-pass-interval DUR  droverd --min-pass-interval (default droverd's, 5ms)\n"
             "  --droverd PATH       (default: ../droverd beside this tool)\n"
             "  --quick              500 nodes, 5000 jobs, 10 s windows, --kill-node\n"
+            "  --check              exit 1 unless jobs kept starting in the steady window,\n"
+            "                       every agent stayed connected, no frame was refused and\n"
+            "                       (with --kill-node) the lost node's jobs all ran elsewhere\n"
             "  --json               one JSON object on stdout\n"
             "  --keep               keep the temporary directory (droverd.log, the store)\n");
 }
@@ -1049,6 +1052,7 @@ static int parse_opts(int argc, char **argv, const char *self)
         O_MINPASS,
         O_DROVERD,
         O_QUICK,
+        O_CHECK,
         O_JSON,
         O_KEEP,
         O_HELP
@@ -1068,6 +1072,7 @@ static int parse_opts(int argc, char **argv, const char *self)
                                        {"min-pass-interval", required_argument, NULL, O_MINPASS},
                                        {"droverd", required_argument, NULL, O_DROVERD},
                                        {"quick", no_argument, NULL, O_QUICK},
+                                       {"check", no_argument, NULL, O_CHECK},
                                        {"json", no_argument, NULL, O_JSON},
                                        {"keep", no_argument, NULL, O_KEEP},
                                        {"help", no_argument, NULL, O_HELP},
@@ -1101,6 +1106,7 @@ static int parse_opts(int argc, char **argv, const char *self)
         case O_MINPASS: o->min_pass = optarg; break;
         case O_DROVERD: o->droverd = optarg; break;
         case O_QUICK: quick = true; break;
+        case O_CHECK: o->check = true; break;
         case O_JSON: o->json = true; break;
         case O_KEEP: o->keep = true; break;
         case O_HELP: usage(stdout); exit(0);
@@ -1365,6 +1371,19 @@ int main(int argc, char **argv)
         printf("%s\n", txt);
         free(txt);
         json_decref(o);
+    }
+    if (g.o.check) {
+        /* the smoke test's claims (ctest bench/ctld_scale_quick) */
+        if (st.jl1 == st.jl0)
+            fail("--check: no job launched in the steady window (%llu in all)",
+                 (unsigned long long)g.job_launches);
+        if (g.lost_conns)
+            fail("--check: %u agent connections lost", g.lost_conns);
+        if (g.frames_dropped || g.bad_body)
+            fail("--check: %llu frames dropped, %llu bad bodies",
+                 (unsigned long long)g.frames_dropped, (unsigned long long)g.bad_body);
+        if (g.o.kill_node && g.nback < nwatch)
+            fail("--check: %d of the lost node's %d jobs ran elsewhere", g.nback, nwatch);
     }
     /* the agents go first: droverd sees them close, then stops */
     for (uint32_t i = 0; i < g.o.nodes; i++)

@@ -62,8 +62,15 @@ typedef struct cres {
     int type;
     int pool;     /* DR_NONE = on-prem */
     double price; /* USD per GPU-hour */
-    double *slot; /* free time of each GPU in the plan, seconds from now, ascending */
+    /* free time of each GPU in the plan, seconds from now: a binary
+     * min-heap, so that booking a job costs O(g log GPUs) and not the
+     * O(GPUs) of the sorted array it was (37 ms a pass at 80,000 GPUs,
+     * over 30 s with 100,000 pending jobs); only the g-th smallest value
+     * is ever read (start_on), so the plan is the same multiset */
+    double *slot;
     size_t nslot, slot_cap;
+    size_t *frontier; /* start_on's scratch */
+    size_t frontier_cap;
     cshape_t *shape;
     size_t nshape, shape_cap;
     /* pools */
@@ -161,6 +168,7 @@ static void cpol_destroy(void *state)
         return;
     for (size_t r = 0; r < 2 * DR_MAX_GPU_TYPES; r++) {
         free(d->res[r].slot);
+        free(d->res[r].frontier);
         free(d->res[r].shape);
     }
     free(d->run);
@@ -226,6 +234,44 @@ static double type_price(const dr_cluster_t *c, unsigned t)
     return mx > 0 ? mx : 1;
 }
 
+static void heap_down(double *h, size_t n, size_t i)
+{
+    double x = h[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && h[c + 1] < h[c])
+            c++;
+        if (!(h[c] < x))
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = x;
+}
+
+static void heap_up(double *h, size_t i)
+{
+    double x = h[i];
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!(x < h[p]))
+            break;
+        h[i] = h[p];
+        i = p;
+    }
+    h[i] = x;
+}
+
+static void heapify(double *h, size_t n)
+{
+    for (size_t i = n / 2; i-- > 0;)
+        heap_down(h, n, i);
+}
+
+/* Append n slots free at t (heap order restored by the caller: heapify
+ * after building, heap_up after a claim). */
 static int add_slots(cres_t *r, double t, size_t n)
 {
     if (dr_grow((void **)&r->slot, &r->slot_cap, r->nslot + n, sizeof *r->slot) != 0)
@@ -262,12 +308,6 @@ static bool shape_ok(const cres_t *r, const dr_job_t *j)
             nodes += s->count;
     }
     return q->nodes == 0 ? gpus >= q->gpus_per_node : nodes >= q->nodes;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 /* Pool nodes a job needs. */
@@ -358,18 +398,63 @@ static int build(cpol_t *d, const dr_sched_view_t *v)
     for (size_t k = 0; k < d->nres && rc == DR_OK; k++) {
         rc = add_slots(&d->res[k], 0, avail[k]);
         if (d->res[k].nslot > 1) /* an empty resource has no slot array at all */
-            qsort(d->res[k].slot, d->res[k].nslot, sizeof *d->res[k].slot, cmp_double);
+            heapify(d->res[k].slot, d->res[k].nslot);
     }
     return rc;
 }
 
-/* Earliest start for g GPUs on r in the plan (INFINITY if too few). */
-static double start_on(const cres_t *r, uint32_t g)
+/* Earliest start for g GPUs on r in the plan (INFINITY if too few): the
+ * g-th smallest free time, found by walking the heap from its root with a
+ * frontier of candidate nodes kept as a min-heap (O(g log g)). */
+static double start_on(cres_t *r, uint32_t g)
 {
-    return g == 0 ? 0 : r->nslot >= g ? r->slot[g - 1] : INFINITY;
+    if (g == 0)
+        return 0;
+    if (r->nslot < g)
+        return INFINITY;
+    if (g == 1)
+        return r->slot[0];
+    if (dr_grow((void **)&r->frontier, &r->frontier_cap, (size_t)g + 1, sizeof *r->frontier) != 0)
+        return INFINITY; /* out of memory: this type is not planned on this pass */
+    const double *h = r->slot;
+    size_t *f = r->frontier, nf = 1;
+    f[0] = 0;
+    double v = 0;
+    for (uint32_t k = 0; k < g; k++) {
+        size_t top = f[0];
+        v = h[top];
+        /* pop the frontier's minimum (sift the last entry down from the root) */
+        f[0] = f[--nf];
+        for (size_t i = 0;;) {
+            size_t c = 2 * i + 1;
+            if (c >= nf)
+                break;
+            if (c + 1 < nf && h[f[c + 1]] < h[f[c]])
+                c++;
+            if (!(h[f[c]] < h[f[i]]))
+                break;
+            size_t t = f[i];
+            f[i] = f[c];
+            f[c] = t;
+            i = c;
+        }
+        /* push top's children (each sifted up) */
+        for (size_t c = 2 * top + 1; c <= 2 * top + 2 && c < r->nslot; c++) {
+            size_t i = nf++;
+            f[i] = c;
+            while (i > 0 && h[f[i]] < h[f[(i - 1) / 2]]) {
+                size_t p = (i - 1) / 2, t = f[i];
+                f[i] = f[p];
+                f[p] = t;
+                i = p;
+            }
+        }
+    }
+    return v;
 }
 
-/* Book the g earliest slots from start s to s + dur (slots stay sorted). */
+/* Book the g earliest slots from start s to s + dur: they leave the plan
+ * and g slots free at s + dur join it. */
 static void book(cres_t *r, uint32_t g, double s, double dur)
 {
     if (g == 0 || r->nslot < g)
@@ -377,12 +462,14 @@ static void book(cres_t *r, uint32_t g, double s, double dur)
     double end = s + dur;
     if (!isfinite(end))
         end = 1e18;
-    size_t pos = g;
-    while (pos < r->nslot && r->slot[pos] < end)
-        pos++;
-    memmove(r->slot, r->slot + g, (pos - g) * sizeof *r->slot);
-    for (size_t i = pos - g; i < pos; i++)
-        r->slot[i] = end;
+    for (uint32_t i = 0; i < g; i++) {
+        r->slot[0] = r->slot[--r->nslot];
+        heap_down(r->slot, r->nslot, 0);
+    }
+    for (uint32_t i = 0; i < g; i++) {
+        r->slot[r->nslot] = end;
+        heap_up(r->slot, r->nslot++);
+    }
 }
 
 /* Hide node i for the placement at hand (restored by unhide_all). */
@@ -578,9 +665,10 @@ static int claim(cres_t *r, const dr_job_t *j)
     uint32_t nn = pool_nodes_for(r, j);
     r->claim += nn;
     r->cloud_left -= nn;
+    size_t before = r->nslot;
     int rc = add_slots(r, r->delay_s, (size_t)nn * r->gpn);
-    if (rc == DR_OK && r->nslot > 1)
-        qsort(r->slot, r->nslot, sizeof *r->slot, cmp_double);
+    for (size_t i = before; rc == DR_OK && i < r->nslot; i++)
+        heap_up(r->slot, i);
     return rc;
 }
 

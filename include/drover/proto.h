@@ -57,6 +57,9 @@ typedef enum dr_msg_type {
     DR_MSG_STEP_REQ = 10,    /* start a job step: one task per rank */
     DR_MSG_STEP_CANCEL = 11, /* stop a step (srun got SIGINT/SIGTERM or went away) */
     DR_MSG_STEP_STATE = 12,  /* ctld -> agent -> srun: accepted, refused, done */
+    /* --signal (docs/jobspec.md): the job's warning signal */
+    DR_MSG_SIGNAL = 13,   /* ctld -> agent: send it now (preemption, drain) */
+    DR_MSG_SIGNALED = 14, /* agent -> ctld: it sent it by itself (time limit, checkpoint round) */
     DR_MSG_NTYPES
 } dr_msg_type_t;
 
@@ -253,6 +256,18 @@ typedef struct dr_msg_launch {
      * Ranks are numbered across the job's generation, steps included, so
      * (job, gen, rank) still names one process. */
     uint32_t step;
+    /* --signal=[B:]SIG[@SECS]: 0 = none.  The agent sends SIG itself
+     * signal_secs before the time limit (when there is one) and, with
+     * ckpt_every_ns > 0, every ckpt_every_ns, the first time ckpt_next_ns
+     * after the start (a step's task joins the job's rounds); the
+     * controller asks for it before a preemption or a drain (SIGNAL).
+     * signal_batch (B:): only the batch shell's main process gets it (a
+     * step's task: nothing), else the rank's whole process group. */
+    int32_t signal;
+    uint32_t signal_secs;
+    bool signal_batch;
+    int64_t ckpt_every_ns;
+    int64_t ckpt_next_ns;
 } dr_msg_launch_t;
 
 typedef struct dr_msg_kill {
@@ -272,6 +287,28 @@ typedef enum dr_end_why {
     DR_END_LAUNCH = 3,  /* could not be started (detail says why) */
     DR_END_NWHY
 } dr_end_why_t;
+
+/* Why a job got its warning signal (dr_msg_signal_t.why). */
+typedef enum dr_sig_why {
+    DR_SIG_LIMIT = 0,   /* signal_secs before its time limit (the agent's timer) */
+    DR_SIG_CKPT = 1,    /* a checkpoint interval came round (the agent's timer) */
+    DR_SIG_PREEMPT = 2, /* the controller stops it soon (preemption) */
+    DR_SIG_DRAIN = 3,   /* one of its nodes is being drained */
+    DR_SIG_NWHY
+} dr_sig_why_t;
+
+/* SIGNAL (ctld -> agent): send the warning signal to the ranks of (job,
+ * gen) here now, each as its LAUNCH said (signal_batch); rank and t_ns are
+ * 0.  SIGNALED (agent -> ctld): the agent sent it to rank `rank` at t_ns by
+ * itself.  why: dr_sig_why_t, signal: 1..64 (the receiver checks both). */
+typedef struct dr_msg_signal {
+    uint64_t job;
+    uint32_t gen;
+    uint32_t rank;
+    int32_t signal;
+    uint32_t why;
+    int64_t t_ns;
+} dr_msg_signal_t;
 
 typedef struct dr_msg_job_state {
     uint64_t job;
@@ -366,6 +403,7 @@ DR_MSG_DECLARE(reject)
 DR_MSG_DECLARE(step_req)
 DR_MSG_DECLARE(step_cancel)
 DR_MSG_DECLARE(step_state)
+DR_MSG_DECLARE(signal)
 #undef DR_MSG_DECLARE
 
 /* Encode message m of `type` and frame it in one step (*out malloc'd). */

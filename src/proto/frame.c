@@ -32,6 +32,8 @@ const char *dr_msg_type_name(int type)
     case DR_MSG_STEP_REQ: return "step_req";
     case DR_MSG_STEP_CANCEL: return "step_cancel";
     case DR_MSG_STEP_STATE: return "step_state";
+    case DR_MSG_SIGNAL: return "signal";
+    case DR_MSG_SIGNALED: return "signaled";
     default: return "unknown";
     }
 }

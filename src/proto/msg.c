@@ -149,6 +149,11 @@ static const field_t launch_f[] = {
     U32(dr_msg_launch_t, port),
     TEXT(dr_msg_launch_t, ready),
     U32(dr_msg_launch_t, step),
+    I32(dr_msg_launch_t, signal),
+    U32(dr_msg_launch_t, signal_secs),
+    BOOL(dr_msg_launch_t, signal_batch),
+    I64(dr_msg_launch_t, ckpt_every_ns),
+    I64(dr_msg_launch_t, ckpt_next_ns),
 };
 static const field_t kill_f[] = {
     U64(dr_msg_kill_t, job),      U32(dr_msg_kill_t, gen),    I32(dr_msg_kill_t, signal),
@@ -206,6 +211,14 @@ static const field_t step_state_f[] = {
     I32(dr_msg_step_state_t, status),
     STR(dr_msg_step_state_t, detail),
 };
+static const field_t signal_f[] = {
+    U64(dr_msg_signal_t, job),
+    U32(dr_msg_signal_t, gen),
+    U32(dr_msg_signal_t, rank),
+    I32(dr_msg_signal_t, signal),
+    U32(dr_msg_signal_t, why),
+    I64(dr_msg_signal_t, t_ns),
+};
 
 static const msgdesc_t hello_d = DESC(dr_msg_hello_t, "hello", hello_f);
 static const msgdesc_t welcome_d = DESC(dr_msg_welcome_t, "welcome", welcome_f);
@@ -219,6 +232,7 @@ static const msgdesc_t reject_d = DESC(dr_msg_reject_t, "reject", reject_f);
 static const msgdesc_t step_req_d = DESC(dr_msg_step_req_t, "step_req", step_req_f);
 static const msgdesc_t step_cancel_d = DESC(dr_msg_step_cancel_t, "step_cancel", step_cancel_f);
 static const msgdesc_t step_state_d = DESC(dr_msg_step_state_t, "step_state", step_state_f);
+static const msgdesc_t signal_d = DESC(dr_msg_signal_t, "signal", signal_f);
 /* clang-format on */
 
 /* ---- errors: "launch: argv[3]: not a string" ---- */
@@ -678,6 +692,7 @@ MSG_DEFINE(reject)
 MSG_DEFINE(step_req)
 MSG_DEFINE(step_cancel)
 MSG_DEFINE(step_state)
+MSG_DEFINE(signal)
 
 static const msgdesc_t *desc_of(int type)
 {
@@ -694,6 +709,8 @@ static const msgdesc_t *desc_of(int type)
     case DR_MSG_STEP_REQ: return &step_req_d;
     case DR_MSG_STEP_CANCEL: return &step_cancel_d;
     case DR_MSG_STEP_STATE: return &step_state_d;
+    case DR_MSG_SIGNAL:
+    case DR_MSG_SIGNALED: return &signal_d; /* one body, two directions */
     default: return NULL;
     }
 }

@@ -56,6 +56,7 @@ typedef union fp_any {
     dr_msg_step_req_t step_req;
     dr_msg_step_cancel_t step_cancel;
     dr_msg_step_state_t step_state;
+    dr_msg_signal_t signal;
 } fp_any_t;
 
 typedef struct fp_msg {
@@ -90,6 +91,7 @@ FP_WRAP(reject)
 FP_WRAP(step_req)
 FP_WRAP(step_cancel)
 FP_WRAP(step_state)
+FP_WRAP(signal)
 #undef FP_WRAP
 
 #define FP_ENTRY(T, name)                                                                          \
@@ -109,6 +111,8 @@ static const fp_msg_t fp_msgs[DR_MSG_NTYPES] = {
     [DR_MSG_STEP_REQ] = FP_ENTRY(DR_MSG_STEP_REQ, step_req),
     [DR_MSG_STEP_CANCEL] = FP_ENTRY(DR_MSG_STEP_CANCEL, step_cancel),
     [DR_MSG_STEP_STATE] = FP_ENTRY(DR_MSG_STEP_STATE, step_state),
+    [DR_MSG_SIGNAL] = FP_ENTRY(DR_MSG_SIGNAL, signal),
+    [DR_MSG_SIGNALED] = FP_ENTRY(DR_MSG_SIGNALED, signal),
 };
 #undef FP_ENTRY
 

@@ -151,7 +151,12 @@ static dr_msg_launch_t s_launch(void)
                              .mem_mb = 65536,
                              .port = 29501,
                              .ready = "http:/healthz",
-                             .step = 2};
+                             .step = 2,
+                             .signal = 10,
+                             .signal_secs = 120,
+                             .signal_batch = true,
+                             .ckpt_every_ns = 1800000000000LL,
+                             .ckpt_next_ns = 600000000000LL};
 }
 
 static dr_msg_kill_t s_kill(void)
@@ -211,6 +216,11 @@ static dr_msg_step_state_t s_step_state(void)
     return (dr_msg_step_state_t){42, 3, 9, DR_STEP_DONE, 1, 4, 2, 137, "task 3 on n2: signal 9"};
 }
 
+static dr_msg_signal_t s_signal(void)
+{
+    return (dr_msg_signal_t){42, 3, 1, 10, DR_SIG_PREEMPT, 1733000000123456789LL};
+}
+
 /* The sample of a type, in *any. */
 static void sample(int type, fp_any_t *a)
 {
@@ -228,6 +238,11 @@ static void sample(int type, fp_any_t *a)
     case DR_MSG_STEP_REQ: a->step_req = s_step_req(); break;
     case DR_MSG_STEP_CANCEL: a->step_cancel = s_step_cancel(); break;
     case DR_MSG_STEP_STATE: a->step_state = s_step_state(); break;
+    case DR_MSG_SIGNAL: a->signal = s_signal(); break;
+    case DR_MSG_SIGNALED:
+        a->signal = s_signal();
+        a->signal.why = DR_SIG_CKPT;
+        break;
     default: fail_msg("no sample for type %d", type);
     }
 }
@@ -310,9 +325,9 @@ static void expect_parses(int type, const char *body)
 static void test_type_names(void **state)
 {
     (void)state;
-    const char *want[] = {"unknown",  "hello",       "welcome",   "register", "heartbeat",
-                          "launch",   "kill",        "job_state", "ack",      "reject",
-                          "step_req", "step_cancel", "step_state"};
+    const char *want[] = {"unknown",  "hello",       "welcome",    "register", "heartbeat",
+                          "launch",   "kill",        "job_state",  "ack",      "reject",
+                          "step_req", "step_cancel", "step_state", "signal",   "signaled"};
     for (int t = 0; t < DR_MSG_NTYPES; t++)
         assert_string_equal(dr_msg_type_name(t), want[t]);
     assert_string_equal(dr_msg_type_name(DR_MSG_NTYPES), "unknown");
@@ -886,7 +901,18 @@ static void test_wire_format(void **state)
     tu_assert_contains(j, "\"argv\":[\"/bin/sh\",\"-c\",\"echo \\\"h\\\\i\\\" \xc3\xbcn\xc3\xaf\","
                           "\"\"],\"env\":[\"PATH=/usr/bin\"");
     tu_assert_contains(j, "\"gpus\":[0,3,4294967295],\"time_limit_ns\":3600000000000,");
+    tu_assert_contains(j, "\"signal\":10,\"signal_secs\":120,\"signal_batch\":true,"
+                          "\"ckpt_every_ns\":1800000000000,\"ckpt_next_ns\":600000000000}");
     free(j);
+    /* SIGNAL and SIGNALED share one body */
+    j = sample_json(DR_MSG_SIGNAL);
+    assert_string_equal(j, "{\"job\":42,\"gen\":3,\"rank\":1,\"signal\":10,\"why\":2,"
+                           "\"t_ns\":1733000000123456789}");
+    free(j);
+    expect_sample_refused(DR_MSG_SIGNALED, "\"why\":1", "\"why\":-1",
+                          "signal: why: -1 out of range [0, 4294967295]");
+    expect_sample_refused(DR_MSG_LAUNCH, "\"signal_batch\":true", "\"signal_batch\":1",
+                          "launch: signal_batch: not a boolean");
 }
 
 static void test_parse_fields(void **state)

@@ -111,6 +111,7 @@ static void job_free(dr_agent_t *a, dr_agent_job_t *j)
     if (j->script)
         dr_agent_file_put(a, j->script);
     dr_agent_ready_stop(j);
+    dr_agent_warn_stop(j);
     free(j->ready_check);
     free(j->detail);
     free(j->cgroup);

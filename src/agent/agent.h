@@ -56,12 +56,24 @@ typedef struct dr_agent_job {
     int ready_fails;           /* failed probes in a row */
     struct event *ready_ev;    /* next probe */
     struct bufferevent *probe; /* the probe in flight, NULL if none */
+    /* --signal (warn.c): the warning signal (0 = none), B: (only a batch
+     * shell's main process), the checkpoint interval (0 = none) */
+    int warn_sig;
+    bool warn_batch;
+    int64_t warn_every_ns;
+    uint32_t warn_rounds;  /* checkpoint rounds signalled so far */
+    struct event *warn_ev; /* SECS before the time limit */
+    struct event *ckpt_ev; /* the next checkpoint round */
 } dr_agent_job_t;
 
 /* Called when a rank started (started=true) or ended (false). */
 typedef void (*dr_agent_notify_fn)(struct dr_agent *a, const dr_agent_job_t *j, bool started);
 /* Called when a replica's readiness changed (j->ready). */
 typedef void (*dr_agent_ready_fn)(struct dr_agent *a, const dr_agent_job_t *j);
+/* Called when the agent sent a rank its warning signal by itself (why:
+ * DR_SIG_LIMIT or DR_SIG_CKPT). */
+typedef void (*dr_agent_warned_fn)(struct dr_agent *a, const dr_agent_job_t *j, uint32_t why,
+                                   int64_t t_ns);
 
 typedef struct dr_agent {
     char *name; /* node name (log prefix, DROVER_NODENAME) */
@@ -78,8 +90,9 @@ typedef struct dr_agent {
     bool cg_limits;       /* memory/cpu controllers enabled for job cgroups */
     char cg_base[PATH_MAX];
 
-    dr_agent_notify_fn notify;      /* may be NULL */
-    dr_agent_ready_fn notify_ready; /* may be NULL */
+    dr_agent_notify_fn notify;        /* may be NULL */
+    dr_agent_ready_fn notify_ready;   /* may be NULL */
+    dr_agent_warned_fn notify_warned; /* may be NULL */
     void *notify_ctx;
 
     struct event *sigchld_ev, *sigterm_ev, *sigint_ev, *stop_ev;
@@ -223,6 +236,20 @@ void dr_agent_job_arm_limit(dr_agent_t *a, dr_agent_job_t *j, int64_t limit_ns);
 int dr_agent_kill(dr_agent_t *a, const dr_msg_kill_t *k);
 /* Mark a rank ended and report it. */
 void dr_agent_job_ended(dr_agent_t *a, dr_agent_job_t *j);
+
+/* ---- warn.c: --signal, the warning before a job is stopped ---- */
+
+/* A rank just started: arm its warning SECS before its time limit and its
+ * checkpoint rounds, as its LAUNCH says (nothing without a signal). */
+void dr_agent_warn_arm(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_t *l);
+/* The rank ended: no more warnings. */
+void dr_agent_warn_stop(dr_agent_job_t *j);
+/* Send sig to one running rank as its LAUNCH said: B: its main process
+ * alone (a step's task: nothing), else its process group.  true if sent. */
+bool dr_agent_warn_send(dr_agent_t *a, dr_agent_job_t *j, int sig);
+/* The controller's SIGNAL: every running rank of (job, gen) here.
+ * Returns how many got it. */
+int dr_agent_signal(dr_agent_t *a, const dr_msg_signal_t *m);
 
 /* ---- ready.c: readiness checks of service replicas ---- */
 

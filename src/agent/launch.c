@@ -529,6 +529,7 @@ int dr_agent_launch(dr_agent_t *a, const dr_msg_launch_t *l, dr_err_t *err)
                  j->gen, j->rank, l->nranks, (long)pid, l->argv[0], l->argc > 1 ? " ..." : "");
     if (l->time_limit_ns > 0)
         dr_agent_job_arm_limit(a, j, l->time_limit_ns);
+    dr_agent_warn_arm(a, j, l);
     if (a->notify)
         a->notify(a, j, true);
     if (dr_agent_ready_start(a, j, l->port, l->ready) != 0)

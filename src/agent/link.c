@@ -205,6 +205,21 @@ static void link_notify(dr_agent_t *a, const dr_agent_job_t *j, bool started)
         link_send_state(l, j, started);
 }
 
+/* A warning signal the agent sent by itself (warn.c): for the job's events. */
+static void link_notify_warned(dr_agent_t *a, const dr_agent_job_t *j, uint32_t why, int64_t t_ns)
+{
+    dr_agent_link_t *l = a->link;
+    if (!l || l->state != LINK_UP)
+        return; /* a report for the event log only: nothing depends on it */
+    dr_msg_signal_t m = {.job = j->job,
+                         .gen = j->gen,
+                         .rank = j->rank,
+                         .signal = j->warn_sig,
+                         .why = why,
+                         .t_ns = t_ns};
+    link_send(l, DR_MSG_SIGNALED, &m);
+}
+
 /* Read the cache directory into *now; a failure is logged once (until a
  * scan works again) and reads as an empty cache. */
 static void link_scan_cache(dr_agent_link_t *l, dr_strvec_t *now)
@@ -481,6 +496,22 @@ static void link_on_kill(dr_agent_link_t *l, const dr_frame_t *f)
     dr_msg_kill_free(&m);
 }
 
+static void link_on_signal(dr_agent_link_t *l, const dr_frame_t *f)
+{
+    dr_msg_signal_t m;
+    dr_err_t err = {0};
+    if (dr_msg_signal_parse(&m, f->body, f->len, &err) != 0 || m.signal <= 0 || m.signal > 64 ||
+        (m.why != DR_SIG_PREEMPT && m.why != DR_SIG_DRAIN)) {
+        l->s.stats.bad_body++;
+        dr_agent_log(l->a, "bad SIGNAL ignored: %s",
+                     err.msg[0] ? err.msg : "signal or why out of range");
+        dr_msg_signal_free(&m);
+        return;
+    }
+    (void)dr_agent_signal(l->a, &m);
+    dr_msg_signal_free(&m);
+}
+
 static void link_on_ack(dr_agent_link_t *l, const dr_frame_t *f)
 {
     dr_agent_t *a = l->a;
@@ -551,6 +582,7 @@ static void link_on_frame(dr_agent_link_t *l, const dr_frame_t *f)
     switch (f->type) {
     case DR_MSG_LAUNCH: link_on_launch(l, f); break;
     case DR_MSG_KILL: link_on_kill(l, f); break;
+    case DR_MSG_SIGNAL: link_on_signal(l, f); break;
     case DR_MSG_ACK: link_on_ack(l, f); break;
     case DR_MSG_STEP_STATE: link_on_step_state(l, f); break;
     default: dr_agent_log(l->a, "unexpected %s ignored", dr_msg_type_name(f->type)); break;
@@ -696,6 +728,7 @@ int dr_agent_link_start(dr_agent_t *a, const dr_agent_link_opts_t *o, dr_err_t *
     }
     a->notify = link_notify;
     a->notify_ready = link_notify_ready;
+    a->notify_warned = link_notify_warned;
     link_connect(l);
     return 0;
 }
@@ -727,6 +760,8 @@ void dr_agent_link_free(dr_agent_t *a)
         a->notify = NULL;
     if (a->notify_ready == link_notify_ready)
         a->notify_ready = NULL;
+    if (a->notify_warned == link_notify_warned)
+        a->notify_warned = NULL;
     a->link = NULL;
 }
 

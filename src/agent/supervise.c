@@ -61,6 +61,7 @@ void dr_agent_job_ended(dr_agent_t *a, dr_agent_job_t *j)
 {
     j->running = false;
     dr_agent_ready_stop(j);
+    dr_agent_warn_stop(j);
     j->end_ns = dr_agent_now_ns();
     if (j->hostfile) {
         dr_agent_file_put(a, j->hostfile);

@@ -30,6 +30,8 @@ typedef struct fx {
     uint8_t why;
     char detail[512];
     bool timed_out;
+    int nwarned; /* warnings the agent sent by itself (warn.c) */
+    uint32_t warn_why;
     char *logbuf;
     size_t loglen;
 } fx_t;
@@ -50,6 +52,14 @@ static void fx_notify(dr_agent_t *a, const dr_agent_job_t *j, bool started)
     event_base_loopbreak(a->base);
 }
 
+static void fx_warned(dr_agent_t *a, const dr_agent_job_t *j, uint32_t why, int64_t t_ns)
+{
+    fx_t *fx = a->notify_ctx;
+    (void)j, (void)t_ns;
+    fx->nwarned++;
+    fx->warn_why = why;
+}
+
 static int setup(void **state)
 {
     fx_t *fx = calloc(1, sizeof *fx);
@@ -59,6 +69,7 @@ static int setup(void **state)
     dr_err_t err = {0};
     assert_int_equal(dr_agent_init(&fx->a, fx->base, "n1", &err), 0);
     fx->a.notify = fx_notify;
+    fx->a.notify_warned = fx_warned;
     fx->a.notify_ctx = fx;
     snprintf(fx->dir, sizeof fx->dir, "/tmp/test_agent_XXXXXX");
     assert_non_null(mkdtemp(fx->dir));
@@ -530,6 +541,126 @@ static void test_kill(void **state)
     assert_int_equal(dr_agent_kill(&fx->a, &unknown), 0);
 }
 
+/* ---- --signal (warn.c) ---- */
+
+/* sh that appends `tag` to DIR/name on SIGUSR1, says it is ready by
+ * creating DIR/ready_name, then loops. */
+static const char *usr1_trap(const fx_t *fx, const char *tag, const char *name,
+                             const char *ready_name)
+{
+    static char buf[2][768];
+    static int k;
+    k = (k + 1) % 2;
+    snprintf(buf[k], sizeof buf[k],
+             "trap 'echo %s >> %s' USR1; touch %s; while :; do sleep 0.05; done", tag,
+             fx_path(fx, name), fx_path(fx, ready_name));
+    return buf[k];
+}
+
+static int count_lines(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    int n = 0, ch;
+    while ((ch = fgetc(f)) != EOF)
+        n += ch == '\n';
+    fclose(f);
+    return n;
+}
+
+/* --signal=USR1@1 with a 1.5 s limit: the trap runs about 0.5 s in, once,
+ * and is reported as the limit's warning; the limit still ends it. */
+static void test_warn_before_limit(void **state)
+{
+    fx_t *fx = *state;
+    char *argv[] = {"/bin/sh", "-c", (char *)usr1_trap(fx, "w", "warned", "ready"), NULL};
+    dr_msg_launch_t l = mk_launch(fx, 71, argv);
+    l.time_limit_ns = 1500 * 1000000LL;
+    l.signal = SIGUSR1;
+    l.signal_secs = 1;
+    dr_err_t err = {0};
+    double t0 = now_s();
+    assert_int_equal(dr_agent_launch(&fx->a, &l, &err), 0);
+    assert_true(fx_wait_file(fx, "ready", 3000));
+    assert_true(fx_wait_file(fx, "warned", 3000));
+    double dt = now_s() - t0;
+    assert_true(dt >= 0.45 && dt < 1.4);
+    assert_int_equal(fx->nwarned, 1);
+    assert_int_equal(fx->warn_why, DR_SIG_LIMIT);
+    assert_int_equal(fx->nended, 0);
+    assert_true(fx_run_until(fx, &fx->nended, 1, 5000));
+    assert_int_equal(fx->why, DR_END_TIMEOUT);
+    assert_int_equal(count_lines(fx_path(fx, "warned")), 1);
+    assert_int_equal(fx->nwarned, 1);
+}
+
+/* --checkpoint-every 300 ms: a round every 300 ms from the start, each
+ * reported; none after the end. */
+static void test_warn_ckpt_rounds(void **state)
+{
+    fx_t *fx = *state;
+    char *argv[] = {"/bin/sh", "-c", (char *)usr1_trap(fx, "c", "rounds", "ready"), NULL};
+    dr_msg_launch_t l = mk_launch(fx, 72, argv);
+    l.signal = SIGUSR1;
+    l.signal_secs = 60; /* no time limit: no limit warning */
+    l.ckpt_every_ns = 300 * 1000000LL;
+    dr_err_t err = {0};
+    assert_int_equal(dr_agent_launch(&fx->a, &l, &err), 0);
+    assert_true(fx_wait_file(fx, "ready", 3000));
+    fx_spin(fx, 1050);
+    int n = fx->nwarned;
+    assert_true(n >= 2 && n <= 4);
+    assert_int_equal(fx->warn_why, DR_SIG_CKPT);
+    dr_msg_kill_t k = {.job = 72, .gen = 1, .signal = SIGTERM, .grace_ns = 1000000000LL};
+    assert_int_equal(dr_agent_kill(&fx->a, &k), 1);
+    assert_true(fx_run_until(fx, &fx->nended, 1, 5000));
+    fx_spin(fx, 400);
+    assert_int_equal(fx->nwarned, n);                         /* the rounds stopped with the rank */
+    assert_true(count_lines(fx_path(fx, "rounds")) >= n - 1); /* a trap may race the kill */
+}
+
+/* The controller's SIGNAL: without B: the whole process group gets it (a
+ * child with a trap of its own too), with B: the main process alone;
+ * another generation of the job gets nothing. */
+static void test_warn_signal_batch(void **state)
+{
+    fx_t *fx = *state;
+    char inner[2][768], outer[2][1800];
+    for (int b = 0; b < 2; b++) {
+        snprintf(inner[b], sizeof inner[b], "%s",
+                 usr1_trap(fx, "child", b ? "gb" : "ga", b ? "cb" : "ca"));
+        snprintf(outer[b], sizeof outer[b],
+                 "trap 'echo main >> %s' USR1; /bin/sh -c \"%s\" & "
+                 "while :; do sleep 0.05; done",
+                 fx_path(fx, b ? "gb" : "ga"), inner[b]);
+    }
+    char *argv_a[] = {"/bin/sh", "-c", outer[0], NULL};
+    char *argv_b[] = {"/bin/sh", "-c", outer[1], NULL};
+    dr_msg_launch_t la = mk_launch(fx, 73, argv_a), lb = mk_launch(fx, 74, argv_b);
+    la.signal = lb.signal = SIGUSR1;
+    lb.signal_batch = true;
+    dr_err_t err = {0};
+    assert_int_equal(dr_agent_launch(&fx->a, &la, &err), 0);
+    assert_int_equal(dr_agent_launch(&fx->a, &lb, &err), 0);
+    assert_true(fx_wait_file(fx, "ca", 3000) && fx_wait_file(fx, "cb", 3000));
+    fx_spin(fx, 100); /* the outer traps are set before the children start */
+    dr_msg_signal_t m = {.job = 73, .gen = 2, .signal = SIGUSR1, .why = DR_SIG_PREEMPT};
+    assert_int_equal(dr_agent_signal(&fx->a, &m), 0);
+    m.gen = 1;
+    assert_int_equal(dr_agent_signal(&fx->a, &m), 1);
+    m.job = 74;
+    m.why = DR_SIG_DRAIN;
+    assert_int_equal(dr_agent_signal(&fx->a, &m), 1);
+    fx_spin(fx, 400);
+    char *ga = tu_read(fx_path(fx, "ga"), NULL), *gb = tu_read(fx_path(fx, "gb"), NULL);
+    assert_true(strstr(ga, "main") && strstr(ga, "child"));
+    assert_true(strstr(gb, "main") && !strstr(gb, "child"));
+    free(ga);
+    free(gb);
+    assert_int_equal(fx->nwarned, 0); /* asked for: the controller records it itself */
+}
+
 /* The time limit and a KILL race: the first cause is what is reported. */
 static void test_first_cause_sticks(void **state)
 {
@@ -762,6 +893,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_time_limit_grace, setup, teardown),
         cmocka_unit_test_setup_teardown(test_grandchild_killed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kill, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_warn_before_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_warn_ckpt_rounds, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_warn_signal_batch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_first_cause_sticks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop_kills_everything, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop_shortens_grace, setup, teardown),

@@ -125,7 +125,14 @@ typedef struct dr_cluster {
      * (0: not given, the core's default of 7 days; DR_TIME_NEVER: no
      * decay). */
     dr_time_t fairshare_half_life;
+    /* PreemptGrace=: how long a preempted job with --signal may take to
+     * stop by itself at most (its signal's lead, capped by this); 0 = no
+     * wait.  preempt_grace_set false: DR_PREEMPT_GRACE_DEFAULT. */
+    dr_time_t preempt_grace;
+    bool preempt_grace_set;
 } dr_cluster_t;
+
+#define DR_PREEMPT_GRACE_DEFAULT (120 * DR_NSEC_PER_SEC)
 
 void dr_cluster_init(dr_cluster_t *c);
 void dr_cluster_free(dr_cluster_t *c);

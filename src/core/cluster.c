@@ -249,6 +249,8 @@ int dr_cluster_copy(dr_cluster_t *dst, const dr_cluster_t *src, dr_err_t *err)
     dr_cluster_init(dst);
     memcpy(dst->policy, src->policy, sizeof dst->policy);
     dst->fairshare_half_life = src->fairshare_half_life;
+    dst->preempt_grace = src->preempt_grace;
+    dst->preempt_grace_set = src->preempt_grace_set;
     for (size_t i = 0; i < src->ntypes; i++)
         if (dr_cluster_add_type(dst, &src->types[i], err) < 0)
             goto fail;

@@ -34,7 +34,8 @@ enum {
     K_PARTNAME,
     K_ACCOUNT,
     K_FSHALF,
-    K_NKINDS = K_FSHALF + 1, /* the keys above start a line */
+    K_PGRACE,
+    K_NKINDS = K_PGRACE + 1, /* the keys above start a line */
     K_GPUS = K_NKINDS,
     K_CPUS,
     K_MEMGB,
@@ -81,6 +82,7 @@ static const char *const key_names[K_N] = {"NodeName",
                                            "PartitionName",
                                            "Account",
                                            "FairShareHalfLife",
+                                           "PreemptGrace",
                                            "Gpus",
                                            "Cpus",
                                            "MemGB",
@@ -135,6 +137,7 @@ static const uint64_t kind_keys[K_NKINDS] = {
     [K_ACCOUNT] =
         KB(K_ACCOUNT) | KB(K_MAXRUNGPUS) | KB(K_MAXRUNGPUS_T) | KB(K_MAXQUEUED) | KB(K_SHARES),
     [K_FSHALF] = KB(K_FSHALF),
+    [K_PGRACE] = KB(K_PGRACE),
 };
 
 static int key_lookup(const char *k)
@@ -1139,6 +1142,25 @@ static int cf_fshalf(cf_t *p)
     return DR_OK;
 }
 
+/* PreemptGrace=DURATION: the longest a preempted job's --signal lead is
+ * waited for before it is stopped (seconds, or with a unit: "2m"); 0: no
+ * wait (preempted jobs are stopped at once, signal or not).  Not given:
+ * DR_PREEMPT_GRACE_DEFAULT. */
+static int cf_pgrace(cf_t *p)
+{
+    const cf_tok_t *t = p->by_key[K_PGRACE];
+    if (p->c->preempt_grace_set)
+        return TOK_ERR(p, t, "given twice");
+    dr_err_t e = {0};
+    dr_time_t g;
+    if (dr_duration_parse_err(t->val, &g, &e) != 0)
+        return TOK_ERR(p, t, "'%.64s' is not a duration (seconds, or with a unit: 90s, 2m)",
+                       t->val);
+    p->c->preempt_grace = g;
+    p->c->preempt_grace_set = true;
+    return DR_OK;
+}
+
 /* Slurm's time limits (MaxTime=, DefaultTime=): minutes, MM:SS, HH:MM:SS,
  * D-HH[:MM[:SS]], UNLIMITED / INFINITE (0), as the job-field vocabulary
  * reads --time. */
@@ -1389,11 +1411,10 @@ static int cf_statement(cf_t *p)
         return DR_OK;
     }
     if (kind < 0 || kind >= K_NKINDS)
-        return TOK_ERR(
-            p, first,
-            "unknown line kind (a line starts with NodeName=, SwitchName=, GpuType=, "
-            "Pool=, PartitionName=, Account=, FairShareHalfLife= or SchedulerPolicy=, or is "
-            "a slurm.conf parameter)");
+        return TOK_ERR(p, first,
+                       "unknown line kind (a line starts with NodeName=, SwitchName=, GpuType=, "
+                       "Pool=, PartitionName=, Account=, FairShareHalfLife=, PreemptGrace= or "
+                       "SchedulerPolicy=, or is a slurm.conf parameter)");
     memset(p->by_key, 0, sizeof p->by_key);
     for (size_t i = 0; i < p->ntoks; i++) {
         const cf_tok_t *t = &p->toks[i];
@@ -1425,6 +1446,7 @@ static int cf_statement(cf_t *p)
     case K_PARTNAME: return cf_partname(p);
     case K_ACCOUNT: return cf_account(p);
     case K_FSHALF: return cf_fshalf(p);
+    case K_PGRACE: return cf_pgrace(p);
     default: return cf_pool(p);
     }
 }

@@ -403,12 +403,12 @@ static void test_errors_syntax(void **state)
     expect_err("# nothing\n\n", DR_EINVAL, "test.conf: no nodes (add NodeName= or Pool= lines)");
     expect_err(N1 "Color=red\n", DR_EINVAL,
                "test.conf:2: Color: unknown line kind (a line starts with NodeName=, "
-               "SwitchName=, GpuType=, Pool=, PartitionName=, Account=, FairShareHalfLife= or "
-               "SchedulerPolicy=, or is a slurm.conf parameter)");
+               "SwitchName=, GpuType=, Pool=, PartitionName=, Account=, FairShareHalfLife=, "
+               "PreemptGrace= or SchedulerPolicy=, or is a slurm.conf parameter)");
     expect_err(N1 "Cpus=8 NodeName=x\n", DR_EINVAL,
                "test.conf:2: Cpus: unknown line kind (a line starts with NodeName=, "
-               "SwitchName=, GpuType=, Pool=, PartitionName=, Account=, FairShareHalfLife= or "
-               "SchedulerPolicy=, or is a slurm.conf parameter)");
+               "SwitchName=, GpuType=, Pool=, PartitionName=, Account=, FairShareHalfLife=, "
+               "PreemptGrace= or SchedulerPolicy=, or is a slurm.conf parameter)");
     expect_err("NodeName=a Cpus=1 MemGB=1 Color=red\n", DR_EINVAL,
                "test.conf:1: Color: unknown key");
     expect_err("NodeName=a Cpus=1 MemGB=1 Pool=x\n", DR_EINVAL,
@@ -433,8 +433,8 @@ static void test_errors_syntax(void **state)
                "test.conf:3: MemGB: 'lots' is not a number");
     expect_err(N1 "NodeName=x Cpus=1 MemGB=1 \\\n\n  Bogus=1\n", DR_EINVAL,
                "test.conf:4: Bogus: unknown line kind (a line starts with NodeName=, "
-               "SwitchName=, GpuType=, Pool=, PartitionName=, Account=, FairShareHalfLife= or "
-               "SchedulerPolicy=, or is a slurm.conf parameter)");
+               "SwitchName=, GpuType=, Pool=, PartitionName=, Account=, FairShareHalfLife=, "
+               "PreemptGrace= or SchedulerPolicy=, or is a slurm.conf parameter)");
     /* unquoted, '#' starts a comment */
     expect_err("GpuType=\"Z#1\"\nNodeName=z1 Gpus=Z#1:2 Cpus=1 MemGB=1\n", DR_EINVAL,
                "test.conf:2: Gpus: expected TYPE:COUNT, got 'Z'");
@@ -826,6 +826,33 @@ static void test_fairshare_half_life(void **st)
                "D-HH:MM:SS or UNLIMITED)");
 }
 
+/* PreemptGrace=: a duration (plain numbers are seconds); 0 = no wait; not
+ * given = the default (preempt_grace_set false). */
+static void test_preempt_grace(void **st)
+{
+    (void)st;
+    dr_cluster_t c;
+    tu_cluster(&c, N1 "PreemptGrace=45\n");
+    assert_true(c.preempt_grace_set && c.preempt_grace == 45 * DR_NSEC_PER_SEC);
+    dr_cluster_free(&c);
+    tu_cluster(&c, N1 "PreemptGrace=2m\n");
+    assert_true(c.preempt_grace == 120 * DR_NSEC_PER_SEC);
+    dr_cluster_free(&c);
+    tu_cluster(&c, N1 "PreemptGrace=0\n");
+    assert_true(c.preempt_grace_set && c.preempt_grace == 0);
+    dr_cluster_free(&c);
+    tu_cluster(&c, N1);
+    assert_false(c.preempt_grace_set);
+    dr_cluster_free(&c);
+    expect_err(N1 "PreemptGrace=1\nPreemptGrace=3\n", DR_EINVAL,
+               "test.conf:3: PreemptGrace: given twice");
+    expect_err(N1 "PreemptGrace=soon\n", DR_EINVAL,
+               "test.conf:2: PreemptGrace: 'soon' is not a duration (seconds, or with a unit: "
+               "90s, 2m)");
+    expect_err(N1 "PreemptGrace=5 Cpus=2\n", DR_EINVAL,
+               "test.conf:2: Cpus: not allowed on a PreemptGrace line");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -852,6 +879,7 @@ int main(void)
         cmocka_unit_test(test_openb_errors),
         cmocka_unit_test(test_accounts),
         cmocka_unit_test(test_fairshare_half_life),
+        cmocka_unit_test(test_preempt_grace),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

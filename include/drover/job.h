@@ -180,6 +180,11 @@ double dr_job_work_done(const dr_job_t *j, dr_time_t now);
  * (it restarted from a checkpoint, or from nothing) plus the progress of
  * every full ckpt_every of running since then. */
 double dr_job_ckpt_progress(const dr_job_t *j, dr_time_t now);
+/* Running time a stop at now would lose: since the last checkpoint, every
+ * ckpt_every of running since the last start (since that start when it
+ * declares none; 0 when it is not running).  What a policy weighs when it
+ * chooses whom to preempt. */
+double dr_job_lost_s(const dr_job_t *j, dr_time_t now);
 /* Bring work_done up to date at now and set a new rate (0 = stopped). */
 void dr_job_set_rate(dr_job_t *j, dr_time_t now, double rate);
 

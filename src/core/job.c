@@ -166,6 +166,14 @@ double dr_job_ckpt_progress(const dr_job_t *j, dr_time_t now)
     return j->work_done + j->work_rate * dr_time_to_s(saved);
 }
 
+double dr_job_lost_s(const dr_job_t *j, dr_time_t now)
+{
+    if ((j->state != DR_JOB_RUNNING && j->state != DR_JOB_STARTING) || now <= j->start)
+        return 0;
+    dr_time_t ran = now - j->start;
+    return dr_time_to_s(j->ckpt_every > 0 ? ran % j->ckpt_every : ran);
+}
+
 void dr_job_set_rate(dr_job_t *j, dr_time_t now, double rate)
 {
     if (j->work_rate > 0 && now > j->work_t) {

@@ -523,22 +523,27 @@ static int place_on(cpol_t *d, const dr_sched_view_t *v, dr_job_t *j, const cres
     return dr_sched_decide_start(v->sched, j, &a);
 }
 
-/* May running job x make room for a service?  Jobs without a deadline may
- * (those with the most work left first: a restart costs them least
- * relative to what remains); jobs with one only while their slack is at
- * least twice their remaining time.  Returns the eviction key (lower goes
- * first), or -1. */
+/* May running job x make room for a service?  Jobs without a deadline may,
+ * those that lose the least work first - the running time since their last
+ * checkpoint (all of it for a job that declares none), in whole seconds -
+ * then those with the most work left (a restart costs them least relative
+ * to what remains); jobs with a deadline only while their slack is at
+ * least twice their remaining time, after every job without one.  Returns
+ * the eviction key (lower goes first), or -1. */
+#define VICTIM_DEADLINE_KEY 2e9 /* above any lost time (capped at 1e9 s) */
 static double victim_key(const cpol_t *d, const dr_sched_view_t *v, const dr_job_t *x)
 {
     if (x->kind == DR_KIND_SERVE || x->state != DR_JOB_RUNNING)
         return -1;
     double rem = remaining_s(d, v, x, x->alloc.type);
-    if (x->deadline <= 0)
-        return 1.0 / (1.0 + (isfinite(rem) ? rem : 1e18));
+    if (x->deadline <= 0) {
+        double lost = dr_job_lost_s(x, v->now);
+        return floor(lost < 1e9 ? lost : 1e9) + 1.0 / (1.0 + (isfinite(rem) ? rem : 1e18));
+    }
     double slack = dr_time_to_s(x->deadline - v->now) - rem;
     if (!(slack >= 2 * rem))
         return -1;
-    return 1.0 + 1.0 / (1.0 + slack);
+    return VICTIM_DEADLINE_KEY + 1.0 / (1.0 + slack);
 }
 
 /* A possible victim's GPUs on one node. */

@@ -394,6 +394,38 @@ static void test_services_start_at_once(void **st)
     dr_cluster_free(&c);
 }
 
+/* A service needs one of two busy GPUs: the job that loses the least
+ * work goes (the one that checkpointed 100 s ago), although the other has
+ * more work left (what used to decide alone). */
+static void test_victim_least_lost(void **st)
+{
+    (void)st;
+    dr_cluster_t c;
+    tu_cluster(&c, "NodeName=h1 Gpus=H100:2 Cpus=16 MemGB=128\n");
+    dr_workload_t wl;
+    wl_init(&wl);
+    uint32_t k = rates(&wl, 1, 1, 1);
+    dr_job_t *j = add(&wl, 1, 0, 1, k, 7200, 0);
+    j->kind = DR_KIND_BATCH; /* no checkpoints: loses all 1100 s */
+    j = add(&wl, 2, 0, 1, k, 3600, 0);
+    j->ckpt_every = dr_time_from_s(1000); /* loses 100 s */
+    add_service(&wl, 10, 1100, 1, 600, "");
+    tu_workload_ready(&wl, &c);
+    dr_sim_result_t r;
+    tu_sim(&c, &wl, "cost", &r);
+    check_log(&r);
+    size_t pre[3] = {0};
+    for (size_t i = 0; i < r.log.n; i++)
+        if (r.log.ev[i].to == DR_JOB_PREEMPTED && r.log.ev[i].job < 3)
+            pre[r.log.ev[i].job]++;
+    assert_int_equal(pre[1], 0);
+    assert_int_equal(pre[2], 1);
+    assert_true(fabs(start_s(&r, 10) - 1100) < 1e-6);
+    dr_sim_result_free(&r);
+    dr_workload_free(&wl);
+    dr_cluster_free(&c);
+}
+
 /* A spot node lost to the provider: its job is requeued with its progress
  * and finishes elsewhere, the bill stops at the loss. */
 static void test_spot_interruption(void **st)
@@ -585,6 +617,7 @@ int main(void)
         cmocka_unit_test(test_cheapest_type_meeting_deadline),
         cmocka_unit_test(test_no_deadline_cheapest_first),
         cmocka_unit_test(test_services_start_at_once),
+        cmocka_unit_test(test_victim_least_lost),
         cmocka_unit_test(test_spot_interruption),
         cmocka_unit_test(test_driver_lists),
         cmocka_unit_test(test_invariants_random),

@@ -130,6 +130,25 @@ static void test_ckpt_progress(void **st)
     assert_true(dr_job_ckpt_progress(&j, dr_time_from_s(2000)) == 950.0);
 }
 
+/* What a stop would lose: the running time since the last checkpoint
+ * (since the start without checkpoints); nothing when not running. */
+static void test_lost_s(void **st)
+{
+    (void)st;
+    dr_job_t j;
+    dr_job_init(&j);
+    j.start = dr_time_from_s(100);
+    assert_true(dr_job_lost_s(&j, dr_time_from_s(1000)) == 0.0); /* pending */
+    j.state = DR_JOB_RUNNING;
+    assert_true(dr_job_lost_s(&j, dr_time_from_s(1000)) == 900.0);
+    assert_true(dr_job_lost_s(&j, dr_time_from_s(50)) == 0.0);
+    j.ckpt_every = dr_time_from_s(300);
+    assert_true(dr_job_lost_s(&j, dr_time_from_s(399)) == 299.0);
+    assert_true(dr_job_lost_s(&j, dr_time_from_s(400)) == 0.0);
+    assert_true(dr_job_lost_s(&j, dr_time_from_s(1000)) == 0.0);
+    assert_true(dr_job_lost_s(&j, dr_time_from_s(1060)) == 60.0);
+}
+
 static void test_array(void **st)
 {
     (void)st;
@@ -374,11 +393,17 @@ static void test_duration_strict(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_transitions_table), cmocka_unit_test(test_names),
-        cmocka_unit_test(test_validate),          cmocka_unit_test(test_progress),
-        cmocka_unit_test(test_ckpt_progress),     cmocka_unit_test(test_array),
-        cmocka_unit_test(test_array_overflow),    cmocka_unit_test(test_duration_strict),
-        cmocka_unit_test(test_duration),          cmocka_unit_test(test_duration_units),
+        cmocka_unit_test(test_transitions_table),
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_validate),
+        cmocka_unit_test(test_progress),
+        cmocka_unit_test(test_ckpt_progress),
+        cmocka_unit_test(test_lost_s),
+        cmocka_unit_test(test_array),
+        cmocka_unit_test(test_array_overflow),
+        cmocka_unit_test(test_duration_strict),
+        cmocka_unit_test(test_duration),
+        cmocka_unit_test(test_duration_units),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -660,13 +660,14 @@ size_t dr_jobspec_unsupported(const dr_jobspec_t *s, char *buf, size_t len)
             snprintf(num, sizeof num, "%d", (int)s->signal_num);
             name = num;
         }
-        if (s->signal_batch)
+        /* B: is honoured (docs/jobspec.md); without a time limit (here or
+         * from the partition) nor a checkpoint interval it is sent only
+         * before a preemption or a drain */
+        if (!s->time_limit && !s->ckpt_every)
             note(&o,
-                 "--signal=B:%s@%u: sent to all of the job's processes, not only the batch "
-                 "shell\n",
-                 name, (unsigned)s->signal_secs);
-        if (!s->time_limit)
-            note(&o, "--signal=%s%s@%u: the job has no time limit, so it is never sent\n",
+                 "--signal=%s%s@%u: the job has no time limit here (its partition may give "
+                 "one) and no --checkpoint-every, so it is sent only before a preemption or a "
+                 "drain\n",
                  s->signal_batch ? "B:" : "", name, (unsigned)s->signal_secs);
     }
     if (s->exclusive > 0)

@@ -151,6 +151,15 @@ static void on_register(ctld_agent_t *a, const dr_frame_t *f)
     for (uint32_t i = 0; i < m.nheld; i++) {
         const dr_msg_held_t *h = &m.held[i];
         ctld_job_t *cj = current(c, a->node, h->job, h->gen, h->rank);
+        ctld_job_t *sj = cj ? NULL : ctld_stop_rank(c, a->node, h->job, h->gen, h->rank);
+        if (sj) { /* preempted and stopping (stop.c): it runs on until its lead is over */
+            if (!h->running) {
+                sj->ranks[h->rank].ended = true;
+                ack(c, a->node, h->job, h->gen, h->rank);
+                ctld_turn_schedule(c);
+            }
+            continue;
+        }
         if (!cj) {
             if (h->running)
                 kill_stale(c, a->node, h->job, h->gen, "stale generation");
@@ -192,7 +201,8 @@ static void on_register(ctld_agent_t *a, const dr_frame_t *f)
                 dr_msg_job_state_t js = {.exit_code = -1, .why = DR_END_KILLED, .detail = ""};
                 ctld_rank_ended(c, cj, r, &js);
             } else if (!cj->ranks[r].started) {
-                ctld_launch_rank(c, cj, r); /* the launch never arrived */
+                if (!cj->launch_wait)           /* held for a stopping job (stop.c): not yet */
+                    ctld_launch_rank(c, cj, r); /* the launch never arrived */
             } else {
                 dr_msg_job_state_t js = {.exit_code = -1,
                                          .signal = 0,
@@ -241,7 +251,14 @@ static void on_job_state(ctld_agent_t *a, const dr_frame_t *f)
         return;
     }
     ctld_job_t *cj = current(c, a->node, m.job, m.gen, m.rank);
-    if (!cj) {
+    ctld_job_t *sj = cj ? NULL : ctld_stop_rank(c, a->node, m.job, m.gen, m.rank);
+    if (sj) { /* a rank of a job stopping after a preemption (stop.c) */
+        if (!m.started) {
+            sj->ranks[m.rank].ended = true;
+            ack(c, a->node, m.job, m.gen, m.rank);
+            ctld_turn_schedule(c);
+        }
+    } else if (!cj) {
         if (m.started)
             kill_stale(c, a->node, m.job, m.gen, "stale generation");
         else
@@ -255,6 +272,26 @@ static void on_job_state(ctld_agent_t *a, const dr_frame_t *f)
         ack(c, a->node, m.job, m.gen, m.rank);
     }
     dr_msg_job_state_free(&m);
+}
+
+/* The agent sent a job's --signal by itself (before its time limit, at a
+ * checkpoint round): for the job's events. */
+static void on_signaled(ctld_agent_t *a, const dr_frame_t *f)
+{
+    dr_msg_signal_t m = {0};
+    dr_err_t err = {0};
+    if (dr_msg_signal_parse(&m, f->body, f->len, &err) != DR_OK || m.signal <= 0 || m.signal > 64 ||
+        (m.why != DR_SIG_LIMIT && m.why != DR_SIG_CKPT)) {
+        a->sess.stats.bad_body++;
+        ctld_log("agent %s: bad SIGNALED: %s", a->addr,
+                 err.msg[0] ? err.msg : "signal or why out of range");
+        dr_msg_signal_free(&m);
+        return;
+    }
+    ctld_job_t *cj = current(a->c, a->node, m.job, m.gen, m.rank);
+    if (cj)
+        ctld_job_warned(a->c, cj, &m);
+    dr_msg_signal_free(&m);
 }
 
 /* srun on the agent's node asks for a step; the agent vouches for the
@@ -310,6 +347,10 @@ void ctld_agent_msg(ctld_agent_t *a, const dr_frame_t *f)
     case DR_MSG_STEP_REQ:
         if (a->registered)
             on_step_req(a, f);
+        break;
+    case DR_MSG_SIGNALED:
+        if (a->registered)
+            on_signaled(a, f);
         break;
     case DR_MSG_STEP_CANCEL:
         if (a->registered)

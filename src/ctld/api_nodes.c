@@ -74,11 +74,14 @@ static void drain(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *wh
     json_decref(o);
     dr_node_state_t want = on ? DR_NODE_DRAIN : n->agent ? DR_NODE_UP : DR_NODE_DRAIN;
     dr_err_t err = {0};
+    bool was_up = c->cl.nodes[i].state == DR_NODE_UP;
     if (c->cl.nodes[i].state != want &&
         dr_sched_node_set_state(c->sched, i, want, ctld_now(c), &err) != DR_OK) {
         ctld_reply_error(req, 409, NULL, "%s", err.msg);
         return;
     }
+    if (on && was_up) /* its jobs with --signal are warned; the drain waits for their ends */
+        ctld_drain_signal(c, i);
     ctld_want_pass(c);
     char *s = ctld_node_json(c, i);
     ctld_reply_json(req, 200, s);

@@ -138,6 +138,17 @@ typedef struct ctld_job {
     bool dirty_listed;
     bool evict;        /* terminal and written: may leave memory */
     bool evict_listed; /* in c->evictq */
+    /* --signal (stop.c).  A preempted job with a signal is signalled and
+     * stopped stop_at (its lead, capped by PreemptGrace=); until its ranks
+     * have ended it stays out of the scheduler (stopping) and the jobs the
+     * pass started on its GPUs wait (launch_wait: their LAUNCHes are held). */
+    dr_alloc_t run_alloc; /* the current run's slots (kept for jobs with a signal) */
+    bool stopping;
+    bool launch_wait;
+    dr_time_t stop_at;      /* KILL then; 0 once sent */
+    dr_time_t stop_give_up; /* its reports are not coming (agent gone): over anyway */
+    uint32_t warn_round;    /* the last checkpoint round in its events (this generation) */
+    bool warn_limit;        /* the time-limit warning is in its events (this generation) */
 } ctld_job_t;
 
 /* ---- nodes ---- */
@@ -271,6 +282,11 @@ typedef struct dr_ctld {
     uint64_t agent_closes; /* ctld_agent_close calls: on_read's "is it still there?" test */
     bool stopping;
     struct ctld_lb *lb; /* HAProxy runtime API client (lb_haproxy.c), NULL = none */
+    /* graceful stops (stop.c): preempted jobs stopping, jobs waiting for them */
+    ctld_job_t **stops;
+    size_t nstops, stops_cap;
+    ctld_job_t **waits;
+    size_t nwaits, waits_cap;
 } dr_ctld_t;
 
 /* main/driver */
@@ -351,8 +367,38 @@ void ctld_send_kill(dr_ctld_t *c, ctld_job_t *cj, uint32_t step, int sig, const 
 bool ctld_rank_stopped(const ctld_job_t *cj, uint32_t rank);
 /* The job's end once its own processes (and then its steps) are over. */
 void ctld_job_settle(dr_ctld_t *c, ctld_job_t *cj);
+/* The run of cj is over (charge it, give its MASTER_PORT back). */
+void ctld_run_over(dr_ctld_t *c, ctld_job_t *cj, dr_time_t now);
+/* A job the pass started: set up its ranks and send their LAUNCHes
+ * (held while cj->launch_wait is set, stop.c). */
+void ctld_launch_job(dr_ctld_t *c, ctld_job_t *cj);
 /* Add a history record (events) to this turn's commit. */
 void ctld_note(dr_ctld_t *c, uint64_t job, const char *what, const char *fmt, ...) DR_PRINTF(4, 5);
+
+/* stop.c: --signal, the warning before a job is stopped */
+/* A job the pass preempted: with a signal (and PreemptGrace= not 0),
+ * signal it, keep it out of the scheduler and stop it after its lead;
+ * true then.  false: stop it at once as before. */
+bool ctld_stop_gracefully(dr_ctld_t *c, ctld_job_t *cj, dr_time_t now);
+/* A job the pass started on GPUs a stopping job still holds: its LAUNCHes
+ * wait (true).  Call before ctld_launch_job. */
+bool ctld_stop_blocks(dr_ctld_t *c, ctld_job_t *cj);
+/* Each turn: kill what is due, put what stopped back in the queue, launch
+ * what no longer waits. */
+void ctld_stops_turn(dr_ctld_t *c, dr_time_t now);
+bool ctld_stops_due(const dr_ctld_t *c, dr_time_t now); /* a turn has work */
+/* An agent's report of rank `rank` of a stopping job (job, gen) on node:
+ * the job, or NULL when it is no such rank. */
+ctld_job_t *ctld_stop_rank(dr_ctld_t *c, int node, uint64_t job, uint32_t gen, uint32_t rank);
+/* Send the job's signal to its ranks now (why: DR_SIG_PREEMPT, DR_SIG_DRAIN)
+ * and record it; false when it has none. */
+bool ctld_signal_job(dr_ctld_t *c, ctld_job_t *cj, uint32_t why, const char *detail);
+/* Node `node` is being drained: its jobs with a signal get it. */
+void ctld_drain_signal(dr_ctld_t *c, uint32_t node);
+/* An agent's SIGNALED: recorded once per round per job. */
+void ctld_job_warned(dr_ctld_t *c, ctld_job_t *cj, const dr_msg_signal_t *m);
+/* A cancel of a job that is stopping or waiting to launch. */
+void ctld_stop_cancel(dr_ctld_t *c, ctld_job_t *cj);
 
 /* steps.c: srun inside a job */
 void ctld_step_request(dr_ctld_t *c, int node, dr_msg_step_req_t *m); /* may take m's contents */

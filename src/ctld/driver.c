@@ -291,6 +291,12 @@ static char *launch_json(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
     m.grace_ns = KILL_GRACE_NS;
     m.cpu_milli = j->alloc.cpu_milli_per_node;
     m.mem_mb = j->alloc.mem_mb_per_node;
+    if (sp->signal_num) { /* --signal: before the time limit and at each checkpoint round */
+        m.signal = sp->signal_num;
+        m.signal_secs = sp->signal_secs;
+        m.signal_batch = sp->signal_batch;
+        m.ckpt_every_ns = j->ckpt_every;
+    }
     if (j->kind == DR_KIND_SERVE && cj->parent) { /* a replica: its port and readiness check */
         m.port = cj->master_port;
         m.ready = sp->ready ? sp->ready : "tcp";
@@ -358,10 +364,15 @@ static void new_step_key(ctld_job_t *cj)
 
 /* A job the pass started: its processes on the nodes of its allocation -
  * tpn ranks on each node, or a batch script once, on the first. */
-static void launch_job(dr_ctld_t *c, ctld_job_t *cj)
+void ctld_launch_job(dr_ctld_t *c, ctld_job_t *cj)
 {
     dr_job_t *j = &cj->j;
     cj->gen++;
+    cj->warn_round = 0;
+    cj->warn_limit = false;
+    dr_alloc_free(&cj->run_alloc);
+    if (spec_of(cj)->signal_num && dr_alloc_copy(&cj->run_alloc, &j->alloc) != DR_OK)
+        memset(&cj->run_alloc, 0, sizeof cj->run_alloc); /* out of memory: no graceful stop */
     free(cj->ranks);
     cj->ranks = NULL;
     cj->nranks = cj->nown = 0;
@@ -416,7 +427,9 @@ static void launch_job(dr_ctld_t *c, ctld_job_t *cj)
         cj->parent->j.first_start = cj->parent->j.start = c->last_now;
         ctld_job_dirty(c, cj->parent);
     }
-    for (uint32_t r = 0; r < cj->nranks; r++)
+    if (cj->launch_wait) /* stop.c sends them once the jobs it displaces have stopped */
+        snprintf(cj->reason, sizeof cj->reason, "waiting for a preempted job to stop");
+    for (uint32_t r = 0; r < cj->nranks && !cj->launch_wait; r++)
         ctld_launch_rank(c, cj, r);
     ctld_job_dirty(c, cj);
 }
@@ -528,6 +541,12 @@ static void accrue(dr_ctld_t *c, ctld_job_t *cj, dr_time_t now)
                         ctld_price_hr(c, cj->got_type);
 }
 
+void ctld_run_over(dr_ctld_t *c, ctld_job_t *cj, dr_time_t now)
+{
+    accrue(c, cj, now);
+    release_port(c, cj);
+}
+
 int ctld_cancel(dr_ctld_t *c, ctld_job_t *cj, const char *why, dr_err_t *err)
 {
     dr_time_t now = ctld_now(c);
@@ -569,7 +588,9 @@ int ctld_cancel(dr_ctld_t *c, ctld_job_t *cj, const char *why, dr_err_t *err)
         return DR_OK;
     }
     if (cj->j.state == DR_JOB_PENDING && !cj->in_sched) {
-        /* waiting for its dependencies: the scheduler has not seen it */
+        /* waiting for its dependencies, or stopping (stop.c): the scheduler
+         * does not hold it */
+        ctld_stop_cancel(c, cj);
         cj->j.state = DR_JOB_CANCELLED;
         cj->j.end = now;
         cj->has_exit = true;
@@ -591,6 +612,7 @@ int ctld_cancel(dr_ctld_t *c, ctld_job_t *cj, const char *why, dr_err_t *err)
         cj->kill_final = DR_JOB_CANCELLED;
         snprintf(cj->reason, sizeof cj->reason, "%s", why);
         kill_ranks(c, cj, why);
+        ctld_stop_cancel(c, cj); /* its LAUNCHes still held: it ends here */
         ctld_job_dirty(c, cj);
     }
     return DR_OK;
@@ -813,14 +835,18 @@ static void run_pass(dr_ctld_t *c, dr_time_t now)
     c->last_pass = now;
     for (size_t i = 0; i < r.npreempted; i++) {
         ctld_job_t *cj = of(r.preempted[i]);
+        if (ctld_stop_gracefully(c, cj, now))
+            continue; /* signalled; stopped after its lead (stop.c) */
         accrue(c, cj, now);
         release_port(c, cj);
         kill_ranks(c, cj, "preempted");
         snprintf(cj->reason, sizeof cj->reason, "preempted");
         ctld_job_dirty(c, cj);
     }
-    for (size_t i = 0; i < r.nstarted; i++)
-        launch_job(c, of(r.started[i]));
+    for (size_t i = 0; i < r.nstarted; i++) {
+        ctld_stop_blocks(c, of(r.started[i])); /* on a stopping job's GPUs: wait */
+        ctld_launch_job(c, of(r.started[i]));
+    }
     if (r.wake_at != DR_TIME_NEVER) {
         /* a wake-up already due comes after the minimum interval (no busy loop) */
         dr_time_t d = r.wake_at > now ? r.wake_at - now : c->o.min_pass_interval;
@@ -895,7 +921,7 @@ static void evict(dr_ctld_t *c)
         for (size_t i = 0; i < c->nevictq; i++) {
             ctld_job_t *cj = c->evictq[i];
             bool due = !cj->dirty && ctld_job_terminal(cj) && c->st.passes > cj->evict_after &&
-                       (round == 0) == (cj->array == NULL);
+                       (round == 0) == (cj->array == NULL) && !cj->stopping && !cj->launch_wait;
             if (!due) {
                 c->evictq[keep++] = cj;
                 continue;
@@ -945,6 +971,7 @@ static void turn(evutil_socket_t fd, short what, void *arg)
     c->st.turns++;
     dr_time_t now = ctld_now(c);
     ctld_deps_turn(c);
+    ctld_stops_turn(c, now);
     for (size_t i = 0; i < c->narrays; i++)
         ctld_array_feed(c, c->arrays[i], now);
     now = ctld_now(c); /* after the feed's submits: the log is time-ordered */
@@ -1046,8 +1073,8 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
                            n->registered ? "agent lost (no heartbeat or connection)"
                                          : "no agent has registered");
     }
-    if (ctld_service_timers_due(c, now))
-        ctld_turn_schedule(c); /* a replica's back-off or drain is over */
+    if (ctld_service_timers_due(c, now) || ctld_stops_due(c, now))
+        ctld_turn_schedule(c); /* a replica's back-off or drain, or a signal's lead, is over */
     ctld_lb_tick(c);
 }
 
@@ -1119,6 +1146,8 @@ static int reload_job(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err)
         if (cj->j.state == DR_JOB_COMPLETING)
             cj->j.state = DR_JOB_RUNNING;
         cj->got_type = alloc.type;
+        if (spec_of(cj)->signal_num && dr_alloc_copy(&cj->run_alloc, &alloc) != DR_OK)
+            memset(&cj->run_alloc, 0, sizeof cj->run_alloc); /* no graceful stop */
         if (cj->master_port && cj->nranks)
             ctld_port_mark(c, cj->ranks[0].node, cj->master_port);
         rc = dr_sched_adopt(c->sched, &cj->j, &alloc, ctld_now(c), err);
@@ -1278,6 +1307,8 @@ void dr_ctld_free(dr_ctld_t *c)
         ctld_job_free(c->tab[i]);
     free(c->tab);
     free(c->dirty);
+    free(c->stops);
+    free(c->waits);
     free(c->held);
     free(c->arrays);
     free(c->evictq);

@@ -106,8 +106,8 @@ static int requeue(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err)
 static int release_one(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err)
 {
     cj->hold = CTLD_HOLD_NONE;
-    if (cj->j.state != DR_JOB_PENDING || cj->in_sched)
-        return DR_OK;
+    if (cj->j.state != DR_JOB_PENDING || cj->in_sched || cj->stopping)
+        return DR_OK; /* a stopping job (stop.c) goes back in the queue once stopped */
     return requeue(c, cj, err);
 }
 

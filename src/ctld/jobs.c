@@ -91,6 +91,7 @@ void ctld_job_free(ctld_job_t *cj)
     if (!cj)
         return;
     dr_alloc_free(&cj->j.alloc);
+    dr_alloc_free(&cj->run_alloc);
     dr_jobspec_free(&cj->spec);
     free(cj->user);
     free(cj->ranks);

@@ -329,6 +329,16 @@ int ctld_step_launch(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
                          .cpu_milli = j->alloc.cpu_milli_per_node,
                          .mem_mb = j->alloc.mem_mb_per_node,
                          .step = r->step};
+    if (sp->signal_num) { /* --signal reaches the steps' tasks too (not with B:) */
+        m.signal = sp->signal_num;
+        m.signal_secs = sp->signal_secs;
+        m.signal_batch = sp->signal_batch;
+        if (j->ckpt_every > 0) { /* the job's checkpoint rounds, counted from its start */
+            dr_time_t ran = j->start > 0 && now > j->start ? now - j->start : 0;
+            m.ckpt_every_ns = j->ckpt_every;
+            m.ckpt_next_ns = j->ckpt_every - ran % j->ckpt_every;
+        }
+    }
     char *json = NULL;
     size_t len = 0;
     dr_err_t e = {0};

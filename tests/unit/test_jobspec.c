@@ -1382,8 +1382,8 @@ static void test_slurm_unsupported(void **state)
     const char *want =
         "--qos=high: not enforced\n"
         "--export=NONE: not applied; the job gets the environment it was submitted with\n"
-        "--signal=B:USR1@120: sent to all of the job's processes, not only the batch shell\n"
-        "--signal=B:USR1@120: the job has no time limit, so it is never sent\n"
+        "--signal=B:USR1@120: the job has no time limit here (its partition may give one) and "
+        "no --checkpoint-every, so it is sent only before a preemption or a drain\n"
         "--exclusive: whole nodes only where all the nodes the job may use are alike; otherwise "
         "its nodes may be shared\n";
     assert_int_equal(dr_jobspec_unsupported(&s, buf, sizeof buf), strlen(want));

@@ -1,0 +1,323 @@
+/* stop.c - --signal=[B:]SIG[@SECS] in the controller: the warning a job gets
+ * before drover stops it, and the wait for the job to act on it.
+ *
+ * The agents send the signal by themselves before a time limit and at each
+ * checkpoint round (src/agent/warn.c) and report it; here those reports
+ * become one event per round per job, however many ranks sent them.  The
+ * controller itself asks for the signal (SIGNAL) before a preemption and
+ * when one of the job's nodes is drained.
+ *
+ * A preemption with a signal is graceful: the pass has already given the
+ * victim's GPUs to the jobs it started (so no later pass can book them
+ * twice), but their LAUNCHes are held (launch_wait) while the victim runs
+ * on: it is signalled, kept out of the scheduler (withdrawn, so that it
+ * cannot start a second copy elsewhere while the first still runs), and
+ * killed when its lead - SECS, capped by PreemptGrace= - is over, unless it
+ * ended first.  Once all of its ranks have ended it goes back in the queue
+ * (the next run is a new generation) and the held LAUNCHes go out.  If its
+ * agent never reports (lost), the wait ends anyway a kill grace later;
+ * the agent kills a generation it holds that is no longer current. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctld/ctld.h"
+#include "drover/jobspec.h"
+
+/* the agent's SIGTERM-to-SIGKILL grace (driver.c's KILL), and a margin for
+ * the last reports to arrive */
+#define STOP_SLACK_NS (20 * DR_NSEC_PER_SEC)
+
+static const dr_jobspec_t *spec_of(const ctld_job_t *cj)
+{
+    return cj->parent ? &cj->parent->spec : &cj->spec;
+}
+
+static const char *sig_text(int sig, char *buf, size_t n)
+{
+    const char *name = dr_signal_name(sig);
+    if (name)
+        return name;
+    snprintf(buf, n, "%d", sig);
+    return buf;
+}
+
+static dr_time_t preempt_grace(const dr_ctld_t *c)
+{
+    return c->cl.preempt_grace_set ? c->cl.preempt_grace : DR_PREEMPT_GRACE_DEFAULT;
+}
+
+static bool ranks_over(const ctld_job_t *cj)
+{
+    for (uint32_t r = 0; r < cj->nranks; r++)
+        if (!cj->ranks[r].ended)
+            return false;
+    return true;
+}
+
+/* One SIGNAL per node with a live rank of the generation. */
+static void send_signal(dr_ctld_t *c, ctld_job_t *cj, int sig, uint32_t why)
+{
+    for (uint32_t r = 0; r < cj->nranks; r++) {
+        bool sent = false;
+        for (uint32_t q = 0; q < r && !sent; q++)
+            sent = cj->ranks[q].node == cj->ranks[r].node && !cj->ranks[q].ended;
+        if (cj->ranks[r].ended || sent)
+            continue;
+        dr_msg_signal_t m = {.job = cj->j.id, .gen = cj->gen, .signal = sig, .why = why};
+        char *json = NULL;
+        size_t len;
+        if (dr_msg_signal_encode(&m, &json, &len, NULL) == DR_OK)
+            ctld_out_frame(c, (int)cj->ranks[r].node, DR_MSG_SIGNAL, json);
+    }
+}
+
+bool ctld_signal_job(dr_ctld_t *c, ctld_job_t *cj, uint32_t why, const char *detail)
+{
+    const dr_jobspec_t *sp = spec_of(cj);
+    if (!sp->signal_num || ranks_over(cj))
+        return false;
+    send_signal(c, cj, sp->signal_num, why);
+    char nb[16];
+    ctld_note(c, cj->j.id, "signal", "signal %s sent: %s", sig_text(sp->signal_num, nb, sizeof nb),
+              detail);
+    return true;
+}
+
+bool ctld_stop_gracefully(dr_ctld_t *c, ctld_job_t *cj, dr_time_t now)
+{
+    const dr_jobspec_t *sp = spec_of(cj);
+    dr_time_t lead = (dr_time_t)sp->signal_secs * DR_NSEC_PER_SEC, cap = preempt_grace(c);
+    if (lead > cap)
+        lead = cap;
+    if (!sp->signal_num || lead <= 0 || !cj->in_sched || cj->j.state != DR_JOB_PENDING ||
+        !cj->run_alloc.nslots || ranks_over(cj))
+        return false;
+    if (DR_PUSH(c->stops, c->nstops, c->stops_cap, cj) != 0)
+        return false;
+    now = ctld_now(c);
+    char nb[16], why[128];
+    const char *sig = sig_text(sp->signal_num, nb, sizeof nb);
+    double secs = dr_time_to_s(lead);
+    snprintf(why, sizeof why, "preempted: stopping (signal %s, stopped in %.0f s)", sig, secs);
+    dr_err_t err = {0};
+    if (dr_sched_withdraw(c->sched, &cj->j, now, why, &err) != DR_OK) {
+        c->nstops--;
+        ctld_log("job %llu: stopped at once: %s", (unsigned long long)cj->j.id, err.msg);
+        return false;
+    }
+    cj->in_sched = false;
+    cj->stopping = true;
+    cj->stop_at = now + lead;
+    cj->stop_give_up = now + lead + STOP_SLACK_NS;
+    char detail[96];
+    snprintf(detail, sizeof detail, "preempted; stopped in %.0f s unless it ends first", secs);
+    ctld_signal_job(c, cj, DR_SIG_PREEMPT, detail);
+    snprintf(cj->reason, sizeof cj->reason, "%s", why);
+    ctld_job_dirty(c, cj);
+    return true;
+}
+
+/* Do two allocations share a GPU (or a node, where either holds no GPU:
+ * its CPUs and memory)? */
+static bool overlaps(const dr_alloc_t *a, const dr_alloc_t *b)
+{
+    for (uint32_t i = 0; i < a->nslots; i++)
+        for (uint32_t k = 0; k < b->nslots; k++) {
+            const dr_slot_t *x = &a->slots[i], *y = &b->slots[k];
+            if (x->node == y->node &&
+                (x->gpu == y->gpu || x->gpu == DR_NO_GPU || y->gpu == DR_NO_GPU))
+                return true;
+        }
+    return false;
+}
+
+static const ctld_job_t *blocker(const dr_ctld_t *c, const ctld_job_t *cj)
+{
+    for (size_t i = 0; i < c->nstops; i++)
+        if (c->stops[i]->stopping && overlaps(&cj->j.alloc, &c->stops[i]->run_alloc))
+            return c->stops[i];
+    return NULL;
+}
+
+bool ctld_stop_blocks(dr_ctld_t *c, ctld_job_t *cj)
+{
+    cj->launch_wait = false;
+    if (!c->nstops || !blocker(c, cj))
+        return false;
+    for (size_t i = 0; i < c->nwaits; i++)
+        if (c->waits[i] == cj) {
+            cj->launch_wait = true;
+            return true;
+        }
+    if (DR_PUSH(c->waits, c->nwaits, c->waits_cap, cj) != 0)
+        return false; /* out of memory: it launches now, as before */
+    cj->launch_wait = true;
+    return true;
+}
+
+/* The stopping job's ranks are over (or will never report): it goes back
+ * in the queue, unless it was cancelled or held meanwhile. */
+static void stop_finish(dr_ctld_t *c, ctld_job_t *cj, dr_time_t now)
+{
+    cj->stopping = false;
+    cj->stop_at = 0;
+    ctld_run_over(c, cj, now);
+    if (!ctld_job_terminal(cj) && cj->j.state == DR_JOB_PENDING && !cj->in_sched) {
+        if (cj->hold) {
+            ctld_hold_reason(cj);
+        } else {
+            dr_err_t err = {0};
+            if (dr_sched_restore(c->sched, &cj->j, now, &err) != DR_OK) {
+                ctld_log("job %llu: cannot requeue it: %s", (unsigned long long)cj->j.id, err.msg);
+            } else {
+                cj->in_sched = true;
+                snprintf(cj->reason, sizeof cj->reason, "preempted");
+            }
+        }
+    }
+    ctld_job_dirty(c, cj);
+    ctld_want_pass(c);
+}
+
+static void launch_held(dr_ctld_t *c, ctld_job_t *cj)
+{
+    cj->launch_wait = false;
+    for (uint32_t r = 0; r < cj->nown; r++)
+        if (!cj->ranks[r].started && !cj->ranks[r].ended && !ctld_rank_stopped(cj, r))
+            ctld_launch_rank(c, cj, r);
+    snprintf(cj->reason, sizeof cj->reason, "launching");
+    ctld_job_dirty(c, cj);
+}
+
+void ctld_stops_turn(dr_ctld_t *c, dr_time_t now)
+{
+    if (!c->nstops && !c->nwaits)
+        return;
+    size_t keep = 0;
+    for (size_t i = 0; i < c->nstops; i++) {
+        ctld_job_t *cj = c->stops[i];
+        if (!cj->stopping)
+            continue;
+        bool over = ranks_over(cj);
+        if (!over && cj->stop_at && now >= cj->stop_at) {
+            ctld_send_kill(c, cj, 0, SIGTERM, "preempted: its signal's lead is over");
+            cj->stop_at = 0;
+            ctld_job_dirty(c, cj);
+        }
+        if (over || now >= cj->stop_give_up) {
+            if (!over)
+                ctld_log("job %llu: its ranks did not report their end; requeued all the same",
+                         (unsigned long long)cj->j.id);
+            stop_finish(c, cj, now);
+            continue;
+        }
+        c->stops[keep++] = cj;
+    }
+    c->nstops = keep;
+    keep = 0;
+    for (size_t i = 0; i < c->nwaits; i++) {
+        ctld_job_t *cj = c->waits[i];
+        if (!cj->launch_wait)
+            continue;
+        if (cj->j.state != DR_JOB_STARTING) { /* requeued or cancelled meanwhile */
+            cj->launch_wait = false;
+            continue;
+        }
+        if (blocker(c, cj)) {
+            c->waits[keep++] = cj;
+            continue;
+        }
+        launch_held(c, cj);
+    }
+    c->nwaits = keep;
+}
+
+bool ctld_stops_due(const dr_ctld_t *c, dr_time_t now)
+{
+    for (size_t i = 0; i < c->nstops; i++) {
+        const ctld_job_t *cj = c->stops[i];
+        if ((cj->stop_at && now >= cj->stop_at) || now >= cj->stop_give_up)
+            return true;
+    }
+    return false;
+}
+
+ctld_job_t *ctld_stop_rank(dr_ctld_t *c, int node, uint64_t job, uint32_t gen, uint32_t rank)
+{
+    ctld_job_t *cj = ctld_job_find(c, job);
+    if (!cj || !cj->stopping || cj->gen != gen || rank >= cj->nranks ||
+        cj->ranks[rank].node != (uint32_t)node)
+        return NULL;
+    return cj;
+}
+
+void ctld_stop_cancel(dr_ctld_t *c, ctld_job_t *cj)
+{
+    if (cj->stopping && cj->stop_at) { /* no more waiting for it */
+        ctld_send_kill(c, cj, 0, SIGTERM, "cancelled");
+        cj->stop_at = 0;
+    }
+    if (cj->launch_wait) {
+        /* its LAUNCHes were never sent: its ranks end here */
+        cj->launch_wait = false;
+        for (size_t i = 0; i < c->nwaits; i++)
+            if (c->waits[i] == cj) {
+                c->waits[i] = c->waits[--c->nwaits];
+                break;
+            }
+        for (uint32_t r = 0; r < cj->nown; r++) {
+            if (cj->ranks[r].started || cj->ranks[r].ended)
+                continue;
+            dr_msg_job_state_t js = {.exit_code = -1, .why = DR_END_KILLED, .detail = ""};
+            ctld_rank_ended(c, cj, r, &js);
+        }
+    }
+}
+
+void ctld_drain_signal(dr_ctld_t *c, uint32_t node)
+{
+    char detail[128];
+    snprintf(detail, sizeof detail, "node %s is being drained", c->cl.nodes[node].name);
+    for (size_t i = 0; i < c->tab_cap; i++) {
+        ctld_job_t *cj = c->tab[i];
+        if (!cj || cj->array || ctld_job_terminal(cj) ||
+            (cj->j.state != DR_JOB_RUNNING && cj->j.state != DR_JOB_STARTING) ||
+            !spec_of(cj)->signal_num)
+            continue;
+        for (uint32_t k = 0; k < cj->nnodes; k++)
+            if (cj->nodes[k] == node) {
+                ctld_signal_job(c, cj, DR_SIG_DRAIN, detail);
+                break;
+            }
+    }
+}
+
+void ctld_job_warned(dr_ctld_t *c, ctld_job_t *cj, const dr_msg_signal_t *m)
+{
+    const dr_jobspec_t *sp = spec_of(cj);
+    char nb[16];
+    const char *sig = sig_text(m->signal, nb, sizeof nb);
+    if (m->why == DR_SIG_LIMIT) {
+        if (cj->warn_limit)
+            return;
+        cj->warn_limit = true;
+        ctld_note(c, cj->j.id, "signal", "signal %s sent: %u s before the time limit", sig,
+                  (unsigned)sp->signal_secs);
+    } else if (m->why == DR_SIG_CKPT && cj->j.ckpt_every > 0) {
+        /* the round from the job's start (an agent's clock may be off by
+         * less than half an interval) */
+        dr_time_t every = cj->j.ckpt_every, ran = m->t_ns - cj->j.start;
+        int64_t round = ran > 0 ? (ran + every / 2) / every : 1;
+        if (round < 1)
+            round = 1;
+        if (round <= (int64_t)cj->warn_round)
+            return;
+        cj->warn_round = (uint32_t)round;
+        int64_t s = every / DR_NSEC_PER_SEC;
+        ctld_note(c, cj->j.id, "signal", "signal %s sent: checkpoint round %lld (every %lld %s)",
+                  sig, (long long)round, (long long)(s % 60 == 0 && s ? s / 60 : s),
+                  s % 60 == 0 && s ? "min" : "s");
+    }
+}

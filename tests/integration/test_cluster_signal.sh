@@ -1,0 +1,125 @@
+#!/bin/sh
+# test_cluster_signal.sh - --signal on a live one-node cluster (2 GPUs):
+# (a) -t 1 --signal USR1@50: the agent sends USR1 about 10 s after the
+#     start, the job's trap runs and its events say so;
+# (b) --checkpoint-every: a signal at each round, one event per round;
+# (c) preemption: a job with --signal holding the whole node is outbid by a
+#     short one (the drover policy); it is signalled, keeps its GPUs for its
+#     lead (the short job waits), is stopped, requeued and runs again as
+#     generation 2;
+# (d) drain: a job with --signal is signalled at drain time and exits on
+#     its own, one without runs on; the node is drained once both are over.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/cluster_lib.sh"
+cd "$T" || exit 1
+cl_conf <<CONF
+NodeName=n1 Gpus=H100-SXM:2 Cpus=8 MemGB=16
+CONF
+cl_droverd || { bad "droverd start"; finish; }
+cl_agent n1
+cl_wait_nodes 1 || { bad "agent"; finish; }
+
+wait_state() { # ID STATE [TENTHS]
+    i=0
+    while [ $i -lt "${3:-100}" ] && [ "$(job_field "$1" state)" != "$2" ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    [ "$(job_field "$1" state)" = "$2" ]
+}
+details() { "$DROVER" events "$1" --json | jq -r '.events[].detail'; }
+now() { date +%s.%N; }
+# seconds from the time in file A to the time in file B
+span() { awk -v a="$(cat "$1")" -v b="$(cat "$2")" 'BEGIN { printf "%.1f", b - a }'; }
+within() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x >= lo && x <= hi) }'; }
+
+# --- (a) and (b) side by side, one GPU each
+cat >"$T/warn.sh" <<EOF
+#!/bin/sh
+date +%s.%N >$T/a.start
+trap 'date +%s.%N >$T/a.warn; exit 0' USR1
+while :; do sleep 0.2; done
+EOF
+cat >"$T/rounds.sh" <<EOF
+#!/bin/sh
+trap 'date +%s.%N >>$T/b.rounds' USR1
+while :; do sleep 0.2; done
+EOF
+a=$("$DROVER" submit --parsable --gpus-per-node 1 -t 1 --signal USR1@50 "$T/warn.sh")
+b=$("$DROVER" submit --parsable --gpus-per-node 1 -t 5 --checkpoint-every 0:03 \
+    --signal USR1@50 "$T/rounds.sh")
+"$DROVER" wait "$a" >/dev/null 2>&1
+if [ -f "$T/a.warn" ] && within "$(span "$T/a.start" "$T/a.warn")" 8.5 12.5; then
+    ok "(a) -t 1 --signal USR1@50: the trap ran $(span "$T/a.start" "$T/a.warn") s after the start"
+else
+    bad "(a) trap: $(cat "$T/a.start" "$T/a.warn" 2>&1) $(job_field "$a" state)"
+fi
+[ "$(job_field "$a" state)" = completed ] && ok "(a) the job exited by itself (completed)" ||
+    bad "(a) state $(job_field "$a" state) $(job_field "$a" reason)"
+details "$a" | grep -qx "signal USR1 sent: 50 s before the time limit" &&
+    ok "(a) events: signal USR1 sent: 50 s before the time limit" || bad "(a) events: $(details "$a")"
+"$DROVER" cancel "$b" >/dev/null
+"$DROVER" wait "$b" >/dev/null 2>&1
+n=$(wc -l <"$T/b.rounds" 2>/dev/null || echo 0)
+nev=$(details "$b" | grep -c "^signal USR1 sent: checkpoint round [0-9]* (every 3 s)$")
+# b ran about 10 s (as long as a): rounds at 3, 6, 9 s
+# (a round at the cancel itself may be recorded with its trap cut short)
+[ "$n" -ge 2 ] && [ "$n" -le 4 ] && [ "$nev" -ge "$n" ] && [ "$nev" -le $((n + 1)) ] &&
+    ok "(b) --checkpoint-every 0:03: $n rounds, one event each" ||
+    bad "(b) rounds: $n trapped, $nev events: $(details "$b")"
+details "$b" | grep -q "before the time limit" && bad "(b) a limit warning 50 s before a 5 min limit, 10 s in" || true
+
+# --- (c) preemption: the node is full with a job that checkpoints
+cat >"$T/victim.sh" <<EOF
+#!/bin/sh
+if [ -f $T/c.ckpt ]; then date +%s.%N >$T/c.resumed; exit 0; fi
+date +%s.%N >$T/c.start
+trap 'date +%s.%N >>$T/c.ckpt' USR1
+while :; do sleep 0.2; done
+EOF
+v=$("$DROVER" submit --parsable --gpus-per-node 2 -t 60 --checkpoint-every 30 --signal USR1@5 \
+    "$T/victim.sh")
+i=0
+while [ $i -lt 100 ] && [ ! -f "$T/c.start" ]; do sleep 0.1; i=$((i + 1)); done
+sleep 0.3 # its trap is set
+s=$("$DROVER" submit --parsable --gpus-per-node 2 -t 1 -- sh -c "date +%s.%N >$T/c.short; sleep 1")
+"$DROVER" wait "$s" >/dev/null 2>&1
+"$DROVER" wait "$v" >/dev/null 2>&1
+if [ -f "$T/c.ckpt" ] && [ -f "$T/c.short" ] && within "$(span "$T/c.ckpt" "$T/c.short")" 4 9; then
+    ok "(c) the victim's trap ran, the short job started $(span "$T/c.ckpt" "$T/c.short") s later (lead 5 s)"
+else
+    bad "(c) ckpt $(cat "$T/c.ckpt" 2>&1) short $(cat "$T/c.short" 2>&1)"
+fi
+[ "$(job_field "$v" state)" = completed ] && [ "$(job_field "$v" generation)" = 2 ] &&
+    [ -f "$T/c.resumed" ] && ok "(c) the victim was requeued and ran again as generation 2" ||
+    bad "(c) victim: $(job_field "$v" state) gen $(job_field "$v" generation) $(details "$v")"
+details "$v" | grep -qx "signal USR1 sent: preempted; stopped in 5 s unless it ends first" &&
+    ok "(c) events: the preemption's signal" || bad "(c) events: $(details "$v")"
+[ "$(job_field "$s" state)" = completed ] && ok "(c) the short job completed" ||
+    bad "(c) short: $(job_field "$s" state) $(job_field "$s" reason)"
+
+# --- (d) drain
+cat >"$T/drain.sh" <<EOF
+#!/bin/sh
+trap 'date +%s.%N >$T/d.warn; exit 0' USR1
+while :; do sleep 0.2; done
+EOF
+d=$("$DROVER" submit --parsable --gpus-per-node 1 -t 5 --signal USR1@30 "$T/drain.sh")
+o=$("$DROVER" submit --parsable --gpus-per-node 1 -t 5 -- sh -c "trap 'echo no >$T/o.warn' USR1; sleep 60")
+wait_state "$d" running && wait_state "$o" running || bad "(d) not running: $(job_field "$d" state) $(job_field "$o" state)"
+sleep 0.5
+"$DROVER" nodes drain n1 --reason test >/dev/null || bad "(d) drain"
+wait_state "$d" completed 50 && [ -f "$T/d.warn" ] &&
+    ok "(d) drain: the job with --signal got it and exited by itself" ||
+    bad "(d) $(job_field "$d" state) $(details "$d")"
+details "$d" | grep -qx "signal USR1 sent: node n1 is being drained" && ok "(d) events: the drain's signal" ||
+    bad "(d) events: $(details "$d")"
+nst() { "$DROVER" nodes --json | jq -r '.nodes[0] | "\(.state) \(.jobs | length)"'; }
+[ "$(job_field "$o" state)" = running ] && [ ! -f "$T/o.warn" ] && [ "$(nst)" = "drain 1" ] &&
+    ok "(d) the job without --signal runs on, unsignalled; the node drains around it" ||
+    bad "(d) other: $(job_field "$o" state) $(nst)"
+"$DROVER" cancel "$o" >/dev/null
+"$DROVER" wait "$o" >/dev/null 2>&1
+sleep 0.3
+[ "$(nst)" = "drain 0" ] && ok "(d) drained: no job left on n1" || bad "(d) node: $(nst)"
+finish

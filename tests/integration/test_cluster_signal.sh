@@ -7,7 +7,9 @@
 #     short one (the drover policy); it is signalled, keeps its GPUs for its
 #     lead (the short job waits), is stopped, requeued and runs again as
 #     generation 2;
-# (d) drain: a job with --signal is signalled at drain time and exits on
+# (d) a cancel of the stopping victim lets the waiting job start at once, a
+#     cancel of the waiting job ends it at once;
+# (e) drain: a job with --signal is signalled at drain time and exits on
 #     its own, one without runs on; the node is drained once both are over.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster_lib.sh"
@@ -98,7 +100,52 @@ details "$v" | grep -qx "signal USR1 sent: preempted; stopped in 5 s unless it e
 [ "$(job_field "$s" state)" = completed ] && ok "(c) the short job completed" ||
     bad "(c) short: $(job_field "$s" state) $(job_field "$s" reason)"
 
-# --- (d) drain
+# --- (d) cancels during the wait: of the stopping victim (the job it made
+# room for starts at once, not after the 20 s lead), and of a job waiting
+# for a victim (it ends at once; the victim is still requeued)
+cat >"$T/victim2.sh" <<EOF
+#!/bin/sh
+date +%s.%N >>\$1.start
+trap 'date +%s.%N >\$1.ckpt' USR1
+while :; do sleep 0.2; done
+EOF
+start_victim() { # NAME LEAD
+    "$DROVER" submit --parsable --gpus-per-node 2 -t 60 --checkpoint-every 30 --signal "USR1@$2" \
+        "$T/victim2.sh" "$T/$1"
+}
+wait_file() { i=0; while [ $i -lt 100 ] && [ ! -f "$1" ]; do sleep 0.1; i=$((i + 1)); done; [ -f "$1" ]; }
+v2=$(start_victim e1 20)
+wait_file "$T/e1.start" && sleep 0.3
+s2=$("$DROVER" submit --parsable --gpus-per-node 2 -t 1 -- sh -c "date +%s.%N >$T/e1.short")
+wait_file "$T/e1.ckpt" || bad "(d) victim not signalled: $(details "$v2")"
+sleep 0.5
+[ ! -f "$T/e1.short" ] && [ "$(job_field "$s2" reason)" = "waiting for a preempted job to stop" ] &&
+    ok "(d) the short job waits for the victim (reason: waiting for a preempted job to stop)" ||
+    bad "(d) short job: $(job_field "$s2" state) $(job_field "$s2" reason)"
+now >"$T/e1.cancel"
+"$DROVER" cancel "$v2" >/dev/null
+"$DROVER" wait "$s2" >/dev/null 2>&1
+[ "$(job_field "$v2" state)" = cancelled ] && [ -f "$T/e1.short" ] &&
+    within "$(span "$T/e1.cancel" "$T/e1.short")" 0 4 &&
+    ok "(d) cancelling the stopping victim: the short job started $(span "$T/e1.cancel" "$T/e1.short") s later" ||
+    bad "(d) victim $(job_field "$v2" state), short $(cat "$T/e1.short" 2>&1)"
+v3=$(start_victim e2 4)
+wait_file "$T/e2.start" && sleep 0.3
+s3=$("$DROVER" submit --parsable --gpus-per-node 2 -t 1 -- sh -c "date >$T/e2.short")
+wait_file "$T/e2.ckpt" || bad "(d) second victim not signalled"
+"$DROVER" cancel "$s3" >/dev/null
+wait_state "$s3" cancelled 20 && [ "$(job_field "$v3" state)" = pending ] &&
+    ok "(d) a job waiting for a victim is cancelled at once; the victim is still stopping" ||
+    bad "(d) waiting job: $(job_field "$s3" state), victim $(job_field "$v3" state)"
+i=0
+while [ $i -lt 100 ] && [ "$(wc -l <"$T/e2.start")" -lt 2 ]; do sleep 0.1; i=$((i + 1)); done
+[ "$(wc -l <"$T/e2.start")" -eq 2 ] && [ "$(job_field "$v3" generation)" = 2 ] && [ ! -f "$T/e2.short" ] &&
+    ok "(d) the victim was stopped after its lead and runs again (generation 2)" ||
+    bad "(d) victim: $(job_field "$v3" state) gen $(job_field "$v3" generation) $(details "$v3")"
+"$DROVER" cancel "$v3" >/dev/null
+"$DROVER" wait "$v3" >/dev/null 2>&1
+
+# --- (e) drain
 cat >"$T/drain.sh" <<EOF
 #!/bin/sh
 trap 'date +%s.%N >$T/d.warn; exit 0' USR1
@@ -106,20 +153,20 @@ while :; do sleep 0.2; done
 EOF
 d=$("$DROVER" submit --parsable --gpus-per-node 1 -t 5 --signal USR1@30 "$T/drain.sh")
 o=$("$DROVER" submit --parsable --gpus-per-node 1 -t 5 -- sh -c "trap 'echo no >$T/o.warn' USR1; sleep 60")
-wait_state "$d" running && wait_state "$o" running || bad "(d) not running: $(job_field "$d" state) $(job_field "$o" state)"
+wait_state "$d" running && wait_state "$o" running || bad "(e) not running: $(job_field "$d" state) $(job_field "$o" state)"
 sleep 0.5
-"$DROVER" nodes drain n1 --reason test >/dev/null || bad "(d) drain"
+"$DROVER" nodes drain n1 --reason test >/dev/null || bad "(e) drain"
 wait_state "$d" completed 50 && [ -f "$T/d.warn" ] &&
-    ok "(d) drain: the job with --signal got it and exited by itself" ||
-    bad "(d) $(job_field "$d" state) $(details "$d")"
-details "$d" | grep -qx "signal USR1 sent: node n1 is being drained" && ok "(d) events: the drain's signal" ||
-    bad "(d) events: $(details "$d")"
+    ok "(e) drain: the job with --signal got it and exited by itself" ||
+    bad "(e) $(job_field "$d" state) $(details "$d")"
+details "$d" | grep -qx "signal USR1 sent: node n1 is being drained" && ok "(e) events: the drain's signal" ||
+    bad "(e) events: $(details "$d")"
 nst() { "$DROVER" nodes --json | jq -r '.nodes[0] | "\(.state) \(.jobs | length)"'; }
 [ "$(job_field "$o" state)" = running ] && [ ! -f "$T/o.warn" ] && [ "$(nst)" = "drain 1" ] &&
-    ok "(d) the job without --signal runs on, unsignalled; the node drains around it" ||
-    bad "(d) other: $(job_field "$o" state) $(nst)"
+    ok "(e) the job without --signal runs on, unsignalled; the node drains around it" ||
+    bad "(e) other: $(job_field "$o" state) $(nst)"
 "$DROVER" cancel "$o" >/dev/null
 "$DROVER" wait "$o" >/dev/null 2>&1
 sleep 0.3
-[ "$(nst)" = "drain 0" ] && ok "(d) drained: no job left on n1" || bad "(d) node: $(nst)"
+[ "$(nst)" = "drain 0" ] && ok "(e) drained: no job left on n1" || bad "(e) node: $(nst)"
 finish

@@ -190,8 +190,22 @@ static bool write_all(int fd, const uint8_t *p, size_t n)
     return true;
 }
 
+/* The job's --signal (DROVER_SIGNAL) is not for srun: the step's tasks get
+ * it from their agents themselves, and srun, in the batch shell's process
+ * group, would otherwise die of it (or cancel the step) at the warning
+ * the tasks were meant to act on. */
+static void ignore_job_signal(void)
+{
+    const char *s = getenv("DROVER_SIGNAL");
+    uint64_t sig = 0;
+    if (s && dr_parse_u64(s, &sig) == 0 && sig > 0 && sig < NSIG && sig != SIGKILL &&
+        sig != SIGSTOP)
+        signal((int)sig, SIG_IGN);
+}
+
 int cli_srun(int argc, char **argv)
 {
+    ignore_job_signal();
     dr_msg_step_req_t m = {.kill_on_bad_exit = true};
     bool verbose = false;
     int i = 1;
@@ -309,6 +323,7 @@ int cli_srun(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+    ignore_job_signal(); /* even when it is one of those */
     bool sent = write_all(fd, frame, flen);
     free(frame);
     if (!sent) {

@@ -107,6 +107,8 @@ void ctld_launch_env(dr_ctld_t *c, const ctld_job_t *cj, const ctld_task_pos_t *
     put(env, "DROVER_LOCAL_RANK", "%u", t->localid);
     put(env, "DROVER_WORLD_SIZE", "%u", t->ntasks);
     put(env, "DROVER_TASKS_PER_NODE", "%u", here);
+    if (sp->signal_num) /* --signal's number: srun ignores it (its tasks get it themselves) */
+        put(env, "DROVER_SIGNAL", "%d", (int)sp->signal_num);
     /* what srun inside the job shows its agent (docs/slurm.md) */
     if (cj->step_key[0])
         put(env, "DROVER_STEP_KEY", "%s", cj->step_key);

@@ -10,7 +10,8 @@
 # (d) a cancel of the stopping victim lets the waiting job start at once, a
 #     cancel of the waiting job ends it at once;
 # (e) drain: a job with --signal is signalled at drain time and exits on
-#     its own, one without runs on; the node is drained once both are over.
+#     its own, one without runs on; the node is drained once both are over;
+# (f) a batch script's srun step gets the checkpoint rounds, srun survives.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster_lib.sh"
 cd "$T" || exit 1
@@ -169,4 +170,21 @@ nst() { "$DROVER" nodes --json | jq -r '.nodes[0] | "\(.state) \(.jobs | length)
 "$DROVER" wait "$o" >/dev/null 2>&1
 sleep 0.3
 [ "$(nst)" = "drain 0" ] && ok "(e) drained: no job left on n1" || bad "(e) node: $(nst)"
+# --- (f) a batch script's srun step: its task gets the rounds too (its own
+# agent timer, in the job's rounds), the shell gets them, srun survives them
+"$DROVER" nodes resume n1 >/dev/null || bad "(f) resume"
+cat >"$T/step.sh" <<EOF
+#!/bin/sh
+trap 'echo shell >>$T/f.log' USR1
+srun sh -c 'trap "echo task >>$T/f.log" USR1; i=0; while [ \$i -lt 25 ]; do sleep 0.2; i=\$((i + 1)); done' &
+pid=\$!
+while kill -0 \$pid 2>/dev/null; do wait \$pid; done
+wait \$pid
+EOF
+f=$("$DROVER" submit --parsable --gpus-per-node 1 -t 5 --checkpoint-every 0:02 --signal USR1@50 "$T/step.sh")
+"$DROVER" wait "$f" >/dev/null 2>&1
+[ "$(job_field "$f" state)" = completed ] && grep -q shell "$T/f.log" && grep -q task "$T/f.log" &&
+    ok "(f) srun step: shell $(grep -c shell "$T/f.log")x and task $(grep -c task "$T/f.log")x got the rounds; srun survived them" ||
+    bad "(f) $(job_field "$f" state) $(job_field "$f" reason): $(cat "$T/f.log" 2>&1)"
+
 finish

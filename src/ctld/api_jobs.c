@@ -43,6 +43,15 @@ static void submit(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
         ctld_reply_error(req, 400, NULL, "body: a job (JSON object) is required");
         return;
     }
+    double retry_s;
+    dr_err_t rl = {0};
+    if (ctld_rate_admit(c, who->user, ctld_now(c), &retry_s, &rl) != DR_OK) {
+        char ra[32]; /* whole seconds, rounded up (RFC 9110) */
+        snprintf(ra, sizeof ra, "%.0f", retry_s < 1 ? 1 : retry_s + 0.5);
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", ra);
+        ctld_reply_error(req, 429, NULL, "%s", rl.msg);
+        return;
+    }
     const char *body = (const char *)evbuffer_pullup(in, -1);
     ctld_job_t *cj = calloc(1, sizeof *cj);
     if (!cj) {

@@ -227,7 +227,11 @@ typedef struct ctld_opts {
     bool sync_full;      /* synchronous=FULL (durable acknowledgements) */
     dr_time_t drain;     /* a replica stopped on purpose leaves the load balancer this long first */
     const char *haproxy; /* HAProxy's runtime API socket (lb_haproxy.c); NULL = none */
+    double submit_rate;  /* --submit-rate: per user per second, 0 = no limit (ratelimit.c) */
+    double submit_burst; /* --submit-burst: the bucket's size */
 } ctld_opts_t;
+
+typedef struct ctld_bucket ctld_bucket_t;
 
 typedef struct ctld_stats {
     uint64_t turns, passes, commits, commit_fail;
@@ -237,6 +241,8 @@ typedef struct ctld_stats {
 
 typedef struct dr_ctld {
     ctld_opts_t o;
+    ctld_bucket_t *buckets; /* submit rate limit, per user (ratelimit.c) */
+    size_t nbuckets, buckets_cap;
     struct event_base *base;
     struct evhttp *http;
     struct evconnlistener *agent_lst;
@@ -569,6 +575,13 @@ void ctld_reply_json(struct evhttp_request *req, int status, const char *json);
 struct evbuffer;
 void ctld_reply_buffer(struct evhttp_request *req, int status, const char *ctype,
                        struct evbuffer *body);
+/* ---- ratelimit.c ---- */
+
+/* May user submit now (--submit-rate)?  DR_ELIMIT with the limit and the
+ * seconds to wait in err and *retry_s when not. */
+int ctld_rate_admit(dr_ctld_t *c, const char *user, dr_time_t now, double *retry_s, dr_err_t *err);
+void ctld_rate_free(dr_ctld_t *c);
+
 void ctld_reply_error(struct evhttp_request *req, int status, const char *field, const char *fmt,
                       ...) DR_PRINTF(4, 5);
 void ctld_api_jobs(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who,

@@ -1316,6 +1316,7 @@ void dr_ctld_free(dr_ctld_t *c)
     free(c->notes);
     free(c->nodes);
     free(c->share_saved);
+    ctld_rate_free(c);
     ctld_store_close(c);
     dr_cluster_free(&c->cl);
     dr_catalog_free(&c->cat);

@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -23,31 +24,34 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: droverd -c cluster.conf --state DIR [options]\n"
-            "       droverd --gen-key FILE\n"
-            "\n"
-            "  -c, --config FILE         cluster configuration (docs/config.md)\n"
-            "  --state DIR               state directory (SQLite store, Unix socket)\n"
-            "  --listen HOST:PORT        HTTP API on TCP (default 127.0.0.1:6817)\n"
-            "  --socket PATH             HTTP API on a Unix socket (default DIR/droverd.sock)\n"
-            "  --agent-listen HOST:PORT  agent connections (default: the --listen host, port+1)\n"
-            "  --key FILE                cluster key shared with the agents\n"
-            "                            (default /etc/drover/cluster.key)\n"
-            "  --policy NAME[:OPTS]      scheduling policy (default drover; 'drover sim\n"
-            "                            --list-policies' lists them)\n"
-            "  --operator USER[,USER]    users with the operator role (root always has it)\n"
-            "  --min-pass-interval DUR   at most one scheduling pass per DUR (default 5ms)\n"
-            "  --agent-timeout DUR       an agent silent this long loses its node (default 30s)\n"
-            "  --heartbeat DUR           agents' heartbeat period (default 2s)\n"
-            "  --haproxy-socket PATH     keep HAProxy's backends at the services' ready replicas\n"
-            "                            through its runtime API (docs/services.md)\n"
-            "  --service-drain DUR       a replica stopped on purpose leaves the load balancer\n"
-            "                            this long before it is stopped (default 2s)\n"
-            "  --no-fsync                synchronous=NORMAL: faster, a power cut may lose the\n"
-            "                            last acknowledged submits (a crash of droverd does not)\n"
-            "  --daemon                  detach from the terminal\n"
-            "  --gen-key FILE            write a new random cluster key (mode 0600) and exit\n");
+    fprintf(
+        f, "usage: droverd -c cluster.conf --state DIR [options]\n"
+           "       droverd --gen-key FILE\n"
+           "\n"
+           "  -c, --config FILE         cluster configuration (docs/config.md)\n"
+           "  --state DIR               state directory (SQLite store, Unix socket)\n"
+           "  --listen HOST:PORT        HTTP API on TCP (default 127.0.0.1:6817)\n"
+           "  --socket PATH             HTTP API on a Unix socket (default DIR/droverd.sock)\n"
+           "  --agent-listen HOST:PORT  agent connections (default: the --listen host, port+1)\n"
+           "  --key FILE                cluster key shared with the agents\n"
+           "                            (default /etc/drover/cluster.key)\n"
+           "  --policy NAME[:OPTS]      scheduling policy (default drover; 'drover sim\n"
+           "                            --list-policies' lists them)\n"
+           "  --operator USER[,USER]    users with the operator role (root always has it)\n"
+           "  --min-pass-interval DUR   at most one scheduling pass per DUR (default 5ms)\n"
+           "  --agent-timeout DUR       an agent silent this long loses its node (default 30s)\n"
+           "  --heartbeat DUR           agents' heartbeat period (default 2s)\n"
+           "  --haproxy-socket PATH     keep HAProxy's backends at the services' ready replicas\n"
+           "                            through its runtime API (docs/services.md)\n"
+           "  --service-drain DUR       a replica stopped on purpose leaves the load balancer\n"
+           "                            this long before it is stopped (default 2s)\n"
+           "  --no-fsync                synchronous=NORMAL: faster, a power cut may lose the\n"
+           "                            last acknowledged submits (a crash of droverd does not)\n"
+           "  --submit-rate N           at most N submits a second per user (token bucket;\n"
+           "                            default 0: no limit); over it: 429 and Retry-After\n"
+           "  --submit-burst N          the bucket's size (default 2 x --submit-rate, at least 1)\n"
+           "  --daemon                  detach from the terminal\n"
+           "  --gen-key FILE            write a new random cluster key (mode 0600) and exit\n");
 }
 
 static int gen_key(const char *path)
@@ -133,6 +137,8 @@ int main(int argc, char **argv)
         O_ATIMEOUT,
         O_HB,
         O_NOFSYNC,
+        O_RATE,
+        O_BURST,
         O_HAPROXY,
         O_DRAIN,
         O_DAEMON,
@@ -152,6 +158,8 @@ int main(int argc, char **argv)
                                          {"agent-timeout", required_argument, NULL, O_ATIMEOUT},
                                          {"heartbeat", required_argument, NULL, O_HB},
                                          {"no-fsync", no_argument, NULL, O_NOFSYNC},
+                                         {"submit-rate", required_argument, NULL, O_RATE},
+                                         {"submit-burst", required_argument, NULL, O_BURST},
                                          {"haproxy-socket", required_argument, NULL, O_HAPROXY},
                                          {"service-drain", required_argument, NULL, O_DRAIN},
                                          {"daemon", no_argument, NULL, O_DAEMON},
@@ -187,6 +195,18 @@ int main(int argc, char **argv)
             }
             break;
         case O_NOFSYNC: o.sync_full = false; break;
+        case O_RATE:
+        case O_BURST: {
+            char *end;
+            double v = strtod(optarg, &end);
+            if (end == optarg || *end || !(v >= 0) || v > 1e6) {
+                fprintf(stderr, "droverd: %s '%s': a number of submits from 0 to 1e6\n",
+                        ch == O_RATE ? "--submit-rate" : "--submit-burst", optarg);
+                return 2;
+            }
+            *(ch == O_RATE ? &o.submit_rate : &o.submit_burst) = v;
+            break;
+        }
         case O_HAPROXY: o.haproxy = optarg; break;
         case O_DRAIN:
             if (!parse_dur("--service-drain", optarg, &o.drain))
@@ -206,6 +226,15 @@ int main(int argc, char **argv)
         return 2;
     }
     o.heartbeat_ms = (uint32_t)(hb / 1000000);
+    if (o.submit_rate > 0 && o.submit_burst <= 0)
+        o.submit_burst = o.submit_rate * 2 < 1 ? 1 : o.submit_rate * 2;
+    /* every agent and every API client is a descriptor: take what the hard
+     * limit allows (1,024 by default would refuse the 1,021st connection) */
+    struct rlimit nofile;
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+        nofile.rlim_cur = nofile.rlim_max;
+        (void)setrlimit(RLIMIT_NOFILE, &nofile);
+    }
     if (!o.socket) {
         snprintf(sock_default, sizeof sock_default, "%s/droverd.sock", o.state_dir);
         o.socket = sock_default;

@@ -60,6 +60,7 @@ typedef enum dr_msg_type {
     /* --signal (docs/jobspec.md): the job's warning signal */
     DR_MSG_SIGNAL = 13,   /* ctld -> agent: send it now (preemption, drain) */
     DR_MSG_SIGNALED = 14, /* agent -> ctld: it sent it by itself (time limit, checkpoint round) */
+    DR_MSG_LEASE = 15,    /* ctld -> agent: a heartbeat was heard (renews the lease) */
     DR_MSG_NTYPES
 } dr_msg_type_t;
 
@@ -164,6 +165,11 @@ typedef struct dr_msg_welcome {
     uint8_t nonce[DR_PROTO_NONCE];
     uint64_t epoch;        /* controller incarnation, bumped on each start */
     uint32_t heartbeat_ms; /* how often the agent must heartbeat */
+    /* The agent's lease: cut off from the controller this long (no LEASE
+     * answering one of its heartbeats), it stops its jobs on its own, so
+     * that the controller may requeue them after the lease.  0: no lease
+     * (jobs run on however long the link is down). */
+    uint32_t lease_ms;
     /* what the config declares for this node (the agent's fallback) */
     char *gpu_type; /* "" for a CPU-only node */
     uint32_t ngpus;
@@ -285,6 +291,7 @@ typedef enum dr_end_why {
     DR_END_TIMEOUT = 1, /* killed by the agent at its time limit */
     DR_END_KILLED = 2,  /* killed on a KILL message */
     DR_END_LAUNCH = 3,  /* could not be started (detail says why) */
+    DR_END_LEASE = 4, /* stopped by the agent itself: cut off from the controller past its lease */
     DR_END_NWHY
 } dr_end_why_t;
 
@@ -386,6 +393,15 @@ typedef struct dr_msg_step_state {
     char *detail;    /* REFUSED: why; DONE: the first failing task, "" if none */
 } dr_msg_step_state_t;
 
+/* The controller's answer to a HEARTBEAT: `seq` is that heartbeat frame's
+ * sequence number.  The agent renews its lease from the time it sent that
+ * heartbeat (its own monotonic clock), which is before the controller
+ * heard it: so the lease on the agent always ends before the controller's
+ * "last heard + lease" (docs/operations.md). */
+typedef struct dr_msg_lease {
+    uint64_t seq;
+} dr_msg_lease_t;
+
 #define DR_MSG_DECLARE(name)                                                                       \
     int dr_msg_##name##_encode(const dr_msg_##name##_t *m, char **json, size_t *len,               \
                                dr_err_t *err);                                                     \
@@ -404,6 +420,7 @@ DR_MSG_DECLARE(step_req)
 DR_MSG_DECLARE(step_cancel)
 DR_MSG_DECLARE(step_state)
 DR_MSG_DECLARE(signal)
+DR_MSG_DECLARE(lease)
 #undef DR_MSG_DECLARE
 
 /* Encode message m of `type` and frame it in one step (*out malloc'd). */

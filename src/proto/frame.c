@@ -34,6 +34,7 @@ const char *dr_msg_type_name(int type)
     case DR_MSG_STEP_STATE: return "step_state";
     case DR_MSG_SIGNAL: return "signal";
     case DR_MSG_SIGNALED: return "signaled";
+    case DR_MSG_LEASE: return "lease";
     default: return "unknown";
     }
 }

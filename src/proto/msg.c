@@ -97,9 +97,9 @@ static const field_t hello_f[] = {
 };
 static const field_t welcome_f[] = {
     NONCE(dr_msg_welcome_t, nonce),      U64(dr_msg_welcome_t, epoch),
-    U32(dr_msg_welcome_t, heartbeat_ms), STR(dr_msg_welcome_t, gpu_type),
-    U32(dr_msg_welcome_t, ngpus),        U32(dr_msg_welcome_t, cpus),
-    U64(dr_msg_welcome_t, mem_mb),
+    U32(dr_msg_welcome_t, heartbeat_ms), U32(dr_msg_welcome_t, lease_ms),
+    STR(dr_msg_welcome_t, gpu_type),     U32(dr_msg_welcome_t, ngpus),
+    U32(dr_msg_welcome_t, cpus),         U64(dr_msg_welcome_t, mem_mb),
 };
 static const field_t gpu_f[] = {
     U32(dr_msg_gpu_t, index), STR(dr_msg_gpu_t, name),   STR(dr_msg_gpu_t, uuid),
@@ -220,6 +220,10 @@ static const field_t signal_f[] = {
     I64(dr_msg_signal_t, t_ns),
 };
 
+static const field_t lease_f[] = {
+    U64(dr_msg_lease_t, seq),
+};
+
 static const msgdesc_t hello_d = DESC(dr_msg_hello_t, "hello", hello_f);
 static const msgdesc_t welcome_d = DESC(dr_msg_welcome_t, "welcome", welcome_f);
 static const msgdesc_t register_d = DESC(dr_msg_register_t, "register", register_f);
@@ -233,6 +237,7 @@ static const msgdesc_t step_req_d = DESC(dr_msg_step_req_t, "step_req", step_req
 static const msgdesc_t step_cancel_d = DESC(dr_msg_step_cancel_t, "step_cancel", step_cancel_f);
 static const msgdesc_t step_state_d = DESC(dr_msg_step_state_t, "step_state", step_state_f);
 static const msgdesc_t signal_d = DESC(dr_msg_signal_t, "signal", signal_f);
+static const msgdesc_t lease_d = DESC(dr_msg_lease_t, "lease", lease_f);
 /* clang-format on */
 
 /* ---- errors: "launch: argv[3]: not a string" ---- */
@@ -693,6 +698,7 @@ MSG_DEFINE(step_req)
 MSG_DEFINE(step_cancel)
 MSG_DEFINE(step_state)
 MSG_DEFINE(signal)
+MSG_DEFINE(lease)
 
 static const msgdesc_t *desc_of(int type)
 {
@@ -711,6 +717,7 @@ static const msgdesc_t *desc_of(int type)
     case DR_MSG_STEP_STATE: return &step_state_d;
     case DR_MSG_SIGNAL:
     case DR_MSG_SIGNALED: return &signal_d; /* one body, two directions */
+    case DR_MSG_LEASE: return &lease_d;
     default: return NULL;
     }
 }

@@ -57,6 +57,7 @@ typedef union fp_any {
     dr_msg_step_cancel_t step_cancel;
     dr_msg_step_state_t step_state;
     dr_msg_signal_t signal;
+    dr_msg_lease_t lease;
 } fp_any_t;
 
 typedef struct fp_msg {
@@ -92,6 +93,7 @@ FP_WRAP(step_req)
 FP_WRAP(step_cancel)
 FP_WRAP(step_state)
 FP_WRAP(signal)
+FP_WRAP(lease)
 #undef FP_WRAP
 
 #define FP_ENTRY(T, name)                                                                          \
@@ -113,6 +115,7 @@ static const fp_msg_t fp_msgs[DR_MSG_NTYPES] = {
     [DR_MSG_STEP_STATE] = FP_ENTRY(DR_MSG_STEP_STATE, step_state),
     [DR_MSG_SIGNAL] = FP_ENTRY(DR_MSG_SIGNAL, signal),
     [DR_MSG_SIGNALED] = FP_ENTRY(DR_MSG_SIGNALED, signal),
+    [DR_MSG_LEASE] = FP_ENTRY(DR_MSG_LEASE, lease),
 };
 #undef FP_ENTRY
 

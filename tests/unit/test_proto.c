@@ -111,7 +111,7 @@ static dr_msg_hello_t s_hello(void)
 
 static dr_msg_welcome_t s_welcome(void)
 {
-    dr_msg_welcome_t m = {{0}, INT64_MAX, 5000, "H100", 8, 224, 2097152};
+    dr_msg_welcome_t m = {{0}, INT64_MAX, 5000, 30000, "H100", 8, 224, 2097152};
     memcpy(m.nonce, nonce_c, sizeof m.nonce);
     return m;
 }
@@ -219,6 +219,9 @@ static dr_msg_step_state_t s_step_state(void)
 static dr_msg_signal_t s_signal(void)
 {
     return (dr_msg_signal_t){42, 3, 1, 10, DR_SIG_PREEMPT, 1733000000123456789LL};
+static dr_msg_lease_t s_lease(void)
+{
+    return (dr_msg_lease_t){(uint64_t)INT64_MAX - 1};
 }
 
 /* The sample of a type, in *any. */
@@ -243,6 +246,7 @@ static void sample(int type, fp_any_t *a)
         a->signal = s_signal();
         a->signal.why = DR_SIG_CKPT;
         break;
+    case DR_MSG_LEASE: a->lease = s_lease(); break;
     default: fail_msg("no sample for type %d", type);
     }
 }
@@ -327,7 +331,7 @@ static void test_type_names(void **state)
     (void)state;
     const char *want[] = {"unknown",  "hello",       "welcome",    "register", "heartbeat",
                           "launch",   "kill",        "job_state",  "ack",      "reject",
-                          "step_req", "step_cancel", "step_state", "signal",   "signaled"};
+                          "step_req", "step_cancel", "step_state", "signal",   "signaled", "lease"};
     for (int t = 0; t < DR_MSG_NTYPES; t++)
         assert_string_equal(dr_msg_type_name(t), want[t]);
     assert_string_equal(dr_msg_type_name(DR_MSG_NTYPES), "unknown");
@@ -1051,8 +1055,8 @@ static void test_parse_refusals(void **state)
                           "a0a1a2a3a4a5a6a7a8a9aaabacadaeaf0\"", "hello: nonce: not 32 hex digits");
     expect_sample_refused(DR_MSG_HELLO, "\"a0a1a2a3a4a5a6a7a8a9aaabacadaeaf\"", "12",
                           "hello: nonce: not 32 hex digits");
-    expect_sample_refused(DR_MSG_JOB_STATE, "\"why\":3", "\"why\":4",
-                          "job_state: why: 4 out of range [0, 3]");
+    expect_sample_refused(DR_MSG_JOB_STATE, "\"why\":3", "\"why\":5",
+                          "job_state: why: 5 out of range [0, 4]");
     expect_sample_refused(DR_MSG_JOB_STATE, "\"started\":false", "\"started\":0",
                           "job_state: started: not a boolean");
     expect_sample_refused(DR_MSG_JOB_STATE, "\"pid\":2147483647", "\"pid\":2147483648",
@@ -1067,7 +1071,7 @@ static void test_parse_refusals(void **state)
     expect_sample_refused(DR_MSG_REGISTER, "\"running\":false,", "",
                           "register: held[1].running: missing");
     expect_sample_refused(DR_MSG_REGISTER, "\"why\":1", "\"why\":-1",
-                          "register: held[1].why: -1 out of range [0, 3]");
+                          "register: held[1].why: -1 out of range [0, 4]");
 
     /* arrays and strings past their limits */
     size_t cap = 64 + 2 * 2000;
@@ -1152,7 +1156,7 @@ static void test_encode_refusals(void **state)
     dr_msg_job_state_t js = s_job_state();
     js.why = DR_END_NWHY;
     assert_int_equal(dr_msg_job_state_encode(&js, &j, &n, &err), DR_EINVAL);
-    assert_string_equal(err.msg, "job_state: why: 4 is not a dr_end_why_t");
+    assert_string_equal(err.msg, "job_state: why: 5 is not a dr_end_why_t");
 
     dr_msg_register_t r = s_register();
     r.ngpus = DR_MSG_MAX_GPUS + 1;

@@ -28,7 +28,16 @@ static void agent_vlog(const dr_agent_t *a, const char *fmt, va_list ap)
     FILE *f = a->log ? a->log : stderr;
     char line[2048];
     vsnprintf(line, sizeof line, fmt, ap);
-    fprintf(f, "drover-agent[%s]: %s\n", a->name ? a->name : "?", line);
+    /* UTC with milliseconds: the agents' logs of a cluster read as one
+     * timeline (what ran where, and when it was stopped) */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    char at[32];
+    strftime(at, sizeof at, "%Y-%m-%dT%H:%M:%S", &tm);
+    fprintf(f, "%s.%03dZ drover-agent[%s]: %s\n", at, (int)(ts.tv_nsec / 1000000),
+            a->name ? a->name : "?", line);
     fflush(f);
 }
 
@@ -123,6 +132,7 @@ void dr_agent_free(dr_agent_t *a)
     for (size_t i = 0; i < a->njobs; i++)
         job_free(a, a->jobs[i]);
     free(a->jobs);
+    dr_agent_lease_free(a);
     dr_agent_file_clear(a);
     struct event *evs[] = {a->sigchld_ev, a->sigterm_ev, a->sigint_ev, a->stop_ev};
     for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)

@@ -32,12 +32,13 @@ typedef struct dr_agent_job {
     struct dr_agent *a;
     uint64_t job;
     uint32_t gen, rank;
-    uint32_t step; /* 0: the job's own process; s: a task of step s - 1 (KILL selects by it) */
-    uid_t uid;     /* who it runs as: the only user whose srun may ask for the job's steps */
-    pid_t pid;     /* main process; also its process group (setsid); 0 if never started */
-    bool running;  /* main process not yet reaped */
-    bool killing;  /* the agent has signalled it (time limit, KILL, shutdown) */
-    uint8_t why;   /* dr_end_why_t: what the end report will say */
+    uint32_t step;   /* 0: the job's own process; s: a task of step s - 1 (KILL selects by it) */
+    uid_t uid;       /* who it runs as: the only user whose srun may ask for the job's steps */
+    pid_t pid;       /* main process; also its process group (setsid); 0 if never started */
+    bool running;    /* main process not yet reaped */
+    bool killing;    /* the agent has signalled it (time limit, KILL, shutdown) */
+    bool lease_stop; /* stopped (or hurried) because the lease ran out (lease.c) */
+    uint8_t why;     /* dr_end_why_t: what the end report will say */
     int32_t exit_code, signal;
     int64_t start_ns, end_ns; /* Unix ns */
     char *detail;             /* launch failure text; "" otherwise */
@@ -107,6 +108,12 @@ typedef struct dr_agent {
     char local_addr[64];
     char local_ifname[32];
     uint64_t epoch; /* controller epoch of the current (last) session */
+
+    /* the lease (lease.c): CLOCK_BOOTTIME ns */
+    int64_t lease_ns;       /* from WELCOME; 0 = none */
+    int64_t lease_from;     /* the send time of the last heartbeat the controller answered */
+    bool lease_lapsed;      /* it ran out: jobs stopped, link down until they have ended */
+    struct event *lease_ev; /* the next SIGTERM (or the end) due */
 
     struct dr_agent_link *link; /* NULL when the agent has no controller link */
 
@@ -282,6 +289,25 @@ int dr_agent_cache_scan(const char *dir, dr_strvec_t *out, size_t *skipped, dr_e
 /* Same names in the same order? */
 bool dr_agent_cache_same(const dr_strvec_t *a, const dr_strvec_t *b);
 
+/* ---- lease.c: stop the jobs when cut off from the controller too long ---- */
+
+int64_t dr_agent_boot_ns(void); /* CLOCK_BOOTTIME: the lease's clock */
+/* A session began (WELCOME): lease_ns from it (0: none), running from
+ * `from`, the HELLO's send time. */
+void dr_agent_lease_start(dr_agent_t *a, int64_t lease_ns, int64_t from);
+/* The controller answered a heartbeat sent at `from`. */
+void dr_agent_lease_renew(dr_agent_t *a, int64_t from);
+/* Stop what the lease says must stop now (SIGTERM, SIGKILL at the end of
+ * the lease); on the first such stop the link is dropped.  True when the
+ * lease has run out (the caller handles no frame from the controller). */
+bool dr_agent_lease_check(dr_agent_t *a);
+/* Lapsed and ranks it stopped still running: do not reconnect yet. */
+bool dr_agent_lease_busy(const dr_agent_t *a);
+/* A new session after a lapse: log what was stopped and why (its end
+ * reports go in the REGISTER), and start afresh. */
+void dr_agent_lease_report(dr_agent_t *a);
+void dr_agent_lease_free(dr_agent_t *a);
+
 /* ---- link.c: the controller connection ---- */
 
 typedef struct dr_agent_link_opts {
@@ -294,6 +320,8 @@ typedef struct dr_agent_link_opts {
 /* Start connecting (the first attempt is immediate). */
 int dr_agent_link_start(dr_agent_t *a, const dr_agent_link_opts_t *o, dr_err_t *err);
 void dr_agent_link_free(dr_agent_t *a);
+/* End the session now (the lease ran out): reconnect later. */
+void dr_agent_link_drop(dr_agent_t *a, const char *why);
 /* Send a message to the controller: 0, or -1 when the link is not up. */
 int dr_agent_link_send(dr_agent_t *a, int type, const void *m);
 /* The current session's decoder counters (zeros when not connected). */

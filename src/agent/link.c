@@ -34,6 +34,8 @@
 #define LINK_HANDSHAKE_S    10 /* connect + WELCOME must take less */
 #define LINK_DROP_LOG_NS    (10 * 1000000000LL)
 #define LINK_IN_MAX         (DR_PROTO_HDR + DR_PROTO_MAX_BODY + DR_PROTO_MAC)
+#define LINK_HB_RING        16 /* heartbeats whose LEASE answer may still come */
+#define LINK_BUSY_RETRY_MS  100
 
 enum link_state { LINK_DOWN, LINK_CONNECTING, LINK_HELLO, LINK_UP, LINK_CLOSED };
 
@@ -63,9 +65,17 @@ typedef struct dr_agent_link {
      * the list (logged once per change) */
     dr_strvec_t shards;
     bool cache_warned;
+    /* the lease (lease.c): when this session's HELLO and its recent
+     * heartbeats were sent (CLOCK_BOOTTIME), by frame sequence number */
+    int64_t hello_at;
+    struct {
+        uint64_t seq;
+        int64_t at;
+    } sent[LINK_HB_RING];
 } dr_agent_link_t;
 
 static void link_connect(dr_agent_link_t *l);
+static void link_lost(dr_agent_link_t *l, const char *why);
 
 /* ---- helpers: key file, address ---- */
 
@@ -187,6 +197,13 @@ static void link_notify_ready(dr_agent_t *a, const dr_agent_job_t *j)
         link_send_ready(l, j);
 }
 
+void dr_agent_link_drop(dr_agent_t *a, const char *why)
+{
+    dr_agent_link_t *l = a->link;
+    if (l && l->state != LINK_CLOSED && l->bev)
+        link_lost(l, why);
+}
+
 int dr_agent_link_send(dr_agent_t *a, int type, const void *m)
 {
     dr_agent_link_t *l = a->link;
@@ -244,6 +261,8 @@ static void link_scan_cache(dr_agent_link_t *l, dr_strvec_t *now)
 static void link_on_heartbeat(evutil_socket_t fd, short what, void *arg)
 {
     dr_agent_link_t *l = arg;
+    if (l->state == LINK_UP)
+        dr_agent_lease_check(l->a); /* may end the session */
     if (l->state != LINK_UP)
         return;
     dr_msg_heartbeat_t hb = {.now_ns = dr_agent_now_ns(),
@@ -261,7 +280,10 @@ static void link_on_heartbeat(evutil_socket_t fd, short what, void *arg)
             dr_agent_debug(l->a, "cache: now %zu shards", l->shards.n);
         }
     }
+    int64_t at = dr_agent_boot_ns();
     link_send(l, DR_MSG_HEARTBEAT, &hb);
+    l->sent[l->s.tx_seq % LINK_HB_RING].seq = l->s.tx_seq;
+    l->sent[l->s.tx_seq % LINK_HB_RING].at = at;
     dr_strvec_free(&now);
 }
 
@@ -297,7 +319,7 @@ static void link_lost(dr_agent_link_t *l, const char *why)
     uint32_t delay = d / 2 + (uint32_t)dr_rng_below(&l->rng, d / 2 + 1); /* jitter */
     l->backoff_ms = d * 2 > LINK_BACKOFF_MAX_MS ? LINK_BACKOFF_MAX_MS : d * 2;
     dr_agent_log(l->a, "controller %s:%s: %s%s; reconnecting in %u ms", l->host, l->port, why,
-                 was_up ? " (jobs keep running)" : "", delay);
+                 was_up && !l->a->lease_lapsed ? " (jobs keep running)" : "", delay);
     struct timeval tv = {(time_t)(delay / 1000), (suseconds_t)(delay % 1000) * 1000};
     evtimer_add(l->retry_ev, &tv);
 }
@@ -429,6 +451,9 @@ static void link_on_welcome(dr_agent_link_t *l, const dr_frame_t *f)
         dr_agent_log(a, "controller epoch %llu -> %llu (it restarted)",
                      (unsigned long long)a->epoch, (unsigned long long)w.epoch);
     a->epoch = w.epoch;
+    dr_agent_lease_report(a); /* what a lapse stopped goes in the REGISTER below */
+    dr_agent_lease_start(a, (int64_t)w.lease_ms * 1000000LL, l->hello_at);
+    memset(l->sent, 0, sizeof l->sent);
     l->heartbeat_ms = w.heartbeat_ms ? w.heartbeat_ms : 1000;
     if (l->heartbeat_ms < 10)
         l->heartbeat_ms = 10;
@@ -534,6 +559,22 @@ static void link_on_ack(dr_agent_link_t *l, const dr_frame_t *f)
     dr_msg_ack_free(&m);
 }
 
+/* The controller heard one of our heartbeats: the lease runs from when it
+ * was sent. */
+static void link_on_lease(dr_agent_link_t *l, const dr_frame_t *f)
+{
+    dr_msg_lease_t m;
+    dr_err_t err = {0};
+    if (dr_msg_lease_parse(&m, f->body, f->len, &err) != 0) {
+        l->s.stats.bad_body++;
+        dr_agent_log(l->a, "bad LEASE ignored: %s", err.msg);
+        return;
+    }
+    if (m.seq && l->sent[m.seq % LINK_HB_RING].seq == m.seq)
+        dr_agent_lease_renew(l->a, l->sent[m.seq % LINK_HB_RING].at);
+    dr_msg_lease_free(&m);
+}
+
 static void link_on_step_state(dr_agent_link_t *l, const dr_frame_t *f)
 {
     dr_msg_step_state_t m;
@@ -585,6 +626,7 @@ static void link_on_frame(dr_agent_link_t *l, const dr_frame_t *f)
     case DR_MSG_SIGNAL: link_on_signal(l, f); break;
     case DR_MSG_ACK: link_on_ack(l, f); break;
     case DR_MSG_STEP_STATE: link_on_step_state(l, f); break;
+    case DR_MSG_LEASE: link_on_lease(l, f); break;
     default: dr_agent_log(l->a, "unexpected %s ignored", dr_msg_type_name(f->type)); break;
     }
 }
@@ -606,6 +648,13 @@ static size_t link_frame_size(struct evbuffer *in, uint8_t hdr[DR_PROTO_HDR], si
 static void link_on_read(struct bufferevent *bev, void *arg)
 {
     dr_agent_link_t *l = arg;
+    /* an agent that was stopped (SIGSTOP, a hung machine) looks at its
+     * lease before it handles anything the controller sent meanwhile */
+    if (l->state == LINK_UP) {
+        dr_agent_lease_check(l->a);
+        if (l->bev != bev)
+            return; /* the lease ran out: the session is over */
+    }
     struct evbuffer *in = bufferevent_get_input(bev);
     /* bounded by the read high-water mark: at most one maximal frame */
     for (;;) {
@@ -642,6 +691,11 @@ static void link_on_read(struct bufferevent *bev, void *arg)
 static void link_on_event(struct bufferevent *bev, short what, void *arg)
 {
     dr_agent_link_t *l = arg;
+    if (l->state == LINK_UP) {
+        dr_agent_lease_check(l->a); /* first, as link_on_read */
+        if (l->bev != bev)
+            return;
+    }
     if (what & BEV_EVENT_CONNECTED) {
         uint8_t nonce[DR_PROTO_NONCE];
         if (getrandom(nonce, sizeof nonce, 0) != (ssize_t)sizeof nonce) {
@@ -655,6 +709,7 @@ static void link_on_event(struct bufferevent *bev, short what, void *arg)
         l->state = LINK_HELLO;
         dr_msg_hello_t h = {.version = DR_PROTO_VERSION, .name = l->a->name};
         memcpy(h.nonce, nonce, sizeof nonce);
+        l->hello_at = dr_agent_boot_ns(); /* a new session's lease runs from here */
         dr_agent_debug(l->a, "connected to %s:%s; HELLO", l->host, l->port);
         link_send(l, DR_MSG_HELLO, &h);
         return;
@@ -680,6 +735,12 @@ static void link_connect(dr_agent_link_t *l)
 {
     if (l->state == LINK_CLOSED)
         return;
+    if (dr_agent_lease_busy(l->a)) {
+        /* the ranks the lease stopped end first: the next REGISTER reports them */
+        struct timeval tv = {0, LINK_BUSY_RETRY_MS * 1000};
+        evtimer_add(l->retry_ev, &tv);
+        return;
+    }
     l->bev = bufferevent_socket_new(l->a->base, -1, BEV_OPT_CLOSE_ON_FREE);
     if (!l->bev) {
         link_lost(l, "cannot create a socket");

@@ -29,6 +29,7 @@ static const char *why_name(uint8_t why)
     case DR_END_TIMEOUT: return "time limit";
     case DR_END_KILLED: return "killed";
     case DR_END_LAUNCH: return "launch failure";
+    case DR_END_LEASE: return "stopped: the lease expired";
     default: return "?";
     }
 }

@@ -2,7 +2,8 @@
  * controller on loopback that speaks proto.h: handshake and registration,
  * heartbeats, LAUNCH/KILL/ACK, held ranks re-reported after a reconnect,
  * REJECT, forged and replayed frames, a broken stream, backoff while the
- * controller is down; and the key file and address helpers. */
+ * controller is down, the lease (jobs stopped when heartbeats go
+ * unanswered); and the key file and address helpers. */
 #include "testutil.h"
 
 #include <arpa/inet.h>
@@ -48,6 +49,8 @@ typedef struct ctld {
     bool auto_welcome;
     uint64_t epoch;
     uint32_t heartbeat_ms;
+    uint32_t lease_ms;      /* WELCOME's lease (0: none) */
+    bool answer_heartbeats; /* LEASE for each HEARTBEAT */
     const char *gpu_type;
     uint32_t ngpus;
     rx_t rx[MAX_RX];
@@ -91,6 +94,7 @@ static void ctld_welcome(ctld_t *c)
 {
     dr_msg_welcome_t w = {.epoch = c->epoch,
                           .heartbeat_ms = c->heartbeat_ms,
+                          .lease_ms = c->lease_ms,
                           .gpu_type = (char *)c->gpu_type,
                           .ngpus = c->ngpus,
                           .cpus = 8,
@@ -132,6 +136,9 @@ static void ctld_on_read(struct bufferevent *bev, void *arg)
             dr_msg_hello_free(&h);
             if (c->auto_welcome)
                 ctld_welcome(c);
+        } else if (f.type == DR_MSG_HEARTBEAT && c->answer_heartbeats) {
+            dr_msg_lease_t m = {.seq = f.seq};
+            ctld_send(c, DR_MSG_LEASE, &m);
         }
         evbuffer_drain(in, used);
         event_base_loopbreak(c->base);
@@ -534,6 +541,59 @@ static void test_reconnect_reports_held(void **state)
     assert_null(dr_agent_job_find(&fx->a, 2, 1, 0));
 }
 
+/* The lease: renewed while heartbeats are answered; once they go
+ * unanswered for longer than the lease the agent stops its job on its own
+ * (SIGTERM half a lease before its end: the job's grace is longer), drops
+ * the link, and reports the end (why = lease) in the next REGISTER. */
+static void test_lease(void **state)
+{
+    fx_t *fx = *state;
+    ctld_t *c = &fx->c;
+    c->lease_ms = 400;
+    c->answer_heartbeats = true;
+    connect_agent(fx);
+    char *run[] = {"sleep", "30", NULL};
+    dr_msg_launch_t l = mk_launch(fx, 9, run);
+    l.grace_ns = 10 * 1000000000LL;
+    ctld_send(c, DR_MSG_LAUNCH, &l);
+    assert_true(run_until(fx, &c->count[DR_MSG_JOB_STATE], 1, 5000));
+    spin(fx, 1000); /* 2.5 leases, all answered */
+    dr_agent_job_t *j = dr_agent_job_find(&fx->a, 9, 1, 0);
+    assert_non_null(j);
+    assert_true(j->running);
+    assert_int_equal(dr_agent_link_sessions(&fx->a), 1);
+    /* unanswered from now */
+    c->answer_heartbeats = false;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < 300 && j->running; i++)
+        spin(fx, 10);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    assert_false(j->running);
+    assert_int_equal(j->why, DR_END_LEASE);
+    assert_int_equal(j->signal, SIGTERM);
+    /* SIGTERM at lease - lease / 2 from the last answered heartbeat (sent
+     * at most one heartbeat, 50 ms, before t0) */
+    if (dt < 0.1 || dt > 0.5)
+        fail_msg("stopped %.3f s after the answers stopped (lease 0.4 s, SIGTERM at 0.2 s)", dt);
+    assert_true(fx->a.lease_lapsed);
+    /* the agent dropped the session and reconnects; its REGISTER says why */
+    c->answer_heartbeats = true;
+    assert_true(run_until(fx, &c->count[DR_MSG_REGISTER], 2, 5000));
+    const rx_t *x = ctld_rx(c, DR_MSG_REGISTER, 1);
+    dr_msg_register_t r;
+    dr_err_t err = {0};
+    assert_int_equal(dr_msg_register_parse(&r, x->body, x->len, &err), 0);
+    assert_int_equal(r.nheld, 1);
+    assert_false(r.held[0].running);
+    assert_int_equal(r.held[0].why, DR_END_LEASE);
+    assert_int_equal(r.held[0].signal, SIGTERM);
+    dr_msg_register_free(&r);
+    assert_false(fx->a.lease_lapsed);
+    assert_int_equal(c->count[DR_MSG_JOB_STATE], 1); /* the end went in the REGISTER */
+}
+
 static void test_reject_exits_1(void **state)
 {
     fx_t *fx = *state;
@@ -746,6 +806,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_launch_ack_kill, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_failure_reported, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reconnect_reports_held, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lease, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reject_exits_1, setup, teardown),
         cmocka_unit_test_setup_teardown(test_forged_and_replayed_dropped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fragmented_large_frame, setup, teardown),

@@ -130,6 +130,13 @@ typedef struct dr_cluster {
      * wait.  preempt_grace_set false: DR_PREEMPT_GRACE_DEFAULT. */
     dr_time_t preempt_grace;
     bool preempt_grace_set;
+    /* RequeueDefault=: a batch job's --requeue when it gives none (1 YES,
+     * -1 NO, 0 not given: yes).  NodeFailDrain=N/DURATION: drain a node
+     * after N failed jobs there within DURATION (n 0: not given; window
+     * -1: NodeFailDrain=0, never). */
+    int8_t requeue_default;
+    uint32_t fail_drain_n;
+    dr_time_t fail_drain_window;
 } dr_cluster_t;
 
 #define DR_PREEMPT_GRACE_DEFAULT (120 * DR_NSEC_PER_SEC)

@@ -214,6 +214,13 @@ int dr_sched_cancel(dr_sched_t *s, dr_job_t *j, dr_time_t now, const char *why, 
 int dr_sched_node_down(dr_sched_t *s, uint32_t node, dr_time_t now, bool keep_progress,
                        dr_err_t *err);
 int dr_sched_node_up(dr_sched_t *s, uint32_t node, dr_time_t now, dr_err_t *err);
+/* One running (or starting) job back in the queue, as node_down does for
+ * each of a lost node's jobs (REQUEUED -> PENDING, its resources released,
+ * keeping what its last checkpoint holds): a job one of whose ranks was
+ * stopped by its agent when cut off from the controller.  `detail` goes in
+ * the REQUEUED record.  DR_ESTATE in other states or during a pass. */
+int dr_sched_job_requeue(dr_sched_t *s, dr_job_t *j, dr_time_t now, const char *detail,
+                         dr_err_t *err);
 /* Change a node's state through the scheduler (drivers never call
  * dr_cluster_set_state themselves):
  *   DR_NODE_DRAIN  running jobs finish, nothing new starts there (an UP,

@@ -251,6 +251,9 @@ int dr_cluster_copy(dr_cluster_t *dst, const dr_cluster_t *src, dr_err_t *err)
     dst->fairshare_half_life = src->fairshare_half_life;
     dst->preempt_grace = src->preempt_grace;
     dst->preempt_grace_set = src->preempt_grace_set;
+    dst->requeue_default = src->requeue_default;
+    dst->fail_drain_n = src->fail_drain_n;
+    dst->fail_drain_window = src->fail_drain_window;
     for (size_t i = 0; i < src->ntypes; i++)
         if (dr_cluster_add_type(dst, &src->types[i], err) < 0)
             goto fail;

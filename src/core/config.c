@@ -35,7 +35,9 @@ enum {
     K_ACCOUNT,
     K_FSHALF,
     K_PGRACE,
-    K_NKINDS = K_PGRACE + 1, /* the keys above start a line */
+    K_REQUEUE,
+    K_FAILDRAIN,
+    K_NKINDS = K_FAILDRAIN + 1, /* the keys above start a line */
     K_GPUS = K_NKINDS,
     K_CPUS,
     K_MEMGB,
@@ -83,6 +85,8 @@ static const char *const key_names[K_N] = {"NodeName",
                                            "Account",
                                            "FairShareHalfLife",
                                            "PreemptGrace",
+                                           "RequeueDefault",
+                                           "NodeFailDrain",
                                            "Gpus",
                                            "Cpus",
                                            "MemGB",
@@ -138,6 +142,8 @@ static const uint64_t kind_keys[K_NKINDS] = {
         KB(K_ACCOUNT) | KB(K_MAXRUNGPUS) | KB(K_MAXRUNGPUS_T) | KB(K_MAXQUEUED) | KB(K_SHARES),
     [K_FSHALF] = KB(K_FSHALF),
     [K_PGRACE] = KB(K_PGRACE),
+    [K_REQUEUE] = KB(K_REQUEUE),
+    [K_FAILDRAIN] = KB(K_FAILDRAIN),
 };
 
 static int key_lookup(const char *k)
@@ -1164,6 +1170,54 @@ static int cf_pgrace(cf_t *p)
 /* Slurm's time limits (MaxTime=, DefaultTime=): minutes, MM:SS, HH:MM:SS,
  * D-HH[:MM[:SS]], UNLIMITED / INFINITE (0), as the job-field vocabulary
  * reads --time. */
+/* RequeueDefault=YES|NO: whether a batch job (or array task) that gives
+ * neither --requeue nor --no-requeue goes back to the queue when its node
+ * is lost (training jobs and service replicas always do).  Not given: YES,
+ * as Slurm's JobRequeue=1. */
+static int cf_requeue(cf_t *p)
+{
+    const cf_tok_t *t = p->by_key[K_REQUEUE];
+    if (p->c->requeue_default != 0)
+        return TOK_ERR(p, t, "given twice");
+    if (dr_streq_ci(t->val, "YES"))
+        p->c->requeue_default = 1;
+    else if (dr_streq_ci(t->val, "NO"))
+        p->c->requeue_default = -1;
+    else
+        return TOK_ERR(p, t, "'%.64s' is not YES or NO", t->val);
+    return DR_OK;
+}
+
+/* NodeFailDrain=N/DURATION: a node on which N jobs failed (of N different
+ * jobs, by a non-zero exit, a signal or a failed launch) within DURATION is
+ * drained, with the reason shown; 0 or NO: never. */
+static int cf_faildrain(cf_t *p)
+{
+    const cf_tok_t *t = p->by_key[K_FAILDRAIN];
+    if (p->c->fail_drain_n || p->c->fail_drain_window)
+        return TOK_ERR(p, t, "given twice");
+    if (strcmp(t->val, "0") == 0 || dr_streq_ci(t->val, "NO")) {
+        p->c->fail_drain_window = -1; /* said: never */
+        return DR_OK;
+    }
+    const char *slash = strchr(t->val, '/');
+    char num[24];
+    uint64_t n = 0;
+    dr_time_t w = 0;
+    dr_err_t e = {0};
+    if (!slash || (size_t)(slash - t->val) >= sizeof num)
+        return TOK_ERR(p, t, "'%.64s' is not N/DURATION (e.g. 3/10m)", t->val);
+    memcpy(num, t->val, (size_t)(slash - t->val));
+    num[slash - t->val] = '\0';
+    if (dr_parse_u64(num, &n) != 0 || n < 1 || n > 1000)
+        return TOK_ERR(p, t, "'%.64s': the count must be 1 to 1000", t->val);
+    if (dr_duration_parse_err(slash + 1, &w, &e) != DR_OK || w <= 0)
+        return TOK_ERR(p, t, "'%.64s': the window is not a duration (e.g. 10m)", t->val);
+    p->c->fail_drain_n = (uint32_t)n;
+    p->c->fail_drain_window = w;
+    return DR_OK;
+}
+
 static int cf_time(cf_t *p, const cf_tok_t *t, dr_time_t *out)
 {
     dr_err_t e = {0};
@@ -1413,8 +1467,9 @@ static int cf_statement(cf_t *p)
     if (kind < 0 || kind >= K_NKINDS)
         return TOK_ERR(p, first,
                        "unknown line kind (a line starts with NodeName=, SwitchName=, GpuType=, "
-                       "Pool=, PartitionName=, Account=, FairShareHalfLife=, PreemptGrace= or "
-                       "SchedulerPolicy=, or is a slurm.conf parameter)");
+                       "Pool=, PartitionName=, Account=, FairShareHalfLife=, PreemptGrace=, "
+                       "RequeueDefault=, NodeFailDrain= or SchedulerPolicy=, or is a slurm.conf "
+                       "parameter)");
     memset(p->by_key, 0, sizeof p->by_key);
     for (size_t i = 0; i < p->ntoks; i++) {
         const cf_tok_t *t = &p->toks[i];
@@ -1447,6 +1502,8 @@ static int cf_statement(cf_t *p)
     case K_ACCOUNT: return cf_account(p);
     case K_FSHALF: return cf_fshalf(p);
     case K_PGRACE: return cf_pgrace(p);
+    case K_REQUEUE: return cf_requeue(p);
+    case K_FAILDRAIN: return cf_faildrain(p);
     default: return cf_pool(p);
     }
 }

@@ -1189,6 +1189,39 @@ static bool alloc_uses(const dr_alloc_t *a, uint32_t node)
     return false;
 }
 
+/* A running job back in the queue (REQUEUED -> PENDING): what node_down
+ * does for each of its jobs. */
+static int requeue_one(dr_sched_t *s, dr_job_t *j, dr_time_t now, bool keep_progress,
+                       const char *detail, dr_err_t *err)
+{
+    double ckpt = dr_job_ckpt_progress(j, now);
+    release(s, j, now);
+    if (!keep_progress)
+        j->work_done = ckpt > j->work_ckpt ? ckpt : j->work_ckpt;
+    j->work_ckpt = j->work_done;
+    int rc = set_state(s, j, DR_JOB_REQUEUED, now, detail, err);
+    dr_alloc_free(&j->alloc);
+    if (rc == DR_OK)
+        rc = set_state(s, j, DR_JOB_PENDING, now, NULL, err);
+    if (rc == DR_OK && pq_insert(s, j) != DR_OK)
+        rc = dr_err_set(err, DR_ENOMEM, "out of memory");
+    return rc;
+}
+
+int dr_sched_job_requeue(dr_sched_t *s, dr_job_t *j, dr_time_t now, const char *detail,
+                         dr_err_t *err)
+{
+    if (s->in_pass)
+        return dr_err_set(err, DR_ESTATE, "job %llu: requeued during a pass",
+                          (unsigned long long)j->id);
+    if (j->state != DR_JOB_RUNNING && j->state != DR_JOB_STARTING)
+        return dr_err_set(err, DR_ESTATE, "job %llu: requeued while %s", (unsigned long long)j->id,
+                          dr_job_state_name(j->state));
+    if (before_log(s, now))
+        return time_refused(s, "job requeue", now, err);
+    return requeue_one(s, j, now, false, detail, err);
+}
+
 int dr_sched_node_down(dr_sched_t *s, uint32_t node, dr_time_t now, bool keep_progress,
                        dr_err_t *err)
 {
@@ -1210,17 +1243,7 @@ int dr_sched_node_down(dr_sched_t *s, uint32_t node, dr_time_t now, bool keep_pr
             i++;
             continue;
         }
-        double ckpt = dr_job_ckpt_progress(j, now);
-        release(s, j, now); /* swaps another job into slot i */
-        if (!keep_progress)
-            j->work_done = ckpt > j->work_ckpt ? ckpt : j->work_ckpt;
-        j->work_ckpt = j->work_done;
-        rc = set_state(s, j, DR_JOB_REQUEUED, now, detail, err);
-        dr_alloc_free(&j->alloc);
-        if (rc == DR_OK)
-            rc = set_state(s, j, DR_JOB_PENDING, now, NULL, err);
-        if (rc == DR_OK && pq_insert(s, j) != DR_OK)
-            rc = dr_err_set(err, DR_ENOMEM, "out of memory");
+        rc = requeue_one(s, j, now, keep_progress, detail, err); /* swaps another job into slot i */
         if (rc != DR_OK)
             return rc;
     }

@@ -404,11 +404,13 @@ static void test_errors_syntax(void **state)
     expect_err(N1 "Color=red\n", DR_EINVAL,
                "test.conf:2: Color: unknown line kind (a line starts with NodeName=, "
                "SwitchName=, GpuType=, Pool=, PartitionName=, Account=, FairShareHalfLife=, "
-               "PreemptGrace= or SchedulerPolicy=, or is a slurm.conf parameter)");
+               "PreemptGrace=, RequeueDefault=, NodeFailDrain= or SchedulerPolicy=, or is a "
+               "slurm.conf parameter)");
     expect_err(N1 "Cpus=8 NodeName=x\n", DR_EINVAL,
                "test.conf:2: Cpus: unknown line kind (a line starts with NodeName=, "
                "SwitchName=, GpuType=, Pool=, PartitionName=, Account=, FairShareHalfLife=, "
-               "PreemptGrace= or SchedulerPolicy=, or is a slurm.conf parameter)");
+               "PreemptGrace=, RequeueDefault=, NodeFailDrain= or SchedulerPolicy=, or is a "
+               "slurm.conf parameter)");
     expect_err("NodeName=a Cpus=1 MemGB=1 Color=red\n", DR_EINVAL,
                "test.conf:1: Color: unknown key");
     expect_err("NodeName=a Cpus=1 MemGB=1 Pool=x\n", DR_EINVAL,
@@ -434,7 +436,8 @@ static void test_errors_syntax(void **state)
     expect_err(N1 "NodeName=x Cpus=1 MemGB=1 \\\n\n  Bogus=1\n", DR_EINVAL,
                "test.conf:4: Bogus: unknown line kind (a line starts with NodeName=, "
                "SwitchName=, GpuType=, Pool=, PartitionName=, Account=, FairShareHalfLife=, "
-               "PreemptGrace= or SchedulerPolicy=, or is a slurm.conf parameter)");
+               "PreemptGrace=, RequeueDefault=, NodeFailDrain= or SchedulerPolicy=, or is a "
+               "slurm.conf parameter)");
     /* unquoted, '#' starts a comment */
     expect_err("GpuType=\"Z#1\"\nNodeName=z1 Gpus=Z#1:2 Cpus=1 MemGB=1\n", DR_EINVAL,
                "test.conf:2: Gpus: expected TYPE:COUNT, got 'Z'");
@@ -851,11 +854,45 @@ static void test_preempt_grace(void **st)
                "90s, 2m)");
     expect_err(N1 "PreemptGrace=5 Cpus=2\n", DR_EINVAL,
                "test.conf:2: Cpus: not allowed on a PreemptGrace line");
+/* RequeueDefault=YES|NO and NodeFailDrain=N/DURATION (the controller's
+ * node-loss and flaky-node rules); not given: 0. */
+static void test_requeue_and_fail_drain(void **st)
+{
+    (void)st;
+    dr_cluster_t c;
+    tu_cluster(&c, N1);
+    assert_int_equal(c.requeue_default, 0);
+    assert_int_equal(c.fail_drain_n, 0);
+    assert_true(c.fail_drain_window == 0);
+    dr_cluster_free(&c);
+    tu_cluster(&c, N1 "RequeueDefault=no\nNodeFailDrain=3/10m\n");
+    assert_int_equal(c.requeue_default, -1);
+    assert_int_equal(c.fail_drain_n, 3);
+    assert_true(c.fail_drain_window == (dr_time_t)600 * DR_NSEC_PER_SEC);
+    dr_cluster_free(&c);
+    tu_cluster(&c, N1 "RequeueDefault=YES\nNodeFailDrain=0\n");
+    assert_int_equal(c.requeue_default, 1);
+    assert_int_equal(c.fail_drain_n, 0);
+    assert_true(c.fail_drain_window == -1);
+    dr_cluster_free(&c);
+    expect_err(N1 "RequeueDefault=maybe\n", DR_EINVAL,
+               "test.conf:2: RequeueDefault: 'maybe' is not YES or NO");
+    expect_err(N1 "RequeueDefault=yes\nRequeueDefault=no\n", DR_EINVAL,
+               "test.conf:3: RequeueDefault: given twice");
+    expect_err(N1 "NodeFailDrain=3\n", DR_EINVAL,
+               "test.conf:2: NodeFailDrain: '3' is not N/DURATION (e.g. 3/10m)");
+    expect_err(N1 "NodeFailDrain=0/10m\n", DR_EINVAL,
+               "test.conf:2: NodeFailDrain: '0/10m': the count must be 1 to 1000");
+    expect_err(N1 "NodeFailDrain=2/soon\n", DR_EINVAL,
+               "test.conf:2: NodeFailDrain: '2/soon': the window is not a duration (e.g. 10m)");
+    expect_err(N1 "NodeFailDrain=2/1m\nNodeFailDrain=3/1m\n", DR_EINVAL,
+               "test.conf:3: NodeFailDrain: given twice");
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_requeue_and_fail_drain),
         cmocka_unit_test(test_scheduler_policy),
         cmocka_unit_test(test_preset_gavel),
         cmocka_unit_test(test_preset_openb),

@@ -537,6 +537,49 @@ static void test_driver_api(void **st)
     dr_cluster_free(&c);
 }
 
+/* dr_sched_job_requeue: one running job back in the queue (its agent
+ * stopped it when cut off from the controller), its GPUs freed; refused for
+ * a job that is not running. */
+static void test_job_requeue(void **st)
+{
+    (void)st;
+    dr_cluster_t c;
+    tu_cluster(&c, "NodeName=n0 Gpus=H100:2 Cpus=8 MemGB=64\n");
+    dr_sched_t *s;
+    dr_sched_opts_t so = {.policy = "fifo", .placement = DR_PLACE_BEST_FIT};
+    dr_err_t err;
+    assert_int_equal(dr_sched_create(&s, &c, &so, &err), DR_OK);
+    dr_job_t j[2];
+    for (int i = 0; i < 2; i++) {
+        dr_job_init(&j[i]);
+        j[i].id = (uint64_t)i + 1;
+        j[i].work_declared = 10;
+        assert_int_equal(dr_sched_submit(s, &j[i], 0, &err), DR_OK);
+    }
+    dr_pass_result_t pr = {0};
+    assert_int_equal(dr_sched_pass(s, 1, &pr, &err), DR_OK);
+    assert_int_equal(pr.nstarted, 2);
+    dr_pass_result_free(&pr);
+    assert_int_equal(dr_sched_job_running(s, &j[0], 2, &err), DR_OK);
+    assert_int_equal(dr_cluster_free_milli(&c, -1), 0);
+    assert_int_equal(dr_sched_job_requeue(s, &j[0], 3, "requeued: lease", &err), DR_OK);
+    assert_int_equal(j[0].state, DR_JOB_PENDING);
+    assert_int_equal(dr_cluster_free_milli(&c, -1), 1000);
+    assert_int_equal(dr_sched_npending(s), 1);
+    assert_int_equal(dr_sched_nrunning(s), 1);
+    /* a starting job may be requeued too; a pending one may not */
+    assert_int_equal(dr_sched_job_requeue(s, &j[1], 4, "x", &err), DR_OK);
+    assert_int_equal(dr_sched_job_requeue(s, &j[1], 4, "x", &err), DR_ESTATE);
+    tu_assert_contains(err.msg, "job 2: requeued while pending");
+    /* both run again at the next pass */
+    assert_int_equal(dr_sched_pass(s, 5, &pr, &err), DR_OK);
+    assert_int_equal(pr.nstarted, 2);
+    assert_int_equal(j[0].nstarts, 2);
+    dr_pass_result_free(&pr);
+    dr_sched_destroy(s);
+    dr_cluster_free(&c);
+}
+
 /* A first job that can never fit is rejected at submit and never queued,
  * so the queue array is still unallocated at the first pass; building the
  * policy's view once computed NULL + 0 (undefined; the ASan+UBSan build
@@ -1026,6 +1069,7 @@ int main(void)
         cmocka_unit_test(test_failures_and_determinism),
         cmocka_unit_test(test_failures_until_end_of_time),
         cmocka_unit_test(test_driver_api),
+        cmocka_unit_test(test_job_requeue),
         cmocka_unit_test(test_first_job_never_fits),
         cmocka_unit_test(test_adopt),
         cmocka_unit_test(test_restore),

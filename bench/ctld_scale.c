@@ -267,6 +267,10 @@ static int start_droverd(void)
     argv[n++] = g.o.policy;
     argv[n++] = "--agent-timeout";
     argv[n++] = g.o.agent_timeout;
+    /* the simulated agents hold no lease: a lost node's jobs are requeued
+     * one timeout after it went silent, as the run measures */
+    argv[n++] = "--lease";
+    argv[n++] = g.o.agent_timeout;
     if (g.o.heartbeat) {
         argv[n++] = "--heartbeat";
         argv[n++] = g.o.heartbeat;

@@ -56,8 +56,11 @@ void ctld_agent_close(ctld_agent_t *a, const char *why)
          * lost after two timeouts instead of one) */
         dr_time_t now = ctld_now(c);
         n->lost_at = n->last_heartbeat && n->last_heartbeat < now ? n->last_heartbeat : now;
-        snprintf(n->reason, sizeof n->reason, "agent disconnected: %s", why);
+        if (!n->admin_drain) /* an operator's reason stands */
+            snprintf(n->reason, sizeof n->reason, "agent disconnected: %s", why);
         ctld_log("node %s: agent %s disconnected (%s)", c->cl.nodes[a->node].name, a->addr, why);
+        if (a->registered)
+            ctld_node_gone(c, (uint32_t)a->node, why); /* nothing new starts there */
     }
     bufferevent_free(a->bev);
     free(a);

@@ -83,6 +83,7 @@ static void on_hello(ctld_agent_t *a, const dr_frame_t *f)
     memcpy(w.nonce, a->sess.my_nonce, sizeof w.nonce);
     w.epoch = c->epoch;
     w.heartbeat_ms = c->o.heartbeat_ms;
+    w.lease_ms = (uint32_t)(c->o.lease / 1000000);
     w.gpu_type = cn->ngpus ? c->cl.types[cn->type].name : "";
     w.ngpus = cn->ngpus;
     w.cpus = cn->cpu_milli / 1000;
@@ -143,10 +144,20 @@ static void on_register(ctld_agent_t *a, const dr_frame_t *f)
     snprintf(n->source, sizeof n->source, "%s", m.source);
     n->disc_gpus = m.ngpus;
     n->last_heartbeat = ctld_now(c);
+    n->heard_boot = ctld_boot_ns();
     if (m.ngpus < cn->ngpus)
         ctld_log("node %s: agent found %u GPUs (%s), the config declares %u; using %u", cn->name,
                  m.ngpus, m.source, cn->ngpus, cn->ngpus);
     a->registered = true;
+    /* ranks its lease stopped while it was cut off: said once, with the
+     * node; each job takes its rank's end below (ctld_rank_ended) */
+    uint32_t nlease = 0;
+    for (uint32_t i = 0; i < m.nheld; i++)
+        nlease += !m.held[i].running && m.held[i].why == DR_END_LEASE;
+    if (nlease)
+        ctld_log("node %s: its agent stopped %u rank%s when its lease expired (cut off from the "
+                 "controller)",
+                 cn->name, nlease, nlease == 1 ? "" : "s");
     /* reconcile what it holds with what should run there */
     for (uint32_t i = 0; i < m.nheld; i++) {
         const dr_msg_held_t *h = &m.held[i];
@@ -238,6 +249,14 @@ static void on_heartbeat(ctld_agent_t *a, const dr_frame_t *f)
     if (m.shards_given)
         ctld_node_shards(a->c, (uint32_t)a->node, m.shards, m.nshards);
     dr_msg_heartbeat_free(&m);
+    /* heard: the agent's lease runs on from when it sent this (no commit
+     * to wait for: it says only that the link works) */
+    dr_msg_lease_t l = {.seq = f->seq};
+    char *json = NULL;
+    size_t len;
+    if (dr_msg_lease_encode(&l, &json, &len, NULL) == DR_OK)
+        ctld_agent_send(a, DR_MSG_LEASE, json);
+    free(json);
 }
 
 static void on_job_state(ctld_agent_t *a, const dr_frame_t *f)
@@ -334,6 +353,7 @@ void ctld_agent_msg(ctld_agent_t *a, const dr_frame_t *f)
         return;
     }
     c->nodes[a->node].last_heartbeat = ctld_now(c);
+    c->nodes[a->node].heard_boot = ctld_boot_ns();
     switch (f->type) {
     case DR_MSG_REGISTER: on_register(a, f); break;
     case DR_MSG_HEARTBEAT:

@@ -37,6 +37,16 @@ static void field_of(const char *msg, char *out, size_t n)
 
 static void submit(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who)
 {
+    if (c->store_fail[0]) {
+        /* nothing new is taken while nothing can be made durable; what runs
+         * runs on, and the store is retried every second */
+        ctld_reply_error(req, 507, NULL,
+                         "the controller cannot write its state directory (%s) for %.0f s; "
+                         "submits are refused until it can (free space in --state %s)",
+                         c->store_fail, dr_time_to_s(ctld_now(c) - c->store_fail_since),
+                         c->o.state_dir);
+        return;
+    }
     struct evbuffer *in = evhttp_request_get_input_buffer(req);
     size_t len = evbuffer_get_length(in);
     if (!len) {

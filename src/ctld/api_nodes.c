@@ -1,5 +1,7 @@
 /* api_nodes.c - the /v1/nodes endpoints: nodes as the controller sees them
- * (config, ledger, agent), and an operator's drain and resume. */
+ * (config, ledger, agent), and an operator's drain and resume.  A drain is
+ * stored (it holds across a restart until resumed) and answered after its
+ * commit. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +55,13 @@ char *ctld_node_json(dr_ctld_t *c, uint32_t i)
     return s;
 }
 
+void ctld_node_drain_changed(dr_ctld_t *c, uint32_t node)
+{
+    c->nodes[node].drain_dirty = true;
+    c->drains_dirty = true;
+    ctld_turn_schedule(c);
+}
+
 static void drain(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who, uint32_t i,
                   bool on)
 {
@@ -65,13 +74,22 @@ static void drain(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *wh
     size_t len = evbuffer_get_length(in);
     json_t *o = len ? json_loadb((const char *)evbuffer_pullup(in, -1), len, 0, NULL) : NULL;
     const char *reason = json_string_value(json_object_get(o, "reason"));
+    if (on && (!reason || !*reason)) {
+        json_decref(o);
+        ctld_reply_error(req, 400, "reason", "a drain needs a reason (--reason TEXT)");
+        return;
+    }
     n->admin_drain = on;
+    n->auto_drain = false;
+    memset(n->fail_job, 0, sizeof n->fail_job); /* a resumed node starts counting afresh */
     if (on)
-        snprintf(n->reason, sizeof n->reason, "drained by %s: %s", who->user,
-                 reason ? reason : "no reason given");
+        snprintf(n->reason, sizeof n->reason, "drained by %s: %s", who->user, reason);
+    else if (!n->agent)
+        snprintf(n->reason, sizeof n->reason, "agent not connected");
     else
         n->reason[0] = '\0';
     json_decref(o);
+    ctld_node_drain_changed(c, i);
     dr_node_state_t want = on ? DR_NODE_DRAIN : n->agent ? DR_NODE_UP : DR_NODE_DRAIN;
     dr_err_t err = {0};
     bool was_up = c->cl.nodes[i].state == DR_NODE_UP;
@@ -83,9 +101,7 @@ static void drain(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *wh
     if (on && was_up) /* its jobs with --signal are warned; the drain waits for their ends */
         ctld_drain_signal(c, i);
     ctld_want_pass(c);
-    char *s = ctld_node_json(c, i);
-    ctld_reply_json(req, 200, s);
-    free(s);
+    ctld_out_http(c, req, 200, ctld_node_json(c, i), 0); /* after the drain is stored */
 }
 
 void ctld_api_nodes(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who,

@@ -120,10 +120,11 @@ typedef struct ctld_job {
     char step_key[DR_MSG_STEP_KEY + 1]; /* DROVER_STEP_KEY of this generation ("" = none) */
     ctld_step_t *steps;                 /* this generation's steps */
     uint32_t nsteps;
-    bool reap_sent;            /* own processes over: KILL sent to the steps still running */
-    uint16_t master_port;      /* MASTER_PORT on the first node, or a replica's DROVER_PORT */
-    bool kill_sent;            /* KILL sent to every rank of this generation */
-    uint8_t kill_final;        /* state to end in once killed (CANCELLED, FAILED) */
+    bool reap_sent;       /* own processes over: KILL sent to the steps still running */
+    bool lease_lost;      /* a rank was stopped by its agent's lease: requeue (or fail) once over */
+    uint16_t master_port; /* MASTER_PORT on the first node, or a replica's DROVER_PORT */
+    bool kill_sent;       /* KILL sent to every rank of this generation */
+    uint8_t kill_final;   /* state to end in once killed (CANCELLED, FAILED) */
     int32_t exit_code, signal; /* final, once ended (-1 / 0 when unknown) */
     bool has_exit;
     char reason[160];
@@ -165,8 +166,17 @@ typedef struct ctld_node {
     bool registered;     /* an agent registered since the controller started */
     bool admin_drain;    /* drained by an operator */
     char reason[160];
-    dr_time_t last_heartbeat;                /* 0 = never */
-    dr_time_t lost_at;                       /* agent gone since (0 = connected or never seen) */
+    dr_time_t last_heartbeat; /* 0 = never */
+    dr_time_t lost_at;        /* agent gone since (0 = connected or never seen) */
+    /* the lease (fence.c), on CLOCK_BOOTTIME: last frame heard from the
+     * agent, and since when it has been gone (0 = connected) */
+    int64_t heard_boot, gone_boot;
+    bool fencing; /* its lease is over: the ranks of its gangs elsewhere are being stopped */
+    /* NodeFailDrain= (fence.c): the last jobs that failed here, and when */
+    uint64_t fail_job[8];
+    dr_time_t fail_t[8];
+    bool auto_drain;                         /* drained for failing jobs (admin_drain is set too) */
+    bool drain_dirty;                        /* its drain changed: written with the turn's commit */
     char source[16];                         /* "nvml", "rocm", "declared" */
     char ip[48];                             /* the agent's address as this controller sees it */
     uint8_t ports[(DR_CTLD_PORT_N + 7) / 8]; /* MASTER_PORTs handed out on this node */
@@ -204,7 +214,8 @@ typedef struct ctld_out {
     struct evhttp_request *req; /* OUT_HTTP */
     int status;
     char *body;   /* OUT_HTTP: JSON text; OUT_FRAME: message JSON */
-    uint64_t job; /* OUT_HTTP: a submit's job id (undone if the commit fails) */
+    uint64_t job; /* OUT_HTTP: a submit's job id (undone if the commit fails);
+                     OUT_FRAME: a launch's job (dropped with its undone submit) */
     int node;     /* OUT_FRAME: destination node */
     int type;     /* OUT_FRAME: message type */
     struct ctld_out *next;
@@ -222,7 +233,8 @@ typedef struct ctld_opts {
     const char *policy;    /* overrides the config */
     const char *operators; /* comma-separated user names with the operator role */
     dr_time_t min_pass_interval;
-    dr_time_t agent_timeout; /* agent silent this long: node down */
+    dr_time_t agent_timeout; /* agent silent this long: node unreachable, nothing new starts */
+    dr_time_t lease;         /* agents stop their jobs when cut off this long (WELCOME) */
     uint32_t heartbeat_ms;
     bool sync_full;      /* synchronous=FULL (durable acknowledgements) */
     dr_time_t drain;     /* a replica stopped on purpose leaves the load balancer this long first */
@@ -282,6 +294,11 @@ typedef struct dr_ctld {
     size_t nnotes, notes_cap;
     bool turn_scheduled;
     bool pass_wanted;
+    bool drains_dirty; /* some node's drain_dirty is set */
+    /* the last commit failed (a full disk): why, and since when; submits
+     * are refused with 507 until a commit works again */
+    char store_fail[200];
+    dr_time_t store_fail_since;
     dr_time_t last_pass, last_now;
     size_t ev_flushed; /* event-log records already written */
     ctld_stats_t st;
@@ -361,6 +378,24 @@ void ctld_rank_started(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank);
 void ctld_rank_ended(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank, const dr_msg_job_state_t *m);
 void ctld_node_connected(dr_ctld_t *c, uint32_t node);
 void ctld_node_lost(dr_ctld_t *c, uint32_t node, const char *why);
+/* Does the job go back to the queue when it loses a node (--requeue, else
+ * its kind's default: training and services yes, batch RequeueDefault=)? */
+bool ctld_job_requeues(const dr_ctld_t *c, const ctld_job_t *cj);
+
+/* fence.c: node loss, the agents' lease, failing nodes */
+int64_t ctld_boot_ns(void); /* CLOCK_BOOTTIME */
+/* After how long without hearing from an agent its jobs may be requeued:
+ * the lease it holds, plus a margin for its timers. */
+int64_t ctld_requeue_after(const dr_ctld_t *c);
+/* Once a second: silent agents lose their connection; nodes whose agent's
+ * lease is surely over have their gangs stopped elsewhere, then are lost. */
+void ctld_fence_tick(dr_ctld_t *c);
+/* The agent's connection is gone: nothing new starts on the node. */
+void ctld_node_gone(dr_ctld_t *c, uint32_t node, const char *why);
+/* A job that ran on `node` failed (NodeFailDrain=). */
+void ctld_node_job_failed(dr_ctld_t *c, uint32_t node, uint64_t job);
+/* A node's drain (admin_drain, reason) changed: store it with the turn. */
+void ctld_node_drain_changed(dr_ctld_t *c, uint32_t node);
 int ctld_launch_rank(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank);
 void ctld_pending_reason(dr_ctld_t *c, ctld_job_t *cj);
 /* The job's GPUs on `node` (indices there, in allocation order) into gpus
@@ -512,6 +547,7 @@ void ctld_shard_env(dr_ctld_t *c, const ctld_job_t *cj, dr_strvec_t *env);
 /* outbox */
 void ctld_out_http(dr_ctld_t *c, struct evhttp_request *req, int status, char *body, uint64_t job);
 void ctld_out_frame(dr_ctld_t *c, int node, int type, char *json);
+void ctld_out_frame_job(dr_ctld_t *c, int node, int type, char *json, uint64_t job);
 
 int ctld_store_put_note(dr_ctld_t *c, const ctld_note_t *n, dr_err_t *err);
 /* store.c */
@@ -524,6 +560,11 @@ int ctld_store_put_job(dr_ctld_t *c, const ctld_job_t *cj, dr_err_t *err);
 int ctld_store_put_event(dr_ctld_t *c, const dr_event_t *e, const char *detail, dr_err_t *err);
 int ctld_store_put_meta(dr_ctld_t *c, const char *key, uint64_t v, dr_err_t *err);
 int ctld_store_get_meta(dr_ctld_t *c, const char *key, uint64_t *v);
+/* A node's drain (on) or its end (off), and their reload at start. */
+int ctld_store_put_drain(dr_ctld_t *c, const char *node, bool on, const char *reason, bool is_auto,
+                         dr_err_t *err);
+int ctld_store_load_drains(dr_ctld_t *c, void (*cb)(dr_ctld_t *, const char *, const char *, bool),
+                           dr_err_t *err);
 /* Fair-share usage of one account ('' = no declared account), and the
  * reload of every stored row. */
 int ctld_store_put_share(dr_ctld_t *c, const char *account, double raw, double decayed,

@@ -108,7 +108,7 @@ void ctld_out_http(dr_ctld_t *c, struct evhttp_request *req, int status, char *b
     out_push(c, o);
 }
 
-void ctld_out_frame(dr_ctld_t *c, int node, int type, char *json)
+void ctld_out_frame_job(dr_ctld_t *c, int node, int type, char *json, uint64_t job)
 {
     ctld_out_t *o = calloc(1, sizeof *o);
     if (!o || !json) {
@@ -116,24 +116,56 @@ void ctld_out_frame(dr_ctld_t *c, int node, int type, char *json)
         free(json);
         return;
     }
-    *o = (ctld_out_t){.kind = OUT_FRAME, .node = node, .type = type, .body = json};
+    *o = (ctld_out_t){.kind = OUT_FRAME, .node = node, .type = type, .body = json, .job = job};
     out_push(c, o);
 }
 
+void ctld_out_frame(dr_ctld_t *c, int node, int type, char *json)
+{
+    ctld_out_frame_job(c, node, type, json, 0);
+}
+
+/* Is job `id` one of the submits a failed commit took back (undo_submits)? */
+static bool undone(const dr_ctld_t *c, uint64_t id)
+{
+    if (!id)
+        return false;
+    for (const ctld_out_t *o = c->out_head; o; o = o->next)
+        if (o->kind == OUT_HTTP && o->job == id)
+            return true;
+    return false;
+}
+
+/* After the commit: replies and frames go out.  After a failed commit the
+ * replies say 507 with the store's error; the frames (launches, kills,
+ * ACKs of what agents reported) wait for the next commit that works, but
+ * those of submits taken back are dropped. */
 static void out_flush(dr_ctld_t *c, bool committed)
 {
-    ctld_out_t *o = c->out_head;
+    ctld_out_t *o = c->out_head, *keep = NULL, **keep_tail = &keep;
+    if (!committed && !c->stopping)
+        for (ctld_out_t *x = o; x; x = x->next)
+            if (x->kind == OUT_FRAME && x->job && undone(c, x->job))
+                x->job = UINT64_MAX; /* marked: dropped below */
     c->out_head = NULL;
     c->out_tail = &c->out_head;
     while (o) {
         ctld_out_t *next = o->next;
+        if (!committed && !c->stopping && o->kind == OUT_FRAME && o->job != UINT64_MAX) {
+            o->next = NULL;
+            *keep_tail = o;
+            keep_tail = &o->next;
+            o = next;
+            continue;
+        }
         if (o->kind == OUT_HTTP) {
             if (committed)
                 ctld_reply_json(o->req, o->status, o->body);
             else
                 ctld_reply_error(o->req, 507, NULL,
-                                 "the controller could not commit to its store; nothing was "
-                                 "changed, try again");
+                                 "the controller could not commit to its store (%s); nothing "
+                                 "was changed, try again once the state directory has space",
+                                 c->store_fail[0] ? c->store_fail : "stopping");
         } else if (committed && o->node >= 0 && c->nodes[o->node].agent &&
                    c->nodes[o->node].agent->registered) {
             if (ctld_agent_send(c->nodes[o->node].agent, o->type, o->body) != DR_OK)
@@ -142,6 +174,10 @@ static void out_flush(dr_ctld_t *c, bool committed)
         free(o->body);
         free(o);
         o = next;
+    }
+    if (keep) {
+        c->out_head = keep;
+        c->out_tail = keep_tail;
     }
 }
 
@@ -318,7 +354,7 @@ int ctld_launch_rank(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
     char *json = launch_json(c, cj, rank);
     if (!json)
         return DR_ENOMEM;
-    ctld_out_frame(c, (int)cj->ranks[rank].node, DR_MSG_LAUNCH, json);
+    ctld_out_frame_job(c, (int)cj->ranks[rank].node, DR_MSG_LAUNCH, json, cj->j.id);
     c->st.launches++;
     return DR_OK;
 }
@@ -651,7 +687,28 @@ void ctld_rank_ended(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank, const dr_msg_j
         ctld_job_settle(c, cj);
         return;
     }
+    if (m->why == DR_END_LEASE) {
+        /* its agent was cut off past its lease and stopped it: the job has
+         * lost a node; its other ranks stop, then it is requeued (or fails,
+         * as --requeue says) in ctld_job_settle */
+        const char *node = c->cl.nodes[r->node].name;
+        ctld_log("job %llu: rank %u on %s was stopped by its agent (cut off from the controller "
+                 "past its lease)",
+                 (unsigned long long)cj->j.id, rank, node);
+        if (!cj->lease_lost)
+            ctld_note(c, cj->j.id, "lease", "rank %u on %s stopped by its agent: lease expired",
+                      rank, node);
+        cj->lease_lost = true;
+        snprintf(cj->reason, sizeof cj->reason, "stopped on %s: its agent's lease expired", node);
+        if (!cj->kill_sent)
+            kill_ranks(c, cj, "another rank's node was cut off from the controller");
+        ctld_job_settle(c, cj);
+        return;
+    }
     bool bad = m->why != DR_END_EXIT || m->exit_code != 0 || m->signal != 0;
+    /* a flaky node fails the jobs it runs (NodeFailDrain=) */
+    if (bad && m->why != DR_END_KILLED && m->why != DR_END_TIMEOUT && !cj->kill_sent)
+        ctld_node_job_failed(c, r->node, cj->j.id);
     if (bad && !cj->has_exit) {
         cj->has_exit = true;
         cj->exit_code = m->exit_code;
@@ -696,10 +753,32 @@ void ctld_job_settle(dr_ctld_t *c, ctld_job_t *cj)
         return;
     }
     dr_time_t now = ctld_now(c);
+    dr_err_t err = {0};
+    if (cj->lease_lost && cj->kill_final != DR_JOB_CANCELLED && ctld_job_requeues(c, cj)) {
+        /* every process of this run has stopped: it runs again elsewhere */
+        if (cj->j.state == DR_JOB_STARTING)
+            dr_sched_job_running(c->sched, &cj->j, now, &err);
+        accrue(c, cj, now);
+        release_port(c, cj);
+        char why[sizeof cj->reason];
+        snprintf(why, sizeof why, "requeued: %.*s", (int)sizeof why - 11, cj->reason);
+        if (dr_sched_job_requeue(c->sched, &cj->j, now, why, &err) != DR_OK)
+            ctld_log("job %llu: %s", (unsigned long long)cj->j.id, err.msg);
+        memcpy(cj->reason, why, sizeof why);
+        cj->kill_sent = false;
+        cj->lease_lost = false;
+        if (cj->parent)
+            ctld_service_run_requeued(c, cj);
+        ctld_job_dirty(c, cj);
+        ctld_want_pass(c);
+        return;
+    }
+    /* a lease-stopped run of a job that does not requeue fails */
+    bool lost = cj->lease_lost && cj->kill_final != DR_JOB_CANCELLED;
     dr_job_state_t fin = DR_JOB_COMPLETED;
-    if (cj->kill_sent)
+    if (cj->kill_sent && !lost)
         fin = (dr_job_state_t)cj->kill_final;
-    else if (cj->has_exit)
+    else if (cj->has_exit || lost)
         fin = DR_JOB_FAILED;
     for (uint32_t i = 0; i < cj->nown && fin != DR_JOB_CANCELLED; i++)
         if (cj->ranks[i].why == DR_END_TIMEOUT)
@@ -711,7 +790,6 @@ void ctld_job_settle(dr_ctld_t *c, ctld_job_t *cj)
     }
     if (fin == DR_JOB_COMPLETED)
         snprintf(cj->reason, sizeof cj->reason, "%s", "");
-    dr_err_t err = {0};
     if (cj->j.state == DR_JOB_STARTING && fin != DR_JOB_CANCELLED)
         dr_sched_job_running(c->sched, &cj->j, now, &err);
     accrue(c, cj, now);
@@ -760,9 +838,40 @@ static void stop_other_ranks(dr_ctld_t *c, ctld_job_t *cj, void *ud)
     ctld_job_dirty(c, cj);
 }
 
+bool ctld_job_requeues(const dr_ctld_t *c, const ctld_job_t *cj)
+{
+    const dr_jobspec_t *sp = spec_of(cj);
+    if (sp->requeue >= 0)
+        return sp->requeue != 0;
+    if (cj->j.kind == DR_KIND_TRAIN || cj->j.kind == DR_KIND_SERVE)
+        return true; /* a training job resumes from its checkpoint; a replica must run */
+    return c->cl.requeue_default >= 0; /* batch and array tasks: RequeueDefault= (yes) */
+}
+
+/* A job that does not requeue ends with its lost node: failed. */
+static void fail_lost(dr_ctld_t *c, ctld_job_t *cj, uint32_t node)
+{
+    dr_time_t now = ctld_now(c);
+    dr_err_t err = {0};
+    if (cj->j.state == DR_JOB_STARTING)
+        dr_sched_job_running(c->sched, &cj->j, now, &err);
+    accrue(c, cj, now);
+    release_port(c, cj);
+    snprintf(cj->reason, sizeof cj->reason, "node %s lost (not requeued: %s)",
+             c->cl.nodes[node].name,
+             spec_of(cj)->requeue == 0 ? "--no-requeue" : "RequeueDefault=NO");
+    cj->has_exit = true;
+    cj->exit_code = -1;
+    cj->signal = 0;
+    if (dr_sched_job_ended(c->sched, &cj->j, DR_JOB_FAILED, now, cj->reason, &err) != DR_OK)
+        ctld_log("job %llu: %s", (unsigned long long)cj->j.id, err.msg);
+    job_finished(c, cj);
+}
+
 static void after_requeue(dr_ctld_t *c, ctld_job_t *cj, void *ud)
 {
     (void)ud;
+    cj->lease_lost = false;
     if (cj->j.state == DR_JOB_PENDING) {
         accrue(c, cj, c->last_now);
         release_port(c, cj);
@@ -784,16 +893,26 @@ void ctld_node_lost(dr_ctld_t *c, uint32_t node, const char *why)
     ctld_log("node %s down: %s", c->cl.nodes[node].name, why);
     /* every rank of an affected gang on the surviving nodes stops first */
     each_job_on(c, node, stop_other_ranks, (void *)why);
-    /* remember which jobs were there: the scheduler requeues them */
-    size_t cap = 0, cnt = 0;
-    ctld_job_t **was = NULL;
+    /* remember which jobs were there: the scheduler requeues them; those
+     * that do not requeue fail first */
+    size_t cap = 0, cnt = 0, fcap = 0, fcnt = 0;
+    ctld_job_t **was = NULL, **fail = NULL;
     for (size_t i = 0; i < c->tab_cap; i++) {
         ctld_job_t *cj = c->tab[i];
-        if (!cj || cj->array || ctld_job_terminal(cj) || cj->j.state == DR_JOB_PENDING)
+        if (!cj || cj->array || ctld_job_terminal(cj) || cj->j.state == DR_JOB_PENDING ||
+            !holds_node(cj, node))
             continue;
-        if (holds_node(cj, node) && dr_grow((void **)&was, &cap, cnt + 1, sizeof *was) == 0)
+        if (!ctld_job_requeues(c, cj)) {
+            if (dr_grow((void **)&fail, &fcap, fcnt + 1, sizeof *fail) == 0)
+                fail[fcnt++] = cj;
+        } else if (dr_grow((void **)&was, &cap, cnt + 1, sizeof *was) == 0) {
             was[cnt++] = cj;
+        }
     }
+    /* after the walk: an array task's end may add tasks to the table */
+    for (size_t i = 0; i < fcnt; i++)
+        fail_lost(c, fail[i], node);
+    free(fail);
     dr_err_t err = {0};
     if (dr_sched_node_set_state(c->sched, node, DR_NODE_DOWN, ctld_now(c), &err) != DR_OK)
         ctld_log("node %s: %s", c->cl.nodes[node].name, err.msg);
@@ -808,6 +927,8 @@ void ctld_node_connected(dr_ctld_t *c, uint32_t node)
     ctld_node_t *n = &c->nodes[node];
     n->registered = true;
     n->lost_at = 0;
+    n->gone_boot = 0;
+    n->fencing = false;
     dr_node_state_t want = n->admin_drain ? DR_NODE_DRAIN : DR_NODE_UP;
     if (c->cl.nodes[node].state != want) {
         dr_err_t err = {0};
@@ -870,6 +991,10 @@ static int write_turn(dr_ctld_t *c, dr_err_t *err)
         rc = ctld_store_put_event(c, &log->ev[i], dr_eventlog_detail(log, &log->ev[i]), err);
     for (size_t i = 0; i < c->nnotes && rc == DR_OK; i++)
         rc = ctld_store_put_note(c, &c->notes[i], err);
+    for (size_t i = 0; c->drains_dirty && i < c->cl.nnodes && rc == DR_OK; i++)
+        if (c->nodes[i].drain_dirty)
+            rc = ctld_store_put_drain(c, c->cl.nodes[i].name, c->nodes[i].admin_drain,
+                                      c->nodes[i].reason, c->nodes[i].auto_drain, err);
     if (rc == DR_OK)
         rc = ctld_store_put_meta(c, "next_id", c->next_id, err);
     if (rc == DR_OK)
@@ -890,7 +1015,9 @@ static void undo_submits(dr_ctld_t *c)
         ctld_job_t *cj = ctld_job_find(c, o->job);
         if (!cj)
             continue;
-        if (cj->in_sched && cj->j.state == DR_JOB_PENDING)
+        /* a pass of the same turn may have started it: its launch is dropped
+         * (out_flush) and its resources go back */
+        if (cj->in_sched && !ctld_job_terminal(cj))
             dr_sched_cancel(c->sched, &cj->j, c->last_now, "not committed", NULL);
         cj->dirty = false;
         ctld_evict_later(c, cj);
@@ -987,7 +1114,7 @@ static void turn(evutil_socket_t fd, short what, void *arg)
         }
     }
     const dr_eventlog_t *log = dr_sched_log(c->sched);
-    if (!c->ndirty && log->n == c->ev_flushed && !c->out_head && !c->nnotes)
+    if (!c->ndirty && log->n == c->ev_flushed && !c->out_head && !c->nnotes && !c->drains_dirty)
         return;
     if (!commit_urgent(c)) {
         bool pass_soon = c->pass_wanted && evtimer_pending(c->pass_timer, NULL);
@@ -1005,12 +1132,20 @@ static void turn(evutil_socket_t fd, short what, void *arg)
     struct timespec a, b;
     clock_gettime(CLOCK_MONOTONIC, &a);
     dr_err_t err = {0};
-    int rc = c->ndirty || log->n != c->ev_flushed || c->nnotes ? write_turn(c, &err) : DR_OK;
+    int rc = c->ndirty || log->n != c->ev_flushed || c->nnotes || c->drains_dirty
+                 ? write_turn(c, &err)
+                 : DR_OK;
     clock_gettime(CLOCK_MONOTONIC, &b);
     c->st.commit_s_total += (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
     if (rc != DR_OK) {
         c->st.commit_fail++;
-        ctld_log("commit failed (%s); submits of this turn are refused, the rest is retried",
+        if (!c->store_fail[0]) {
+            c->store_fail_since = ctld_now(c);
+            ctld_log("commit failed (%s); submits are refused with 507 until the store can be "
+                     "written, the rest is retried every second",
+                     err.msg);
+        }
+        snprintf(c->store_fail, sizeof c->store_fail, "%.*s", (int)sizeof c->store_fail - 1,
                  err.msg);
         undo_submits(c);
         out_flush(c, false);
@@ -1020,11 +1155,19 @@ static void turn(evutil_socket_t fd, short what, void *arg)
         return;
     }
     c->st.commits++;
+    if (c->store_fail[0]) {
+        ctld_log("the store can be written again (after %.1f s): submits are taken again",
+                 dr_time_to_s(ctld_now(c) - c->store_fail_since));
+        c->store_fail[0] = '\0';
+    }
     for (size_t i = 0; i < c->ndirty; i++) {
         c->dirty[i]->dirty = false;
         c->dirty[i]->dirty_listed = false;
     }
     c->ndirty = 0;
+    for (size_t i = 0; c->drains_dirty && i < c->cl.nnodes; i++)
+        c->nodes[i].drain_dirty = false;
+    c->drains_dirty = false;
     notes_clear(c);
     /* the written events leave memory (the store has them) */
     dr_eventlog_t *ml = dr_sched_log_mut(c->sched);
@@ -1056,23 +1199,15 @@ static void on_pass_timer(evutil_socket_t fd, short what, void *arg)
     ctld_want_pass(arg);
 }
 
-/* Once a second: agents silent past the timeout lose their node. */
+/* Once a second: agents silent past the timeout lose their connection, and
+ * their nodes once the lease is over (fence.c). */
 static void on_tick(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
     dr_ctld_t *c = arg;
     dr_time_t now = ctld_now(c);
-    for (size_t i = 0; i < c->cl.nnodes; i++) {
-        ctld_node_t *n = &c->nodes[i];
-        if (n->agent && n->agent->registered && now - n->last_heartbeat > c->o.agent_timeout)
-            ctld_agent_close(n->agent, "no heartbeat");
-        if (!n->agent && n->lost_at && now - n->lost_at > c->o.agent_timeout &&
-            c->cl.nodes[i].state != DR_NODE_DOWN)
-            ctld_node_lost(c, (uint32_t)i,
-                           n->registered ? "agent lost (no heartbeat or connection)"
-                                         : "no agent has registered");
-    }
+    ctld_fence_tick(c);
     if (ctld_service_timers_due(c, now) || ctld_stops_due(c, now))
         ctld_turn_schedule(c); /* a replica's back-off or drain, or a signal's lead, is over */
     ctld_lb_tick(c);
@@ -1180,6 +1315,19 @@ static int reload_job(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err)
     return DR_OK;
 }
 
+/* A drain stored before the restart holds until resumed. */
+static void reload_drain(dr_ctld_t *c, const char *name, const char *reason, bool is_auto)
+{
+    int i = dr_cluster_find_node(&c->cl, name);
+    if (i < 0) {
+        ctld_log("store: drained node %s is not in the configuration any more", name);
+        return;
+    }
+    c->nodes[i].admin_drain = true;
+    c->nodes[i].auto_drain = is_auto;
+    snprintf(c->nodes[i].reason, sizeof c->nodes[i].reason, "%s", reason);
+}
+
 static int load_key(dr_ctld_t *c, dr_err_t *err)
 {
     char *buf = NULL;
@@ -1242,15 +1390,21 @@ int dr_ctld_init(dr_ctld_t *c, const ctld_opts_t *o, dr_err_t *err)
     if (rc != DR_OK)
         return rc;
     dr_time_t now = ctld_now(c); /* after the reload's records: the log is time-ordered */
-    /* until its agent registers, a node runs what it runs and starts nothing */
+    /* until its agent registers, a node runs what it runs and starts nothing;
+     * its jobs are requeued only once a lease its agent may have had from the
+     * last controller is surely over */
+    int64_t boot = ctld_boot_ns();
     for (size_t i = 0; i < c->cl.nnodes; i++) {
         c->nodes[i].idx = (uint32_t)i;
         c->nodes[i].lost_at = now;
+        c->nodes[i].gone_boot = boot;
         snprintf(c->nodes[i].reason, sizeof c->nodes[i].reason, "agent not connected");
         if (c->cl.nodes[i].state == DR_NODE_UP &&
             (rc = dr_sched_node_set_state(c->sched, (uint32_t)i, DR_NODE_DRAIN, now, err)) != DR_OK)
             return rc;
     }
+    if ((rc = ctld_store_load_drains(c, reload_drain, err)) != DR_OK)
+        return rc;
     c->base = event_base_new();
     if (!c->base)
         return dr_err_set(err, DR_ENOMEM, "event_base_new failed");
@@ -1279,6 +1433,7 @@ void dr_ctld_free(dr_ctld_t *c)
         c->commit_due = true; /* what agents reported last is stored before we go */
         turn(-1, 0, c);
     }
+    c->stopping = true; /* the agents' connections close: their nodes are not lost */
     while (c->agents)
         ctld_agent_close(c->agents, "controller stopping");
     out_flush(c, false);

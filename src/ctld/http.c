@@ -95,6 +95,11 @@ static void on_ping(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *
                   (json_int_t)c->st.passes, "commits", (json_int_t)c->st.commits, "launches",
                   (json_int_t)c->st.launches, "frames_dropped", (json_int_t)c->st.frames_dropped,
                   "pass_seconds", c->st.pass_s_total, "commit_seconds", c->st.commit_s_total);
+    /* a store that cannot be written (a full disk): submits get 507 meanwhile */
+    json_object_set_new(json_object_get(o, "stats"), "commit_failures",
+                        json_integer((json_int_t)c->st.commit_fail));
+    json_object_set_new(o, "store_error",
+                        c->store_fail[0] ? json_string(c->store_fail) : json_null());
     char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(15));
     json_decref(o);
     ctld_reply_json(req, 200, s);

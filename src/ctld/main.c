@@ -24,34 +24,37 @@
 
 static void usage(FILE *f)
 {
-    fprintf(
-        f, "usage: droverd -c cluster.conf --state DIR [options]\n"
-           "       droverd --gen-key FILE\n"
-           "\n"
-           "  -c, --config FILE         cluster configuration (docs/config.md)\n"
-           "  --state DIR               state directory (SQLite store, Unix socket)\n"
-           "  --listen HOST:PORT        HTTP API on TCP (default 127.0.0.1:6817)\n"
-           "  --socket PATH             HTTP API on a Unix socket (default DIR/droverd.sock)\n"
-           "  --agent-listen HOST:PORT  agent connections (default: the --listen host, port+1)\n"
-           "  --key FILE                cluster key shared with the agents\n"
-           "                            (default /etc/drover/cluster.key)\n"
-           "  --policy NAME[:OPTS]      scheduling policy (default drover; 'drover sim\n"
-           "                            --list-policies' lists them)\n"
-           "  --operator USER[,USER]    users with the operator role (root always has it)\n"
-           "  --min-pass-interval DUR   at most one scheduling pass per DUR (default 5ms)\n"
-           "  --agent-timeout DUR       an agent silent this long loses its node (default 30s)\n"
-           "  --heartbeat DUR           agents' heartbeat period (default 2s)\n"
-           "  --haproxy-socket PATH     keep HAProxy's backends at the services' ready replicas\n"
-           "                            through its runtime API (docs/services.md)\n"
-           "  --service-drain DUR       a replica stopped on purpose leaves the load balancer\n"
-           "                            this long before it is stopped (default 2s)\n"
-           "  --no-fsync                synchronous=NORMAL: faster, a power cut may lose the\n"
-           "                            last acknowledged submits (a crash of droverd does not)\n"
-           "  --submit-rate N           at most N submits a second per user (token bucket;\n"
-           "                            default 0: no limit); over it: 429 and Retry-After\n"
-           "  --submit-burst N          the bucket's size (default 2 x --submit-rate, at least 1)\n"
-           "  --daemon                  detach from the terminal\n"
-           "  --gen-key FILE            write a new random cluster key (mode 0600) and exit\n");
+    fprintf(f,
+            "usage: droverd -c cluster.conf --state DIR [options]\n"
+            "       droverd --gen-key FILE\n"
+            "\n"
+            "  -c, --config FILE         cluster configuration (docs/config.md)\n"
+            "  --state DIR               state directory (SQLite store, Unix socket)\n"
+            "  --listen HOST:PORT        HTTP API on TCP (default 127.0.0.1:6817)\n"
+            "  --socket PATH             HTTP API on a Unix socket (default DIR/droverd.sock)\n"
+            "  --agent-listen HOST:PORT  agent connections (default: the --listen host, port+1)\n"
+            "  --key FILE                cluster key shared with the agents\n"
+            "                            (default /etc/drover/cluster.key)\n"
+            "  --policy NAME[:OPTS]      scheduling policy (default drover; 'drover sim\n"
+            "                            --list-policies' lists them)\n"
+            "  --operator USER[,USER]    users with the operator role (root always has it)\n"
+            "  --min-pass-interval DUR   at most one scheduling pass per DUR (default 5ms)\n"
+            "  --agent-timeout DUR       an agent silent this long: its node is unreachable,\n"
+            "                            nothing new starts there (default 5s)\n"
+            "  --lease DUR               an agent cut off this long stops its jobs; they are\n"
+            "                            requeued after it (default 30s, >= --agent-timeout)\n"
+            "  --heartbeat DUR           agents' heartbeat period (default 1s)\n"
+            "  --haproxy-socket PATH     keep HAProxy's backends at the services' ready replicas\n"
+            "                            through its runtime API (docs/services.md)\n"
+            "  --service-drain DUR       a replica stopped on purpose leaves the load balancer\n"
+            "                            this long before it is stopped (default 2s)\n"
+            "  --no-fsync                synchronous=NORMAL: faster, a power cut may lose the\n"
+            "                            last acknowledged submits (a crash of droverd does not)\n"
+            "  --submit-rate N           at most N submits a second per user (token bucket;\n"
+            "                            default 0: no limit); over it: 429 and Retry-After\n"
+            "  --submit-burst N          the bucket's size (default 2 x --submit-rate, at least 1)\n"
+            "  --daemon                  detach from the terminal\n"
+            "  --gen-key FILE            write a new random cluster key (mode 0600) and exit\n");
 }
 
 static int gen_key(const char *path)
@@ -118,13 +121,18 @@ int main(int argc, char **argv)
     ctld_opts_t o = {.listen = "127.0.0.1:6817",
                      .key_file = "/etc/drover/cluster.key",
                      .min_pass_interval = 5 * 1000 * 1000,
-                     .agent_timeout = 30 * DR_NSEC_PER_SEC,
-                     .heartbeat_ms = 2000,
+                     /* detected within 6 s (a tick after 5 s of silence, 5 missed
+                      * heartbeats); requeued after the lease, long enough for
+                      * the controller to restart without its agents stopping
+                      * their jobs */
+                     .agent_timeout = 5 * DR_NSEC_PER_SEC,
+                     .lease = 30 * DR_NSEC_PER_SEC,
+                     .heartbeat_ms = 1000,
                      .sync_full = true,
                      .drain = 2 * DR_NSEC_PER_SEC};
     bool daemonize = false;
     char sock_default[4096], agent_default[300];
-    dr_time_t hb = 2 * DR_NSEC_PER_SEC;
+    dr_time_t hb = 1 * DR_NSEC_PER_SEC;
     enum {
         O_STATE = 256,
         O_LISTEN,
@@ -135,6 +143,7 @@ int main(int argc, char **argv)
         O_OPER,
         O_MINPASS,
         O_ATIMEOUT,
+        O_LEASE,
         O_HB,
         O_NOFSYNC,
         O_RATE,
@@ -156,6 +165,7 @@ int main(int argc, char **argv)
                                          {"operator", required_argument, NULL, O_OPER},
                                          {"min-pass-interval", required_argument, NULL, O_MINPASS},
                                          {"agent-timeout", required_argument, NULL, O_ATIMEOUT},
+                                         {"lease", required_argument, NULL, O_LEASE},
                                          {"heartbeat", required_argument, NULL, O_HB},
                                          {"no-fsync", no_argument, NULL, O_NOFSYNC},
                                          {"submit-rate", required_argument, NULL, O_RATE},
@@ -184,6 +194,10 @@ int main(int argc, char **argv)
             break;
         case O_ATIMEOUT:
             if (!parse_dur("--agent-timeout", optarg, &o.agent_timeout))
+                return 2;
+            break;
+        case O_LEASE:
+            if (!parse_dur("--lease", optarg, &o.lease))
                 return 2;
             break;
         case O_HB:
@@ -226,6 +240,16 @@ int main(int argc, char **argv)
         return 2;
     }
     o.heartbeat_ms = (uint32_t)(hb / 1000000);
+    if (o.lease < o.agent_timeout || o.lease > (dr_time_t)UINT32_MAX * 1000000) {
+        fprintf(stderr,
+                "droverd: --lease must be at least --agent-timeout (an agent would stop its "
+                "jobs before the controller misses it) and under 49 days\n");
+        return 2;
+    }
+    if (o.agent_timeout <= hb) {
+        fprintf(stderr, "droverd: --agent-timeout must be longer than --heartbeat\n");
+        return 2;
+    }
     if (o.submit_rate > 0 && o.submit_burst <= 0)
         o.submit_burst = o.submit_rate * 2 < 1 ? 1 : o.submit_rate * 2;
     /* every agent and every API client is a descriptor: take what the hard

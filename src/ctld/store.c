@@ -37,7 +37,11 @@ static const char *const schema =
     /* fair-share usage per account ('' = jobs with no declared account):
      * GPU-seconds raw and decayed as of as_of (ns, the controller's clock) */
     "CREATE TABLE IF NOT EXISTS fairshare(account TEXT PRIMARY KEY, raw REAL NOT NULL,"
-    " decayed REAL NOT NULL, as_of INTEGER NOT NULL);";
+    " decayed REAL NOT NULL, as_of INTEGER NOT NULL);"
+    /* drained nodes (drover nodes drain, NodeFailDrain=): they stay drained
+     * across a restart until resumed */
+    "CREATE TABLE IF NOT EXISTS drains(node TEXT PRIMARY KEY, reason TEXT NOT NULL,"
+    " auto INTEGER NOT NULL);";
 
 /* Columns added after the first release, for the accounting filters of GET
  * /v1/history: the end time (Unix seconds), the account and the state name
@@ -237,6 +241,39 @@ int ctld_store_load_shares(dr_ctld_t *c,
     }
     sqlite3_finalize(st);
     return rc;
+}
+
+int ctld_store_put_drain(dr_ctld_t *c, const char *node, bool on, const char *reason, bool is_auto,
+                         dr_err_t *err)
+{
+    sqlite3_stmt *st = prep(c,
+                            on ? "INSERT OR REPLACE INTO drains(node, reason, auto) VALUES(?, ?, ?)"
+                               : "DELETE FROM drains WHERE node = ?",
+                            err);
+    if (!st)
+        return DR_EIO;
+    sqlite3_bind_text(st, 1, node, -1, SQLITE_STATIC);
+    if (on) {
+        sqlite3_bind_text(st, 2, reason, -1, SQLITE_STATIC);
+        sqlite3_bind_int(st, 3, is_auto);
+    }
+    int rc = step_done(c, st, "write a node's drain", err);
+    return rc;
+}
+
+int ctld_store_load_drains(dr_ctld_t *c, void (*cb)(dr_ctld_t *, const char *, const char *, bool),
+                           dr_err_t *err)
+{
+    sqlite3_stmt *st = prep(c, "SELECT node, reason, auto FROM drains ORDER BY node", err);
+    if (!st)
+        return DR_EIO;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *node = (const char *)sqlite3_column_text(st, 0);
+        const char *reason = (const char *)sqlite3_column_text(st, 1);
+        cb(c, node ? node : "", reason ? reason : "", sqlite3_column_int(st, 2) != 0);
+    }
+    sqlite3_finalize(st);
+    return DR_OK;
 }
 
 int ctld_store_get_meta(dr_ctld_t *c, const char *key, uint64_t *v)

@@ -57,11 +57,13 @@ trap 'exit 130' INT TERM
 # cl_conf: the cluster config on stdin -> $T/cluster.conf
 cl_conf() { cat >"$T/cluster.conf"; }
 
-# cl_droverd [EXTRA ARGS]: start the controller and wait for its socket
+# cl_droverd [EXTRA ARGS]: start the controller and wait for its socket.
+# Agents' lease 10 s: a controller restarted by a test is back well within it
+# (the agents keep their jobs); tests of node loss pass a shorter one.
 cl_droverd() {
     [ -f "$CL_KEY" ] || "$DROVERD" --gen-key "$CL_KEY" || return 1
     "$DROVERD" -c "$T/cluster.conf" --state "$CL_STATE" --listen "127.0.0.1:$CL_PORT" \
-        --agent-listen "0.0.0.0:$CL_APORT" --key "$CL_KEY" --agent-timeout 3s \
+        --agent-listen "0.0.0.0:$CL_APORT" --key "$CL_KEY" --agent-timeout 3s --lease 10s \
         --heartbeat 0.2s "$@" >>"$T/droverd.log" 2>&1 &
     CL_DPID=$!
     CL_PIDS="$CL_PIDS $CL_DPID"

@@ -854,6 +854,8 @@ static void test_preempt_grace(void **st)
                "90s, 2m)");
     expect_err(N1 "PreemptGrace=5 Cpus=2\n", DR_EINVAL,
                "test.conf:2: Cpus: not allowed on a PreemptGrace line");
+}
+
 /* RequeueDefault=YES|NO and NodeFailDrain=N/DURATION (the controller's
  * node-loss and flaky-node rules); not given: 0. */
 static void test_requeue_and_fail_drain(void **st)

@@ -219,6 +219,8 @@ static dr_msg_step_state_t s_step_state(void)
 static dr_msg_signal_t s_signal(void)
 {
     return (dr_msg_signal_t){42, 3, 1, 10, DR_SIG_PREEMPT, 1733000000123456789LL};
+}
+
 static dr_msg_lease_t s_lease(void)
 {
     return (dr_msg_lease_t){(uint64_t)INT64_MAX - 1};

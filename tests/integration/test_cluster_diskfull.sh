@@ -1,0 +1,93 @@
+#!/bin/sh
+# test_cluster_diskfull.sh - the controller's state directory on a full
+# disk (a 2 MB tmpfs, filled): submits are refused with 507 naming the
+# cause, the job that runs keeps running and its end is stored once space
+# returns, and submits are taken again without a restart.  Needs root (the
+# mount); skipped elsewhere.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/cluster_lib.sh"
+cd "$T" || exit 1
+if [ "$(id -u)" != 0 ] || ! mkdir -p "$CL_STATE" || ! mount -t tmpfs -o size=2m drover-test "$CL_STATE"; then
+    echo "note: cannot mount a tmpfs here (needs root): skipped"
+    finish
+fi
+# the processes stop before the mount goes, and the mount before $T does
+df_cleanup() {
+    for p in $CL_PIDS; do kill -TERM "$p" 2>/dev/null; done
+    i=0
+    while [ $i -lt 50 ]; do
+        alive=""
+        for p in $CL_PIDS; do kill -0 "$p" 2>/dev/null && alive="$alive $p"; done
+        [ -z "$alive" ] && break
+        sleep 0.1
+        i=$((i + 1))
+    done
+    umount "$CL_STATE" 2>/dev/null || umount -l "$CL_STATE"
+    cl_cleanup
+}
+trap 'df_cleanup' EXIT
+
+cl_conf <<CONF
+NodeName=n1 Cpus=4 MemGB=8
+CONF
+cl_droverd || { bad "droverd start"; finish; }
+cl_agent n1
+cl_wait_nodes 1 || { bad "agent did not register"; finish; }
+
+R=$("$DROVER" submit --parsable -- sh -c 'sleep 3; echo done >"'"$T"'/r.done"')
+i=0
+while [ $i -lt 50 ] && [ "$(job_field "$R" state)" != running ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+[ "$(job_field "$R" state)" = running ] && ok "job $R runs" || bad "job $R: $(job_field "$R" state)"
+
+# fill the state directory
+dd if=/dev/zero of="$CL_STATE/fill" bs=64k 2>/dev/null
+ok "state directory full: $(df -h "$CL_STATE" | tail -1 | awk '{print $3 " of " $2}')"
+body='{"argv":["true"]}'
+r1=$(api POST /v1/jobs "$body")
+r2=$(api POST /v1/jobs "$body")
+c1=$(echo "$r1" | tail -1) c2=$(echo "$r2" | tail -1)
+m2=$(echo "$r2" | head -1 | jq -r .error)
+[ "$c1" = 507 ] && [ "$c2" = 507 ] && echo "$m2" | grep -q "full" &&
+    ok "submits refused with 507: $m2" || bad "submits on a full disk: $c1 $(echo "$r1" | head -1) / $c2 $m2"
+expect_fail "drover submit says why" 1 "disk is full" -- submit -- true
+"$DROVER" queue --json | jq -e '.jobs | length == 1' >/dev/null &&
+    ok "nothing refused entered the queue" || bad "queue: $("$DROVER" queue)"
+kill -0 "$CL_DPID" && ok "droverd keeps running" || bad "droverd died"
+pe=$(curl -s --unix-socket "$DROVER_SERVER" http://x/v1/ping | jq -r .store_error)
+echo "$pe" | grep -q "full" && ok "GET /v1/ping says: store_error $pe" || bad "ping store_error: $pe"
+
+# the running job ends while the disk is full: it keeps running to its end
+i=0
+while [ $i -lt 60 ] && [ ! -f "$T/r.done" ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+[ -f "$T/r.done" ] && ok "job $R ran to its end on the full disk" || bad "job $R did not finish"
+sleep 0.5
+
+# space returns: the end is stored, submits are taken again
+rm -f "$CL_STATE/fill"
+t0=$(date +%s.%N)
+i=0
+while [ $i -lt 50 ]; do
+    grep -q "the store can be written again" "$T/droverd.log" && break
+    sleep 0.1
+    i=$((i + 1))
+done
+dt=$(awk "BEGIN {print $(date +%s.%N) - $t0}")
+grep -q "the store can be written again" "$T/droverd.log" &&
+    ok "the controller recovered by itself $(printf %.1f "$dt") s after space returned" ||
+    bad "no recovery: $(tail -3 "$T/droverd.log")"
+[ "$(curl -s --unix-socket "$DROVER_SERVER" http://x/v1/ping | jq -r .store_error)" = null ] &&
+    ok "ping: store_error null again" || bad "ping after recovery: $(curl -s --unix-socket "$DROVER_SERVER" http://x/v1/ping)"
+id=$("$DROVER" submit --parsable -- true) && "$DROVER" wait "$id" >/dev/null &&
+    ok "a submit is accepted again and runs (job $id)" || bad "submit after recovery"
+# the stored end survives a crash of the controller
+cl_kill9_droverd
+cl_droverd || { bad "restart"; finish; }
+[ "$(job_field "$R" state)" = completed ] && ok "job $R's end was stored: completed after a restart" ||
+    bad "job $R after a restart: $(job_field "$R" state) $(job_field "$R" reason)"
+finish

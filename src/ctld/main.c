@@ -42,7 +42,8 @@ static void usage(FILE *f)
             "  --agent-timeout DUR       an agent silent this long: its node is unreachable,\n"
             "                            nothing new starts there (default 5s)\n"
             "  --lease DUR               an agent cut off this long stops its jobs; they are\n"
-            "                            requeued after it (default 30s, >= --agent-timeout)\n"
+            "                            requeued after it (default 30s or --agent-timeout,\n"
+            "                            the longer; at least --agent-timeout)\n"
             "  --heartbeat DUR           agents' heartbeat period (default 1s)\n"
             "  --haproxy-socket PATH     keep HAProxy's backends at the services' ready replicas\n"
             "                            through its runtime API (docs/services.md)\n"
@@ -130,7 +131,7 @@ int main(int argc, char **argv)
                      .heartbeat_ms = 1000,
                      .sync_full = true,
                      .drain = 2 * DR_NSEC_PER_SEC};
-    bool daemonize = false;
+    bool daemonize = false, lease_given = false;
     char sock_default[4096], agent_default[300];
     dr_time_t hb = 1 * DR_NSEC_PER_SEC;
     enum {
@@ -199,6 +200,7 @@ int main(int argc, char **argv)
         case O_LEASE:
             if (!parse_dur("--lease", optarg, &o.lease))
                 return 2;
+            lease_given = true;
             break;
         case O_HB:
             if (!parse_dur("--heartbeat", optarg, &hb))
@@ -240,6 +242,8 @@ int main(int argc, char **argv)
         return 2;
     }
     o.heartbeat_ms = (uint32_t)(hb / 1000000);
+    if (!lease_given && o.lease < o.agent_timeout)
+        o.lease = o.agent_timeout; /* a long --agent-timeout alone stretches the lease */
     if (o.lease < o.agent_timeout || o.lease > (dr_time_t)UINT32_MAX * 1000000) {
         fprintf(stderr,
                 "droverd: --lease must be at least --agent-timeout (an agent would stop its "

@@ -39,6 +39,8 @@ int cli_restart(int argc, char **argv);
 int cli_print_service(const json_t *job);
 /* srun.c: `srun` inside a job (the binary run under that name, or `drover srun`) */
 int cli_srun(int argc, char **argv);
+/* ckpt.c: `drover ckpt commit|verify|list` (no controller: files only) */
+int cli_ckpt(int argc, char **argv);
 
 /* `drover --server X VERB ...`: the server named before the verb (NULL if
  * none); a verb's own --server wins. */

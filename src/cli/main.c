@@ -36,6 +36,7 @@ static void usage(FILE *f)
             "  restart  rolling restart of a service, at least N-1 replicas ready throughout\n"
             "  token    create a bearer token for TCP access\n"
             "  srun     inside a job: start a job step (also run as `srun`)\n"
+            "  ckpt     checkpoints: commit one (in a job), verify one, list a job's\n"
             "\n"
             "  version  print the version\n"
             "\n"
@@ -56,7 +57,7 @@ static const verb_t verbs[] = {
     {"nodes", cli_nodes}, {"token", cli_token},     {"history", cli_history},
     {"scale", cli_scale}, {"restart", cli_restart}, {"config", cli_config},
     {"hold", cli_hold},   {"release", cli_release}, {"update", cli_update},
-    {"srun", cli_srun},   {"share", cli_share},
+    {"srun", cli_srun},   {"share", cli_share},     {"ckpt", cli_ckpt},
 };
 
 int main(int argc, char **argv)

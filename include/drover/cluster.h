@@ -137,6 +137,11 @@ typedef struct dr_cluster {
     int8_t requeue_default;
     uint32_t fail_drain_n;
     dr_time_t fail_drain_window;
+    /* CheckpointDir= ("" = not given: each job's working directory's
+     * .drover/ckpt) and CheckpointKeep= (0 = not given: 3): where jobs'
+     * checkpoint directories are made, and how many each keeps. */
+    char ckpt_dir[1024];
+    uint32_t ckpt_keep;
 } dr_cluster_t;
 
 #define DR_PREEMPT_GRACE_DEFAULT (120 * DR_NSEC_PER_SEC)

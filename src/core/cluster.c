@@ -254,6 +254,8 @@ int dr_cluster_copy(dr_cluster_t *dst, const dr_cluster_t *src, dr_err_t *err)
     dst->requeue_default = src->requeue_default;
     dst->fail_drain_n = src->fail_drain_n;
     dst->fail_drain_window = src->fail_drain_window;
+    memcpy(dst->ckpt_dir, src->ckpt_dir, sizeof dst->ckpt_dir);
+    dst->ckpt_keep = src->ckpt_keep;
     for (size_t i = 0; i < src->ntypes; i++)
         if (dr_cluster_add_type(dst, &src->types[i], err) < 0)
             goto fail;

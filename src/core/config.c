@@ -37,7 +37,9 @@ enum {
     K_PGRACE,
     K_REQUEUE,
     K_FAILDRAIN,
-    K_NKINDS = K_FAILDRAIN + 1, /* the keys above start a line */
+    K_CKPTDIR,
+    K_CKPTKEEP,
+    K_NKINDS = K_CKPTKEEP + 1, /* the keys above start a line */
     K_GPUS = K_NKINDS,
     K_CPUS,
     K_MEMGB,
@@ -87,6 +89,8 @@ static const char *const key_names[K_N] = {"NodeName",
                                            "PreemptGrace",
                                            "RequeueDefault",
                                            "NodeFailDrain",
+                                           "CheckpointDir",
+                                           "CheckpointKeep",
                                            "Gpus",
                                            "Cpus",
                                            "MemGB",
@@ -144,6 +148,8 @@ static const uint64_t kind_keys[K_NKINDS] = {
     [K_PGRACE] = KB(K_PGRACE),
     [K_REQUEUE] = KB(K_REQUEUE),
     [K_FAILDRAIN] = KB(K_FAILDRAIN),
+    [K_CKPTDIR] = KB(K_CKPTDIR),
+    [K_CKPTKEEP] = KB(K_CKPTKEEP),
 };
 
 static int key_lookup(const char *k)
@@ -1167,6 +1173,41 @@ static int cf_pgrace(cf_t *p)
     return DR_OK;
 }
 
+/* CheckpointDir=PATH: where jobs' checkpoint directories are made
+ * (PATH/JOBID; shared or node-local storage the nodes mount at the same
+ * path).  Absolute, as the agents see it. */
+static int cf_ckptdir(cf_t *p)
+{
+    const cf_tok_t *t = p->by_key[K_CKPTDIR];
+    size_t n = strlen(t->val);
+    if (p->c->ckpt_dir[0])
+        return TOK_ERR(p, t, "given twice (already '%s')", p->c->ckpt_dir);
+    if (n < 2 || t->val[0] != '/' || n >= sizeof p->c->ckpt_dir)
+        return TOK_ERR(p, t, "an absolute directory path of at most %zu characters",
+                       sizeof p->c->ckpt_dir - 1);
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)t->val[i] < 0x20)
+            return TOK_ERR(p, t, "a path without control characters");
+    memcpy(p->c->ckpt_dir, t->val, n + 1);
+    while (n > 1 && p->c->ckpt_dir[n - 1] == '/')
+        p->c->ckpt_dir[--n] = '\0';
+    return DR_OK;
+}
+
+/* CheckpointKeep=N: how many committed checkpoints a job keeps (the
+ * newest N; `drover ckpt commit` prunes the rest).  Not given: 3. */
+static int cf_ckptkeep(cf_t *p)
+{
+    const cf_tok_t *t = p->by_key[K_CKPTKEEP];
+    uint64_t v;
+    if (p->c->ckpt_keep)
+        return TOK_ERR(p, t, "given twice");
+    if (dr_parse_u64(t->val, &v) != 0 || v < 1 || v > 1000000)
+        return TOK_ERR(p, t, "'%.64s' is not a number of checkpoints from 1 to 1000000", t->val);
+    p->c->ckpt_keep = (uint32_t)v;
+    return DR_OK;
+}
+
 /* Slurm's time limits (MaxTime=, DefaultTime=): minutes, MM:SS, HH:MM:SS,
  * D-HH[:MM[:SS]], UNLIMITED / INFINITE (0), as the job-field vocabulary
  * reads --time. */
@@ -1468,8 +1509,8 @@ static int cf_statement(cf_t *p)
         return TOK_ERR(p, first,
                        "unknown line kind (a line starts with NodeName=, SwitchName=, GpuType=, "
                        "Pool=, PartitionName=, Account=, FairShareHalfLife=, PreemptGrace=, "
-                       "RequeueDefault=, NodeFailDrain= or SchedulerPolicy=, or is a slurm.conf "
-                       "parameter)");
+                       "RequeueDefault=, NodeFailDrain=, CheckpointDir=, CheckpointKeep= or "
+                       "SchedulerPolicy=, or is a slurm.conf parameter)");
     memset(p->by_key, 0, sizeof p->by_key);
     for (size_t i = 0; i < p->ntoks; i++) {
         const cf_tok_t *t = &p->toks[i];
@@ -1504,6 +1545,8 @@ static int cf_statement(cf_t *p)
     case K_PGRACE: return cf_pgrace(p);
     case K_REQUEUE: return cf_requeue(p);
     case K_FAILDRAIN: return cf_faildrain(p);
+    case K_CKPTDIR: return cf_ckptdir(p);
+    case K_CKPTKEEP: return cf_ckptkeep(p);
     default: return cf_pool(p);
     }
 }

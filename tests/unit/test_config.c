@@ -404,13 +404,13 @@ static void test_errors_syntax(void **state)
     expect_err(N1 "Color=red\n", DR_EINVAL,
                "test.conf:2: Color: unknown line kind (a line starts with NodeName=, "
                "SwitchName=, GpuType=, Pool=, PartitionName=, Account=, FairShareHalfLife=, "
-               "PreemptGrace=, RequeueDefault=, NodeFailDrain= or SchedulerPolicy=, or is a "
-               "slurm.conf parameter)");
+               "PreemptGrace=, RequeueDefault=, NodeFailDrain=, CheckpointDir=, "
+               "CheckpointKeep= or SchedulerPolicy=, or is a slurm.conf parameter)");
     expect_err(N1 "Cpus=8 NodeName=x\n", DR_EINVAL,
                "test.conf:2: Cpus: unknown line kind (a line starts with NodeName=, "
                "SwitchName=, GpuType=, Pool=, PartitionName=, Account=, FairShareHalfLife=, "
-               "PreemptGrace=, RequeueDefault=, NodeFailDrain= or SchedulerPolicy=, or is a "
-               "slurm.conf parameter)");
+               "PreemptGrace=, RequeueDefault=, NodeFailDrain=, CheckpointDir=, "
+               "CheckpointKeep= or SchedulerPolicy=, or is a slurm.conf parameter)");
     expect_err("NodeName=a Cpus=1 MemGB=1 Color=red\n", DR_EINVAL,
                "test.conf:1: Color: unknown key");
     expect_err("NodeName=a Cpus=1 MemGB=1 Pool=x\n", DR_EINVAL,
@@ -436,8 +436,8 @@ static void test_errors_syntax(void **state)
     expect_err(N1 "NodeName=x Cpus=1 MemGB=1 \\\n\n  Bogus=1\n", DR_EINVAL,
                "test.conf:4: Bogus: unknown line kind (a line starts with NodeName=, "
                "SwitchName=, GpuType=, Pool=, PartitionName=, Account=, FairShareHalfLife=, "
-               "PreemptGrace=, RequeueDefault=, NodeFailDrain= or SchedulerPolicy=, or is a "
-               "slurm.conf parameter)");
+               "PreemptGrace=, RequeueDefault=, NodeFailDrain=, CheckpointDir=, "
+               "CheckpointKeep= or SchedulerPolicy=, or is a slurm.conf parameter)");
     /* unquoted, '#' starts a comment */
     expect_err("GpuType=\"Z#1\"\nNodeName=z1 Gpus=Z#1:2 Cpus=1 MemGB=1\n", DR_EINVAL,
                "test.conf:2: Gpus: expected TYPE:COUNT, got 'Z'");
@@ -891,10 +891,35 @@ static void test_requeue_and_fail_drain(void **st)
                "test.conf:3: NodeFailDrain: given twice");
 }
 
+/* CheckpointDir= (absolute; trailing slashes dropped) and CheckpointKeep=
+ * (1 or more); not given: "" and 0 (the job's .drover/ckpt, keep 3). */
+static void test_checkpoint_lines(void **st)
+{
+    (void)st;
+    dr_cluster_t c;
+    tu_cluster(&c, N1 "CheckpointDir=/shared/ckpt//\nCheckpointKeep=5\n");
+    assert_string_equal(c.ckpt_dir, "/shared/ckpt");
+    assert_int_equal(c.ckpt_keep, 5);
+    dr_cluster_free(&c);
+    tu_cluster(&c, N1);
+    assert_string_equal(c.ckpt_dir, "");
+    assert_int_equal(c.ckpt_keep, 0);
+    dr_cluster_free(&c);
+    expect_err(N1 "CheckpointDir=ckpt\n", DR_EINVAL,
+               "test.conf:2: CheckpointDir: an absolute directory path of at most 1023 characters");
+    expect_err(N1 "CheckpointDir=/a\nCheckpointDir=/b\n", DR_EINVAL,
+               "test.conf:3: CheckpointDir: given twice (already '/a')");
+    expect_err(N1 "CheckpointKeep=0\n", DR_EINVAL,
+               "test.conf:2: CheckpointKeep: '0' is not a number of checkpoints from 1 to 1000000");
+    expect_err(N1 "CheckpointKeep=3 Nodes=x\n", DR_EINVAL,
+               "test.conf:2: Nodes: not allowed on a CheckpointKeep line");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_requeue_and_fail_drain),
+        cmocka_unit_test(test_checkpoint_lines),
         cmocka_unit_test(test_scheduler_policy),
         cmocka_unit_test(test_preset_gavel),
         cmocka_unit_test(test_preset_openb),

@@ -61,6 +61,7 @@ typedef enum dr_msg_type {
     DR_MSG_SIGNAL = 13,   /* ctld -> agent: send it now (preemption, drain) */
     DR_MSG_SIGNALED = 14, /* agent -> ctld: it sent it by itself (time limit, checkpoint round) */
     DR_MSG_LEASE = 15,    /* ctld -> agent: a heartbeat was heard (renews the lease) */
+    DR_MSG_CKPT = 16,     /* agent -> ctld: the checkpoint a launch resumes from */
     DR_MSG_NTYPES
 } dr_msg_type_t;
 
@@ -274,6 +275,10 @@ typedef struct dr_msg_launch {
     bool signal_batch;
     int64_t ckpt_every_ns;
     int64_t ckpt_next_ns;
+    /* The job's checkpoint directory (DROVER_CHECKPOINT_DIR), or NULL:
+     * before it starts, the agent verifies the checkpoints there and
+     * points DROVER_RESTART_FROM at the newest that verifies. */
+    char *ckpt_dir;
 } dr_msg_launch_t;
 
 typedef struct dr_msg_kill {
@@ -401,6 +406,21 @@ typedef struct dr_msg_step_state {
 typedef struct dr_msg_lease {
     uint64_t seq;
 } dr_msg_lease_t;
+/* What the verification before a launch found (once per job generation
+ * on each node, for its first rank there): the checkpoint it resumes from
+ * ("" = none verified: it starts afresh) and those it passed over, newest
+ * first, each "NAME: why".  The controller writes it to the job's events. */
+#define DR_MSG_MAX_CKPT_REJECTS 32
+typedef struct dr_msg_ckpt {
+    uint64_t job;
+    uint32_t gen;
+    uint32_t rank;
+    char *from;      /* a subdirectory name of the job's checkpoint directory, or "" */
+    uint64_t seq;    /* its manifest's seq (0 with from "") */
+    char *error;     /* "" or why the directory could not be checked at all */
+    char **rejected; /* "NAME: reason" */
+    uint32_t nrejected;
+} dr_msg_ckpt_t;
 
 #define DR_MSG_DECLARE(name)                                                                       \
     int dr_msg_##name##_encode(const dr_msg_##name##_t *m, char **json, size_t *len,               \
@@ -421,6 +441,7 @@ DR_MSG_DECLARE(step_cancel)
 DR_MSG_DECLARE(step_state)
 DR_MSG_DECLARE(signal)
 DR_MSG_DECLARE(lease)
+DR_MSG_DECLARE(ckpt)
 #undef DR_MSG_DECLARE
 
 /* Encode message m of `type` and frame it in one step (*out malloc'd). */

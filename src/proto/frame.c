@@ -35,6 +35,7 @@ const char *dr_msg_type_name(int type)
     case DR_MSG_SIGNAL: return "signal";
     case DR_MSG_SIGNALED: return "signaled";
     case DR_MSG_LEASE: return "lease";
+    case DR_MSG_CKPT: return "ckpt";
     default: return "unknown";
     }
 }

@@ -154,6 +154,7 @@ static const field_t launch_f[] = {
     BOOL(dr_msg_launch_t, signal_batch),
     I64(dr_msg_launch_t, ckpt_every_ns),
     I64(dr_msg_launch_t, ckpt_next_ns),
+    TEXT(dr_msg_launch_t, ckpt_dir),
 };
 static const field_t kill_f[] = {
     U64(dr_msg_kill_t, job),      U32(dr_msg_kill_t, gen),    I32(dr_msg_kill_t, signal),
@@ -224,6 +225,16 @@ static const field_t lease_f[] = {
     U64(dr_msg_lease_t, seq),
 };
 
+static const field_t ckpt_f[] = {
+    U64(dr_msg_ckpt_t, job),
+    U32(dr_msg_ckpt_t, gen),
+    U32(dr_msg_ckpt_t, rank),
+    STR(dr_msg_ckpt_t, from),
+    U64(dr_msg_ckpt_t, seq),
+    STR(dr_msg_ckpt_t, error),
+    STRV(dr_msg_ckpt_t, rejected, nrejected, 0, DR_MSG_MAX_CKPT_REJECTS),
+};
+
 static const msgdesc_t hello_d = DESC(dr_msg_hello_t, "hello", hello_f);
 static const msgdesc_t welcome_d = DESC(dr_msg_welcome_t, "welcome", welcome_f);
 static const msgdesc_t register_d = DESC(dr_msg_register_t, "register", register_f);
@@ -238,6 +249,7 @@ static const msgdesc_t step_cancel_d = DESC(dr_msg_step_cancel_t, "step_cancel",
 static const msgdesc_t step_state_d = DESC(dr_msg_step_state_t, "step_state", step_state_f);
 static const msgdesc_t signal_d = DESC(dr_msg_signal_t, "signal", signal_f);
 static const msgdesc_t lease_d = DESC(dr_msg_lease_t, "lease", lease_f);
+static const msgdesc_t ckpt_d = DESC(dr_msg_ckpt_t, "ckpt", ckpt_f);
 /* clang-format on */
 
 /* ---- errors: "launch: argv[3]: not a string" ---- */
@@ -699,6 +711,7 @@ MSG_DEFINE(step_cancel)
 MSG_DEFINE(step_state)
 MSG_DEFINE(signal)
 MSG_DEFINE(lease)
+MSG_DEFINE(ckpt)
 
 static const msgdesc_t *desc_of(int type)
 {
@@ -718,6 +731,7 @@ static const msgdesc_t *desc_of(int type)
     case DR_MSG_SIGNAL:
     case DR_MSG_SIGNALED: return &signal_d; /* one body, two directions */
     case DR_MSG_LEASE: return &lease_d;
+    case DR_MSG_CKPT: return &ckpt_d;
     default: return NULL;
     }
 }

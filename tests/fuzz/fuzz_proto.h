@@ -58,6 +58,7 @@ typedef union fp_any {
     dr_msg_step_state_t step_state;
     dr_msg_signal_t signal;
     dr_msg_lease_t lease;
+    dr_msg_ckpt_t ckpt;
 } fp_any_t;
 
 typedef struct fp_msg {
@@ -94,6 +95,7 @@ FP_WRAP(step_cancel)
 FP_WRAP(step_state)
 FP_WRAP(signal)
 FP_WRAP(lease)
+FP_WRAP(ckpt)
 #undef FP_WRAP
 
 #define FP_ENTRY(T, name)                                                                          \
@@ -116,6 +118,7 @@ static const fp_msg_t fp_msgs[DR_MSG_NTYPES] = {
     [DR_MSG_SIGNAL] = FP_ENTRY(DR_MSG_SIGNAL, signal),
     [DR_MSG_SIGNALED] = FP_ENTRY(DR_MSG_SIGNALED, signal),
     [DR_MSG_LEASE] = FP_ENTRY(DR_MSG_LEASE, lease),
+    [DR_MSG_CKPT] = FP_ENTRY(DR_MSG_CKPT, ckpt),
 };
 #undef FP_ENTRY
 

@@ -156,7 +156,8 @@ static dr_msg_launch_t s_launch(void)
                              .signal_secs = 120,
                              .signal_batch = true,
                              .ckpt_every_ns = 1800000000000LL,
-                             .ckpt_next_ns = 600000000000LL};
+                             .ckpt_next_ns = 600000000000LL,
+                             .ckpt_dir = "/home/u/.drover/ckpt/42"};
 }
 
 static dr_msg_kill_t s_kill(void)
@@ -226,6 +227,15 @@ static dr_msg_lease_t s_lease(void)
     return (dr_msg_lease_t){(uint64_t)INT64_MAX - 1};
 }
 
+static char *ckpt_rejected[] = {
+    "step-000300: model.pt: XXH3-128 differs (its contents changed)",
+    "step-000200: opt.pt: 10 bytes, the manifest says 4096 (truncated)"};
+
+static dr_msg_ckpt_t s_ckpt(void)
+{
+    return (dr_msg_ckpt_t){42, 3, 0, "step-000100", 1, "", ckpt_rejected, 2};
+}
+
 /* The sample of a type, in *any. */
 static void sample(int type, fp_any_t *a)
 {
@@ -249,6 +259,7 @@ static void sample(int type, fp_any_t *a)
         a->signal.why = DR_SIG_CKPT;
         break;
     case DR_MSG_LEASE: a->lease = s_lease(); break;
+    case DR_MSG_CKPT: a->ckpt = s_ckpt(); break;
     default: fail_msg("no sample for type %d", type);
     }
 }
@@ -333,7 +344,7 @@ static void test_type_names(void **state)
     (void)state;
     const char *want[] = {"unknown",  "hello",       "welcome",    "register", "heartbeat",
                           "launch",   "kill",        "job_state",  "ack",      "reject",
-                          "step_req", "step_cancel", "step_state", "signal",   "signaled", "lease"};
+                          "step_req", "step_cancel", "step_state", "signal",   "signaled", "lease",    "ckpt"};
     for (int t = 0; t < DR_MSG_NTYPES; t++)
         assert_string_equal(dr_msg_type_name(t), want[t]);
     assert_string_equal(dr_msg_type_name(DR_MSG_NTYPES), "unknown");
@@ -908,7 +919,8 @@ static void test_wire_format(void **state)
                           "\"\"],\"env\":[\"PATH=/usr/bin\"");
     tu_assert_contains(j, "\"gpus\":[0,3,4294967295],\"time_limit_ns\":3600000000000,");
     tu_assert_contains(j, "\"signal\":10,\"signal_secs\":120,\"signal_batch\":true,"
-                          "\"ckpt_every_ns\":1800000000000,\"ckpt_next_ns\":600000000000}");
+                          "\"ckpt_every_ns\":1800000000000,\"ckpt_next_ns\":600000000000,"
+                          "\"ckpt_dir\":\"/home/u/.drover/ckpt/42\"}");
     free(j);
     /* SIGNAL and SIGNALED share one body */
     j = sample_json(DR_MSG_SIGNAL);
@@ -1353,6 +1365,7 @@ static void test_fuzz_corpus(void **state)
     seed_frame(&s, &tx, DR_MSG_HEARTBEAT, NULL);
     size_t end = s.len;
     seed_frame(&s, &tx, DR_MSG_JOB_STATE, NULL);
+    seed_frame(&s, &tx, DR_MSG_CKPT, NULL);
     uint8_t *again = malloc(end - mark);
     assert_non_null(again);
     memcpy(again, s.data + mark, end - mark);

@@ -129,6 +129,7 @@ static void job_free(dr_agent_t *a, dr_agent_job_t *j)
 
 void dr_agent_free(dr_agent_t *a)
 {
+    dr_agent_ckpt_cancel(a, 0, 0, true, false);
     for (size_t i = 0; i < a->njobs; i++)
         job_free(a, a->jobs[i]);
     free(a->jobs);
@@ -216,6 +217,8 @@ void dr_agent_stop(dr_agent_t *a, int code)
         a->stopping = true;
         a->exit_code = code;
     }
+    /* launches still being verified never start */
+    dr_agent_ckpt_cancel(a, 0, 0, true, false);
     struct timeval stop_grace = {AGENT_STOP_GRACE_NS / 1000000000LL, 0}, now, left;
     for (size_t i = 0; i < a->njobs; i++) {
         dr_agent_job_t *j = a->jobs[i];

@@ -75,6 +75,9 @@ typedef void (*dr_agent_ready_fn)(struct dr_agent *a, const dr_agent_job_t *j);
  * DR_SIG_LIMIT or DR_SIG_CKPT). */
 typedef void (*dr_agent_warned_fn)(struct dr_agent *a, const dr_agent_job_t *j, uint32_t why,
                                    int64_t t_ns);
+/* Called when the checkpoints of a launch were checked (ckpt.c). */
+typedef void (*dr_agent_ckpt_fn)(struct dr_agent *a, const dr_msg_ckpt_t *m);
+typedef struct dr_agent_verif dr_agent_verif_t;
 
 typedef struct dr_agent {
     char *name; /* node name (log prefix, DROVER_NODENAME) */
@@ -94,6 +97,7 @@ typedef struct dr_agent {
     dr_agent_notify_fn notify;        /* may be NULL */
     dr_agent_ready_fn notify_ready;   /* may be NULL */
     dr_agent_warned_fn notify_warned; /* may be NULL */
+    dr_agent_ckpt_fn notify_ckpt;     /* may be NULL */
     void *notify_ctx;
 
     struct event *sigchld_ev, *sigterm_ev, *sigint_ev, *stop_ev;
@@ -132,6 +136,8 @@ typedef struct dr_agent {
     struct dr_agent_file **files;
     size_t nfiles, files_cap;
     uint64_t file_tick;
+
+    dr_agent_verif_t *verifs; /* checkpoint verifications in progress (ckpt.c) */
 } dr_agent_t;
 
 typedef struct dr_agent_file dr_agent_file_t;
@@ -202,6 +208,8 @@ int dr_agent_env_build(const dr_msg_launch_t *l, const char *node, const char *a
                        dr_err_t *err);
 /* Set KEY=VALUE in env, replacing an existing KEY. */
 int dr_agent_env_set(dr_strvec_t *env, const char *key, const char *value);
+/* Remove KEY from env. */
+void dr_agent_env_unset(dr_strvec_t *env, const char *key);
 /* Value of KEY in env, or NULL. */
 const char *dr_agent_env_get(const dr_strvec_t *env, const char *key);
 
@@ -228,6 +236,24 @@ uint64_t dr_agent_cg_oom_kills(const dr_agent_t *a, const dr_agent_job_t *j);
  * was ignored (already held, or the agent is stopping), <0 on an internal
  * error. */
 int dr_agent_launch(dr_agent_t *a, const dr_msg_launch_t *l, dr_err_t *err);
+/* Start it now (its checkpoints, if any, were checked): restart_from is
+ * DROVER_RESTART_FROM, NULL for none. */
+int dr_agent_launch_now(dr_agent_t *a, const dr_msg_launch_t *l, const char *restart_from,
+                        dr_err_t *err);
+/* A rank that will not start: it ends at once, reported with `why`
+ * (DR_END_LAUNCH, DR_END_KILLED) and detail.  Returns 0. */
+int dr_agent_launch_fail(dr_agent_t *a, const dr_msg_launch_t *l, uint8_t why, const char *detail);
+
+/* ---- ckpt.c: the checkpoint a launch resumes from ---- */
+
+/* A LAUNCH with a checkpoint directory: verify its checkpoints in a child
+ * (sharing one with the generation's other ranks here), then launch. */
+int dr_agent_ckpt_launch(dr_agent_t *a, const dr_msg_launch_t *l, dr_err_t *err);
+/* Is (job, gen, rank) waiting for its verification? */
+bool dr_agent_ckpt_holds(const dr_agent_t *a, uint64_t job, uint32_t gen, uint32_t rank);
+/* Stop the verifications of (job, gen), or every one when all; with
+ * report, their ranks end as killed.  Returns how many ranks ended. */
+int dr_agent_ckpt_cancel(dr_agent_t *a, uint64_t job, uint32_t gen, bool all, bool report);
 
 /* ---- supervise.c ---- */
 

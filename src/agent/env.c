@@ -50,6 +50,18 @@ int dr_agent_env_set(dr_strvec_t *env, const char *key, const char *value)
     return env_put(env, e);
 }
 
+void dr_agent_env_unset(dr_strvec_t *env, const char *key)
+{
+    size_t kl = strlen(key), k = 0;
+    for (size_t i = 0; i < env->n; i++) {
+        if (env_keylen(env->v[i]) == kl && strncmp(env->v[i], key, kl) == 0)
+            free(env->v[i]);
+        else
+            env->v[k++] = env->v[i];
+    }
+    env->n = k;
+}
+
 const char *dr_agent_env_get(const dr_strvec_t *env, const char *key)
 {
     size_t kl = strlen(key);

@@ -170,22 +170,39 @@ static void fail_detail(const launch_plan_t *p, const dr_agent_job_t *j, const l
     }
 }
 
-/* The rank could not be started: it ends at once with why=DR_END_LAUNCH. */
-static int launch_failed(dr_agent_t *a, dr_agent_job_t *j, const char *detail)
+/* The rank could not be started: it ends at once with why (DR_END_LAUNCH:
+ * exit 127; DR_END_KILLED: killed before it started). */
+static int launch_ended(dr_agent_t *a, dr_agent_job_t *j, uint8_t why, const char *detail)
 {
-    dr_agent_log(a, "job %llu.%u rank %u: launch failed: %s", (unsigned long long)j->job, j->gen,
-                 j->rank, detail);
+    dr_agent_log(a, "job %llu.%u rank %u: %s: %s", (unsigned long long)j->job, j->gen, j->rank,
+                 why == DR_END_LAUNCH ? "launch failed" : "not started", detail);
     char *d = dr_strdup(detail);
     if (d) {
         free(j->detail);
         j->detail = d;
     }
-    j->why = DR_END_LAUNCH;
-    j->exit_code = 127;
-    j->signal = 0;
+    j->why = why;
+    j->exit_code = why == DR_END_LAUNCH ? 127 : -1;
+    j->signal = why == DR_END_LAUNCH ? 0 : SIGKILL;
     (void)dr_agent_cg_remove(a, j);
     dr_agent_job_ended(a, j);
     return 0;
+}
+
+static int launch_failed(dr_agent_t *a, dr_agent_job_t *j, const char *detail)
+{
+    return launch_ended(a, j, DR_END_LAUNCH, detail);
+}
+
+int dr_agent_launch_fail(dr_agent_t *a, const dr_msg_launch_t *l, uint8_t why, const char *detail)
+{
+    if (dr_agent_job_find(a, l->job, l->gen, l->rank))
+        return 0; /* already there (and reported) */
+    dr_agent_job_t *j = dr_agent_job_add(a, l->job, l->gen, l->rank);
+    if (!j)
+        return DR_ENOMEM;
+    j->step = l->step;
+    return launch_ended(a, j, why, detail);
 }
 
 /* Who the job runs as, its passwd entry and supplementary groups. */
@@ -380,8 +397,25 @@ static int plan_search(launch_plan_t *p)
     return 0;
 }
 
+/* The checkpoint directory and the checkpoint to resume from: the
+ * agent's, so after the LAUNCH's entries (a DROVER_RESTART_FROM the
+ * submitter exported is dropped: only a verified checkpoint is named).
+ * Tasks of srun's steps carry no directory: they inherit both from the
+ * batch script through srun. */
+static int plan_ckpt(const dr_msg_launch_t *l, const char *restart_from, dr_strvec_t *env)
+{
+    if (!l->ckpt_dir || !l->ckpt_dir[0])
+        return 0; /* a step's task keeps what its srun's environment says */
+    dr_agent_env_unset(env, "DROVER_RESTART_FROM");
+    if (dr_agent_env_set(env, "DROVER_CHECKPOINT_DIR", l->ckpt_dir) != 0)
+        return DR_ENOMEM;
+    if (restart_from && dr_agent_env_set(env, "DROVER_RESTART_FROM", restart_from) != 0)
+        return DR_ENOMEM;
+    return 0;
+}
+
 static int plan_prepare(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_t *l,
-                        launch_plan_t *p, char *detail, size_t dlen)
+                        const char *restart_from, launch_plan_t *p, char *detail, size_t dlen)
 {
     struct passwd pw;
     char pwbuf[4096];
@@ -414,7 +448,7 @@ static int plan_prepare(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_t 
         snprintf(detail, dlen, "env: out of memory");
         return DR_ENOMEM;
     }
-    if (plan_srun(a, &env) != 0) {
+    if (plan_srun(a, &env) != 0 || plan_ckpt(l, restart_from, &env) != 0) {
         dr_strvec_free(&env);
         snprintf(detail, dlen, "env: out of memory");
         return DR_ENOMEM;
@@ -450,12 +484,22 @@ static int plan_prepare(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_t 
 
 int dr_agent_launch(dr_agent_t *a, const dr_msg_launch_t *l, dr_err_t *err)
 {
+    if (a->stopping || dr_agent_job_find(a, l->job, l->gen, l->rank) ||
+        dr_agent_ckpt_holds(a, l->job, l->gen, l->rank) || !l->ckpt_dir || !l->ckpt_dir[0])
+        return dr_agent_launch_now(a, l, NULL, err); /* which logs the first three */
+    return dr_agent_ckpt_launch(a, l, err);
+}
+
+int dr_agent_launch_now(dr_agent_t *a, const dr_msg_launch_t *l, const char *restart_from,
+                        dr_err_t *err)
+{
     if (a->stopping) {
         dr_agent_log(a, "job %llu.%u rank %u: launch ignored: the agent is stopping",
                      (unsigned long long)l->job, l->gen, l->rank);
         return 1;
     }
-    if (dr_agent_job_find(a, l->job, l->gen, l->rank)) {
+    if (dr_agent_job_find(a, l->job, l->gen, l->rank) ||
+        dr_agent_ckpt_holds(a, l->job, l->gen, l->rank)) {
         dr_agent_log(a, "job %llu.%u rank %u: launch ignored: already held",
                      (unsigned long long)l->job, l->gen, l->rank);
         return 1;
@@ -467,7 +511,7 @@ int dr_agent_launch(dr_agent_t *a, const dr_msg_launch_t *l, dr_err_t *err)
     j->step = l->step;
     launch_plan_t p = {.l = l, .procs_fd = -1, .fail_fd = -1};
     char detail[PATH_MAX + 128];
-    if (plan_prepare(a, j, l, &p, detail, sizeof detail) != 0) {
+    if (plan_prepare(a, j, l, restart_from, &p, detail, sizeof detail) != 0) {
         plan_free(&p);
         return launch_failed(a, j, detail);
     }

@@ -237,6 +237,15 @@ static void link_notify_warned(dr_agent_t *a, const dr_agent_job_t *j, uint32_t 
     link_send(l, DR_MSG_SIGNALED, &m);
 }
 
+/* ckpt.c checked a launch's checkpoints: the controller writes it to the
+ * job's events (a report made while the link is down is only logged). */
+static void link_notify_ckpt(dr_agent_t *a, const dr_msg_ckpt_t *m)
+{
+    dr_agent_link_t *l = a->link;
+    if (l && l->state == LINK_UP)
+        link_send(l, DR_MSG_CKPT, m);
+}
+
 /* Read the cache directory into *now; a failure is logged once (until a
  * scan works again) and reads as an empty cache. */
 static void link_scan_cache(dr_agent_link_t *l, dr_strvec_t *now)
@@ -790,6 +799,7 @@ int dr_agent_link_start(dr_agent_t *a, const dr_agent_link_opts_t *o, dr_err_t *
     a->notify = link_notify;
     a->notify_ready = link_notify_ready;
     a->notify_warned = link_notify_warned;
+    a->notify_ckpt = link_notify_ckpt;
     link_connect(l);
     return 0;
 }
@@ -823,6 +833,8 @@ void dr_agent_link_free(dr_agent_t *a)
         a->notify_ready = NULL;
     if (a->notify_warned == link_notify_warned)
         a->notify_warned = NULL;
+    if (a->notify_ckpt == link_notify_ckpt)
+        a->notify_ckpt = NULL;
     a->link = NULL;
 }
 

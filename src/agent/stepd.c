@@ -244,7 +244,9 @@ void dr_agent_steps_link_down(dr_agent_t *a)
                            "ends)");
 }
 
-/* bin/srun -> the drover binary (`srun` is one of its names). */
+/* bin/srun -> the drover binary (`srun` is one of its names), and
+ * bin/drover for `drover ckpt commit` in jobs on nodes without drover on
+ * their PATH. */
 static void link_srun(dr_agent_t *a, const char *srun)
 {
     char self[PATH_MAX], path[PATH_MAX + 16];
@@ -274,7 +276,12 @@ static void link_srun(dr_agent_t *a, const char *srun)
         dr_agent_log(a, "srun: %s: %s; jobs get no srun", path, strerror(errno));
         free(a->srun_dir);
         a->srun_dir = NULL;
+        return;
     }
+    snprintf(path, sizeof path, "%s/bin/drover", a->step_dir);
+    unlink(path);
+    if (symlink(srun, path) != 0)
+        dr_agent_log(a, "%s: %s; jobs find drover on their PATH only", path, strerror(errno));
 }
 
 int dr_agent_steps_start(dr_agent_t *a, const char *dir, const char *srun, dr_err_t *err)
@@ -332,6 +339,8 @@ void dr_agent_steps_free(dr_agent_t *a)
     if (a->step_dir) {
         char path[PATH_MAX + 16];
         snprintf(path, sizeof path, "%s/bin/srun", a->step_dir);
+        unlink(path);
+        snprintf(path, sizeof path, "%s/bin/drover", a->step_dir);
         unlink(path);
         snprintf(path, sizeof path, "%s/bin", a->step_dir);
         rmdir(path);

@@ -201,7 +201,8 @@ void dr_agent_job_arm_limit(dr_agent_t *a, dr_agent_job_t *j, int64_t limit_ns)
 
 int dr_agent_kill(dr_agent_t *a, const dr_msg_kill_t *k)
 {
-    int n = 0;
+    /* ranks still waiting for their checkpoints end unstarted */
+    int n = k->step ? 0 : dr_agent_ckpt_cancel(a, k->job, k->gen, false, true);
     bool ended = false;
     for (size_t i = 0; i < a->njobs; i++) {
         dr_agent_job_t *j = a->jobs[i];

@@ -341,6 +341,23 @@ static void on_step_cancel(ctld_agent_t *a, const dr_frame_t *f)
     dr_msg_step_cancel_free(&m);
 }
 
+/* Which checkpoint a launch resumes from (ckpt.c writes it down); a
+ * report for another generation is stale and dropped. */
+static void on_ckpt(ctld_agent_t *a, const dr_frame_t *f)
+{
+    dr_msg_ckpt_t m = {0};
+    dr_err_t err = {0};
+    if (dr_msg_ckpt_parse(&m, f->body, f->len, &err) != DR_OK) {
+        a->sess.stats.bad_body++;
+        ctld_log("agent %s: bad CKPT: %s", a->addr, err.msg);
+        return;
+    }
+    ctld_job_t *cj = current(a->c, a->node, m.job, m.gen, m.rank);
+    if (cj)
+        ctld_ckpt_report(a->c, cj, a->node, &m);
+    dr_msg_ckpt_free(&m);
+}
+
 void ctld_agent_msg(ctld_agent_t *a, const dr_frame_t *f)
 {
     dr_ctld_t *c = a->c;
@@ -375,6 +392,10 @@ void ctld_agent_msg(ctld_agent_t *a, const dr_frame_t *f)
     case DR_MSG_STEP_CANCEL:
         if (a->registered)
             on_step_cancel(a, f);
+        break;
+    case DR_MSG_CKPT:
+        if (a->registered)
+            on_ckpt(a, f);
         break;
     default:
         ctld_log("agent %s: unexpected %s message; ignored", a->addr, dr_msg_type_name(f->type));

@@ -150,6 +150,10 @@ typedef struct ctld_job {
     dr_time_t stop_give_up; /* its reports are not coming (agent gone): over anyway */
     uint32_t warn_round;    /* the last checkpoint round in its events (this generation) */
     bool warn_limit;        /* the time-limit warning is in its events (this generation) */
+    /* the generation whose checkpoint report was written, and what it
+     * resumed from (ckpt.c: later nodes' reports only when they differ) */
+    uint32_t ckpt_gen;
+    char ckpt_from[128];
 } ctld_job_t;
 
 /* ---- nodes ---- */
@@ -543,6 +547,15 @@ void ctld_shard_bind(dr_ctld_t *c, ctld_job_t *cj);
 const char *ctld_job_shard(const dr_ctld_t *c, const ctld_job_t *cj);
 /* Append DROVER_SHARD=name to a LAUNCH's env when cj names a shard. */
 void ctld_shard_env(dr_ctld_t *c, const ctld_job_t *cj, dr_strvec_t *env);
+
+/* ckpt.c: checkpoint directories and the agents' restart reports */
+/* The job's checkpoint directory into out; false when it has none (it
+ * declares no --checkpoint-every, or has no absolute working directory). */
+bool ctld_ckpt_dir(const dr_ctld_t *c, const ctld_job_t *cj, char *out, size_t len);
+/* DROVER_CHECKPOINT_KEEP and DROVER_CHECKPOINT_EVERY (seconds). */
+void ctld_ckpt_env(const dr_ctld_t *c, const ctld_job_t *cj, dr_strvec_t *env);
+/* An agent's CKPT report for the job's current generation: to its events. */
+void ctld_ckpt_report(dr_ctld_t *c, ctld_job_t *cj, int node, const dr_msg_ckpt_t *m);
 
 /* outbox */
 void ctld_out_http(dr_ctld_t *c, struct evhttp_request *req, int status, char *body, uint64_t job);

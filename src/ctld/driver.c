@@ -272,6 +272,10 @@ static char *launch_json(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
     dr_strvec_t env = {0};
     ctld_launch_env(c, cj, &pos, &env);
     ctld_shard_env(c, cj, &env);
+    char ckdir[1200];
+    bool ckpt = ctld_ckpt_dir(c, cj, ckdir, sizeof ckdir);
+    if (ckpt)
+        ctld_ckpt_env(c, cj, &env);
 
     dr_msg_launch_t m = {0};
     m.job = j->id;
@@ -337,6 +341,8 @@ static char *launch_json(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
         m.port = cj->master_port;
         m.ready = sp->ready ? sp->ready : "tcp";
     }
+    if (ckpt)
+        m.ckpt_dir = ckdir; /* the agent verifies it and sets DROVER_RESTART_FROM */
     char *json = NULL;
     size_t len = 0;
     dr_err_t err = {0};

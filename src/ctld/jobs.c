@@ -347,6 +347,10 @@ json_t *ctld_job_obj(dr_ctld_t *c, const ctld_job_t *cj)
     json_object_set_new(o, "out_path", json_string(cj->out_path ? cj->out_path : ""));
     json_object_set_new(o, "err_path", json_string(cj->err_path ? cj->err_path : ""));
     json_object_set_new(o, "generation", json_integer(cj->gen));
+    char ckdir[1200];
+    json_object_set_new(o, "checkpoint_dir",
+                        !cj->array && ctld_ckpt_dir(c, cj, ckdir, sizeof ckdir) ? json_string(ckdir)
+                                                                                : json_null());
     /* accounting (docs/api.md): from the rounded elapsed, as GET /v1/history
      * computes them; an array parent's are its tasks' (null here) */
     double rel = ctld_round_ms(elapsed), gh = gpus * rel / 3600.0;

@@ -19,6 +19,7 @@
 #include <event2/event.h>
 
 #include "agent/agent.h"
+#include "ckpt/ckpt.h"
 
 typedef struct fx {
     struct event_base *base;
@@ -32,6 +33,8 @@ typedef struct fx {
     bool timed_out;
     int nwarned; /* warnings the agent sent by itself (warn.c) */
     uint32_t warn_why;
+    int nckpt; /* checkpoint reports */
+    char ckpt_from[256], ckpt_rej[1024], ckpt_error[512];
     char *logbuf;
     size_t loglen;
 } fx_t;
@@ -879,6 +882,152 @@ static void test_state_dir(void **state)
     tu_assert_contains(err.msg, "not a directory");
 }
 
+/* ---- checkpoints (ckpt.c) ---- */
+
+static void fx_notify_ckpt(dr_agent_t *a, const dr_msg_ckpt_t *m)
+{
+    fx_t *fx = a->notify_ctx;
+    fx->nckpt++;
+    snprintf(fx->ckpt_from, sizeof fx->ckpt_from, "%s", m->from);
+    snprintf(fx->ckpt_error, sizeof fx->ckpt_error, "%s", m->error);
+    fx->ckpt_rej[0] = '\0';
+    for (uint32_t i = 0; i < m->nrejected; i++)
+        snprintf(fx->ckpt_rej + strlen(fx->ckpt_rej), sizeof fx->ckpt_rej - strlen(fx->ckpt_rej),
+                 "%s|", m->rejected[i]);
+}
+
+/* DIR/ckpt/NAME with one file, committed */
+static void fx_commit(const fx_t *fx, const char *name, int64_t t)
+{
+    char d[512], f[600];
+    snprintf(d, sizeof d, "%s/ckpt", fx->dir);
+    mkdir(d, 0700);
+    snprintf(d, sizeof d, "%s/ckpt/%s", fx->dir, name);
+    assert_int_equal(mkdir(d, 0700), 0);
+    snprintf(f, sizeof f, "%s/w.bin", d);
+    FILE *fp = fopen(f, "w");
+    assert_non_null(fp);
+    fprintf(fp, "weights of %s\n", name);
+    fclose(fp);
+    dr_ckpt_commit_opts_t o = {.now_ns = t};
+    dr_err_t err = {0};
+    if (dr_ckpt_commit(d, &o, NULL, &err) != DR_OK)
+        fail_msg("commit %s: %s", d, err.msg);
+}
+
+/* Two ranks of a generation wait for one verification, then start with
+ * DROVER_RESTART_FROM at the newest checkpoint that verifies; the report
+ * names the rejected newer one. */
+static void test_ckpt_restart_from(void **state)
+{
+    fx_t *fx = *state;
+    fx->a.notify_ckpt = fx_notify_ckpt;
+    fx_commit(fx, "step-1", 1);
+    fx_commit(fx, "step-2", 2);
+    char f[300];
+    snprintf(f, sizeof f, "%s/ckpt/step-2/w.bin", fx->dir);
+    assert_int_equal(truncate(f, 3), 0);
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/ckpt", fx->dir);
+    char *argv[] = {"sh", "-c", "echo \"$DROVER_CHECKPOINT_DIR ${DROVER_RESTART_FROM:-none}\"",
+                    NULL};
+    char *env[] = {"DROVER_RESTART_FROM=/forged"};
+    dr_msg_launch_t l = mk_launch(fx, 7, argv);
+    l.ckpt_dir = dir;
+    l.env = env;
+    l.nenv = 1;
+    l.nranks = 2;
+    dr_err_t err = {0};
+    assert_int_equal(dr_agent_launch(&fx->a, &l, &err), 0);
+    l.rank = 1;
+    assert_int_equal(dr_agent_launch(&fx->a, &l, &err), 0);
+    assert_int_equal(fx->nstarted, 0); /* not before the verification answered */
+    assert_int_equal(dr_agent_launch(&fx->a, &l, &err), 1); /* a repeated LAUNCH: ignored */
+    assert_true(fx_run_until(fx, &fx->nended, 2, 10000));
+    assert_int_equal(fx->nstarted, 2);
+    assert_int_equal(fx->nckpt, 1); /* one verification for both ranks */
+    assert_string_equal(fx->ckpt_from, "step-1");
+    tu_assert_contains(fx->ckpt_rej, "step-2: w.bin: 3 bytes, the manifest says 18 (truncated)|");
+    size_t n;
+    char *out = tu_read(fx_path(fx, "out"), &n);
+    char want[1300];
+    snprintf(want, sizeof want, "%s %s/step-1\n%s %s/step-1\n", dir, dir, dir, dir);
+    assert_string_equal(out, want);
+    free(out);
+}
+
+/* A first generation: the directory is made, nothing to resume from, and
+ * the user's own DROVER_RESTART_FROM does not get through. */
+static void test_ckpt_first_generation(void **state)
+{
+    fx_t *fx = *state;
+    fx->a.notify_ckpt = fx_notify_ckpt;
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/a/b/7", fx->dir);
+    char *argv[] = {"sh", "-c",
+                    "echo \"${DROVER_RESTART_FROM:-none}\"; test -d \"$DROVER_CHECKPOINT_DIR\"",
+                    NULL};
+    char *env[] = {"DROVER_RESTART_FROM=/forged"};
+    dr_msg_launch_t l = mk_launch(fx, 7, argv);
+    l.ckpt_dir = dir;
+    l.env = env;
+    l.nenv = 1;
+    dr_err_t err = {0};
+    assert_int_equal(dr_agent_launch(&fx->a, &l, &err), 0);
+    assert_true(fx_run_until(fx, &fx->nended, 1, 10000));
+    assert_int_equal(fx->exit_code, 0);
+    assert_int_equal(fx->nckpt, 1);
+    assert_string_equal(fx->ckpt_from, "");
+    size_t n;
+    char *out = tu_read(fx_path(fx, "out"), &n);
+    assert_string_equal(out, "none\n");
+    free(out);
+}
+
+/* A KILL while the checkpoints are read: the rank ends unstarted. */
+static void test_ckpt_killed_while_verifying(void **state)
+{
+    fx_t *fx = *state;
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/ckpt", fx->dir);
+    char *argv[] = {"sleep", "30", NULL};
+    dr_msg_launch_t l = mk_launch(fx, 9, argv);
+    l.ckpt_dir = dir;
+    dr_err_t err = {0};
+    assert_int_equal(dr_agent_launch(&fx->a, &l, &err), 0);
+    dr_msg_kill_t k = {.job = 9, .gen = 1, .signal = SIGTERM, .grace_ns = 1000000000LL};
+    assert_int_equal(dr_agent_kill(&fx->a, &k), 1);
+    assert_int_equal(fx->nended, 1);
+    assert_int_equal(fx->nstarted, 0);
+    assert_int_equal(fx->why, DR_END_KILLED);
+    tu_assert_contains(fx->detail, "killed while its checkpoints were being verified");
+    fx_spin(fx, 100);
+    assert_int_equal(fx->nstarted, 0); /* and the answer, when it comes, starts nothing */
+}
+
+/* A checkpoint directory that cannot be made: the launch fails, saying so
+ * (starting afresh could overwrite checkpoints the node cannot reach). */
+static void test_ckpt_dir_unusable(void **state)
+{
+    fx_t *fx = *state;
+    fx->a.notify_ckpt = fx_notify_ckpt;
+    char dir[300];
+    FILE *f = fopen(fx_path(fx, "plain"), "w");
+    fclose(f);
+    snprintf(dir, sizeof dir, "%s/plain/ckpt", fx->dir);
+    char *argv[] = {"true", NULL};
+    dr_msg_launch_t l = mk_launch(fx, 11, argv);
+    l.ckpt_dir = dir;
+    dr_err_t err = {0};
+    assert_int_equal(dr_agent_launch(&fx->a, &l, &err), 0);
+    assert_true(fx_run_until(fx, &fx->nended, 1, 10000));
+    assert_int_equal(fx->nstarted, 0);
+    assert_int_equal(fx->why, DR_END_LAUNCH);
+    tu_assert_contains(fx->detail, "checkpoint directory: ");
+    tu_assert_contains(fx->detail, "Not a directory");
+    tu_assert_contains(fx->ckpt_error, "Not a directory");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -904,6 +1053,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cgroups_unavailable_logged_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cgroup2_kills_escapees, setup, teardown),
         cmocka_unit_test_setup_teardown(test_state_dir, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ckpt_restart_from, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ckpt_first_generation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ckpt_killed_while_verifying, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ckpt_dir_unusable, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,73 @@
+/* ckpt.c - the controller's part in checkpoints: where a job's checkpoint
+ * directory is (CheckpointDir=/JOBID, else the job's working directory's
+ * .drover/ckpt/JOBID: the same for every generation of the job), what its
+ * launches say about it, and the agents' reports of which checkpoint a
+ * restart resumes from and which were passed over, written to the job's
+ * events.  The files themselves are only ever read on the nodes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ckpt/ckpt.h"
+#include "ctld/ctld.h"
+
+bool ctld_ckpt_dir(const dr_ctld_t *c, const ctld_job_t *cj, char *out, size_t len)
+{
+    const dr_jobspec_t *sp = cj->parent ? &cj->parent->spec : &cj->spec;
+    if (cj->j.ckpt_every <= 0)
+        return false; /* it declares no checkpoints */
+    unsigned long long id = (unsigned long long)cj->j.id;
+    int n;
+    if (c->cl.ckpt_dir[0])
+        n = snprintf(out, len, "%s/%llu", c->cl.ckpt_dir, id);
+    else if (sp->cwd && sp->cwd[0] == '/')
+        n = snprintf(out, len, "%s%s.drover/ckpt/%llu", sp->cwd,
+                     sp->cwd[strlen(sp->cwd) - 1] == '/' ? "" : "/", id);
+    else
+        return false;
+    return n > 0 && (size_t)n < len;
+}
+
+void ctld_ckpt_env(const dr_ctld_t *c, const ctld_job_t *cj, dr_strvec_t *env)
+{
+    char v[64];
+    snprintf(v, sizeof v, "DROVER_CHECKPOINT_KEEP=%u",
+             c->cl.ckpt_keep ? c->cl.ckpt_keep : DR_CKPT_KEEP_DEFAULT);
+    dr_strvec_push(env, v);
+    snprintf(v, sizeof v, "DROVER_CHECKPOINT_EVERY=%lld",
+             (long long)(cj->j.ckpt_every / DR_NSEC_PER_SEC));
+    dr_strvec_push(env, v);
+}
+
+void ctld_ckpt_report(dr_ctld_t *c, ctld_job_t *cj, int node, const dr_msg_ckpt_t *m)
+{
+    const char *nn = c->cl.nodes[node].name;
+    char rej[768];
+    size_t o = 0;
+    rej[0] = '\0';
+    for (uint32_t i = 0; i < m->nrejected && o < sizeof rej - 1; i++)
+        o += (size_t)snprintf(rej + o, sizeof rej - o, "%s%s", i ? "; " : "", m->rejected[i]);
+    if (o >= sizeof rej)
+        o = sizeof rej - 1;
+    /* every node of a gang checks (and on shared storage finds the same):
+     * the first report of a generation is written, later ones only when
+     * they disagree with it */
+    bool first = cj->ckpt_gen != m->gen;
+    if (!first && strcmp(cj->ckpt_from, m->from) == 0 && !m->error[0])
+        return;
+    if (first) {
+        cj->ckpt_gen = m->gen;
+        snprintf(cj->ckpt_from, sizeof cj->ckpt_from, "%s", m->from);
+    }
+    const char *who = first ? "" : "disagrees: ";
+    if (m->error[0])
+        ctld_note(c, cj->j.id, "checkpoint",
+                  "%son %s: cannot check the checkpoints: %s; starts afresh", who, nn, m->error);
+    else if (m->from[0])
+        ctld_note(c, cj->j.id, "checkpoint",
+                  "%son %s: resumes from %s (checkpoint %llu, verified)%s%s", who, nn, m->from,
+                  (unsigned long long)m->seq, o ? "; rejected " : "", rej);
+    else
+        ctld_note(c, cj->j.id, "checkpoint", "%son %s: no verified checkpoint: starts afresh%s%s",
+                  who, nn, o ? "; rejected " : "", rej);
+}

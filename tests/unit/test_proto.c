@@ -344,7 +344,8 @@ static void test_type_names(void **state)
     (void)state;
     const char *want[] = {"unknown",  "hello",       "welcome",    "register", "heartbeat",
                           "launch",   "kill",        "job_state",  "ack",      "reject",
-                          "step_req", "step_cancel", "step_state", "signal",   "signaled", "lease",    "ckpt"};
+                          "step_req", "step_cancel", "step_state", "signal",   "signaled",
+                          "lease",    "ckpt"};
     for (int t = 0; t < DR_MSG_NTYPES; t++)
         assert_string_equal(dr_msg_type_name(t), want[t]);
     assert_string_equal(dr_msg_type_name(DR_MSG_NTYPES), "unknown");

@@ -173,8 +173,10 @@ int dr_cluster_add_node(dr_cluster_t *c, const char *name, int type, uint16_t ng
     n.state = DR_NODE_UP;
     n.gpus_idle = ngpus;
     n.max_milli = ngpus ? 1000 : 0;
+    /* one spare element: gpu_free is never NULL, so &gpu_free[gpu_base] of a
+     * node without GPUs is a valid (unread) pointer, not an offset of NULL */
     if (DR_PUSH(c->nodes, c->nnodes, c->nodes_cap, n) != 0 ||
-        dr_grow((void **)&c->gpu_free, &c->gpu_cap, c->ngpus + ngpus, sizeof *c->gpu_free) != 0)
+        dr_grow((void **)&c->gpu_free, &c->gpu_cap, c->ngpus + ngpus + 1, sizeof *c->gpu_free) != 0)
         return dr_err_set(err, DR_ENOMEM, "out of memory");
     for (uint16_t g = 0; g < ngpus; g++)
         c->gpu_free[c->ngpus++] = 1000;

@@ -577,6 +577,8 @@ static void test_job_requeue(void **st)
     assert_int_equal(j[0].nstarts, 2);
     dr_pass_result_free(&pr);
     dr_sched_destroy(s);
+    for (int i = 0; i < 2; i++)
+        dr_alloc_free(&j[i].alloc); /* the jobs own their allocations */
     dr_cluster_free(&c);
 }
 

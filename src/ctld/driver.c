@@ -874,16 +874,15 @@ static void fail_lost(dr_ctld_t *c, ctld_job_t *cj, uint32_t node)
     job_finished(c, cj);
 }
 
-static void after_requeue(dr_ctld_t *c, ctld_job_t *cj, void *ud)
+/* cj was requeued because `lost` (a node index) was lost */
+static void after_requeue(dr_ctld_t *c, ctld_job_t *cj, uint32_t lost)
 {
-    (void)ud;
     cj->lease_lost = false;
     if (cj->j.state == DR_JOB_PENDING) {
         accrue(c, cj, c->last_now);
         release_port(c, cj);
         cj->kill_sent = false;
-        snprintf(cj->reason, sizeof cj->reason, "requeued: node %s lost",
-                 c->cl.nodes[cj->ranks[0].node].name);
+        snprintf(cj->reason, sizeof cj->reason, "requeued: node %s lost", c->cl.nodes[lost].name);
         if (cj->parent)
             ctld_service_run_requeued(c, cj);
     }
@@ -923,7 +922,7 @@ void ctld_node_lost(dr_ctld_t *c, uint32_t node, const char *why)
     if (dr_sched_node_set_state(c->sched, node, DR_NODE_DOWN, ctld_now(c), &err) != DR_OK)
         ctld_log("node %s: %s", c->cl.nodes[node].name, err.msg);
     for (size_t i = 0; i < cnt; i++)
-        after_requeue(c, was[i], NULL);
+        after_requeue(c, was[i], node);
     free(was);
     ctld_want_pass(c);
 }

@@ -108,7 +108,8 @@ dt=$(awk "BEGIN {print $(now) - $t0}")
     bad "batch job $B: $(job_field "$B" state): $(job_field "$B" reason)"
 st=$("$DROVER" nodes --json | jq -r ".nodes[] | select(.name == \"$X\") | .state")
 [ "$st" = down ] && ok "$X is down once its jobs were requeued" || bad "$X state $st"
-[ "$(job_field "$G" state)" = pending ] && ok "gang $G waits for two nodes again" ||
+[ "$(job_field "$G" state)" = pending ] && [ "$(job_field "$G" reason)" = "requeued: node $X lost" ] &&
+    ok "gang $G waits for two nodes again (requeued: node $X lost, the node that was cut)" ||
     bad "gang $G: $(job_field "$G" state) $(job_field "$G" reason)"
 
 # the surviving rank of the gang was stopped by the controller, before the

@@ -59,6 +59,18 @@ void dr_agent_debug(const dr_agent_t *a, const char *fmt, ...)
     va_end(ap);
 }
 
+void dr_agent_child_signals_reset(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    for (int s = 1; s < NSIG; s++)
+        (void)sigaction(s, &sa, NULL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
 int64_t dr_agent_now_ns(void)
 {
     struct timespec ts;

@@ -169,6 +169,10 @@ void dr_agent_log(const dr_agent_t *a, const char *fmt, ...) DR_PRINTF(2, 3);
 void dr_agent_debug(const dr_agent_t *a, const char *fmt, ...) DR_PRINTF(2, 3);
 
 int64_t dr_agent_now_ns(void); /* CLOCK_REALTIME */
+/* In a child about to exec or run code of its own: default dispositions
+ * for every signal and an empty mask (the agent's handlers are not its).
+ * System calls only: safe after vfork. */
+void dr_agent_child_signals_reset(void);
 
 dr_agent_job_t *dr_agent_job_find(const dr_agent_t *a, uint64_t job, uint32_t gen, uint32_t rank);
 dr_agent_job_t *dr_agent_job_by_pid(const dr_agent_t *a, pid_t pid);

@@ -108,14 +108,7 @@ static void child_run(const launch_plan_t *p)
     if (setsid() < 0)
         child_fail(p, STEP_SETSID);
     /* the agent's handlers, ignored signals and mask are not the job's */
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = SIG_DFL;
-    for (int s = 1; s < NSIG; s++)
-        (void)sigaction(s, &sa, NULL);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
+    dr_agent_child_signals_reset();
     /* nothing of the agent's (sockets, event loop) survives exec */
     if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
         for (int fd = 3; fd < 1024; fd++)

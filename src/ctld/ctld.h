@@ -362,6 +362,9 @@ const char *ctld_job_state_name(const ctld_job_t *cj);
 const char *ctld_job_name(const ctld_job_t *cj, const char *fallback);
 double ctld_price_hr(const dr_ctld_t *c, int type); /* USD per GPU-hour, 0 if unknown */
 bool ctld_job_terminal(const ctld_job_t *cj);
+/* Does cj's current run hold node?  (Its allocation: a batch job's other
+ * nodes run nothing until a step asks, and are held all the same.) */
+bool ctld_job_holds_node(const ctld_job_t *cj, uint32_t node);
 /* cj reached a terminal state: free it once written and past the next pass. */
 void ctld_evict_later(dr_ctld_t *c, ctld_job_t *cj);
 

@@ -806,9 +806,7 @@ void ctld_job_settle(dr_ctld_t *c, ctld_job_t *cj)
     job_finished(c, cj);
 }
 
-/* Does cj's current run hold node?  (Its allocation: a batch job's other
- * nodes run nothing until a step asks, and are held all the same.) */
-static bool holds_node(const ctld_job_t *cj, uint32_t node)
+bool ctld_job_holds_node(const ctld_job_t *cj, uint32_t node)
 {
     for (uint32_t i = 0; i < cj->nnodes; i++)
         if (cj->nodes[i] == node)
@@ -829,7 +827,7 @@ static void each_job_on(dr_ctld_t *c, uint32_t node, void (*fn)(dr_ctld_t *, ctl
         ctld_job_t *cj = c->tab[i];
         if (!cj || cj->array || ctld_job_terminal(cj) || cj->j.state == DR_JOB_PENDING)
             continue;
-        if (holds_node(cj, node) && dr_grow((void **)&hit, &cap, n + 1, sizeof *hit) == 0)
+        if (ctld_job_holds_node(cj, node) && dr_grow((void **)&hit, &cap, n + 1, sizeof *hit) == 0)
             hit[n++] = cj;
     }
     for (size_t i = 0; i < n; i++)
@@ -905,7 +903,7 @@ void ctld_node_lost(dr_ctld_t *c, uint32_t node, const char *why)
     for (size_t i = 0; i < c->tab_cap; i++) {
         ctld_job_t *cj = c->tab[i];
         if (!cj || cj->array || ctld_job_terminal(cj) || cj->j.state == DR_JOB_PENDING ||
-            !holds_node(cj, node))
+            !ctld_job_holds_node(cj, node))
             continue;
         if (!ctld_job_requeues(c, cj)) {
             if (dr_grow((void **)&fail, &fcap, fcnt + 1, sizeof *fail) == 0)

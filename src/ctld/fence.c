@@ -41,17 +41,6 @@ int64_t ctld_requeue_after(const dr_ctld_t *c)
     return c->o.lease + DR_NSEC_PER_SEC / 2 + (int64_t)c->o.heartbeat_ms * 1000000;
 }
 
-static bool holds(const ctld_job_t *cj, uint32_t node)
-{
-    for (uint32_t i = 0; i < cj->nnodes; i++)
-        if (cj->nodes[i] == node)
-            return true;
-    for (uint32_t r = 0; r < cj->nranks; r++)
-        if (cj->ranks[r].node == node)
-            return true;
-    return false;
-}
-
 /* A rank of cj on another node than `node` may still run: it has not
  * ended, and its node's agent is there or its lease is not surely over. */
 static bool live_elsewhere(const dr_ctld_t *c, const ctld_job_t *cj, uint32_t node, int64_t now)
@@ -78,7 +67,7 @@ static void fence_node(dr_ctld_t *c, uint32_t node, int64_t now)
     for (size_t i = 0; i < c->tab_cap; i++) {
         ctld_job_t *cj = c->tab[i];
         if (!cj || cj->array || ctld_job_terminal(cj) || cj->j.state == DR_JOB_PENDING ||
-            !holds(cj, node) || !live_elsewhere(c, cj, node, now))
+            !ctld_job_holds_node(cj, node) || !live_elsewhere(c, cj, node, now))
             continue;
         wait = true;
         if (!n->fencing) {
@@ -152,7 +141,8 @@ void ctld_node_gone(dr_ctld_t *c, uint32_t node, const char *why)
     for (size_t i = 0; i < c->tab_cap; i++) {
         ctld_job_t *cj = c->tab[i];
         if (cj && !cj->array && cj->parent && cj->parent->array && cj->parent->array->svc &&
-            !ctld_job_terminal(cj) && cj->j.state != DR_JOB_PENDING && holds(cj, node))
+            !ctld_job_terminal(cj) && cj->j.state != DR_JOB_PENDING &&
+            ctld_job_holds_node(cj, node))
             ctld_service_run_requeued(c, cj);
     }
 }

@@ -92,6 +92,18 @@ static void agent_on_sigterm(evutil_socket_t sig, short what, void *arg)
     dr_agent_stop(a, 0);
 }
 
+/* SIGUSR2: exit now and leave every rank to its keeper, for the next
+ * agent to take over (an upgrade, a restart with new options). */
+static void agent_on_sigusr2(evutil_socket_t sig, short what, void *arg)
+{
+    dr_agent_t *a = arg;
+    dr_agent_log(a, "signal %d: exiting, leaving %zu running job rank%s to their keepers", (int)sig,
+                 dr_agent_running(a), dr_agent_running(a) == 1 ? "" : "s");
+    a->leave_jobs = true;
+    a->stopping = true;
+    event_base_loopexit(a->base, NULL);
+}
+
 int dr_agent_init(dr_agent_t *a, struct event_base *base, const char *name, dr_err_t *err)
 {
     memset(a, 0, sizeof *a);
@@ -109,16 +121,24 @@ int dr_agent_init(dr_agent_t *a, struct event_base *base, const char *name, dr_e
     a->sigchld_ev = evsignal_new(base, SIGCHLD, agent_on_sigchld, a);
     a->sigterm_ev = evsignal_new(base, SIGTERM, agent_on_sigterm, a);
     a->sigint_ev = evsignal_new(base, SIGINT, agent_on_sigterm, a);
-    if (!a->sigchld_ev || !a->sigterm_ev || !a->sigint_ev || evsignal_add(a->sigchld_ev, NULL) ||
-        evsignal_add(a->sigterm_ev, NULL) || evsignal_add(a->sigint_ev, NULL)) {
+    a->sigusr2_ev = evsignal_new(base, SIGUSR2, agent_on_sigusr2, a);
+    if (!a->sigchld_ev || !a->sigterm_ev || !a->sigint_ev || !a->sigusr2_ev ||
+        evsignal_add(a->sigchld_ev, NULL) || evsignal_add(a->sigterm_ev, NULL) ||
+        evsignal_add(a->sigint_ev, NULL) || evsignal_add(a->sigusr2_ev, NULL)) {
         dr_agent_free(a);
         return dr_err_set(err, DR_EIO, "agent: cannot set up signal events");
+    }
+    /* the keepers' view of the lease (the state directory's file later) */
+    if (dr_agent_lease_page_init(a, err) != 0) {
+        dr_agent_free(a);
+        return DR_EIO;
     }
     return 0;
 }
 
 static void job_free(dr_agent_t *a, dr_agent_job_t *j)
 {
+    dr_agent_keeper_release(a, j);
     if (j->limit_ev)
         event_free(j->limit_ev);
     if (j->grace_ev)
@@ -146,8 +166,11 @@ void dr_agent_free(dr_agent_t *a)
         job_free(a, a->jobs[i]);
     free(a->jobs);
     dr_agent_lease_free(a);
-    dr_agent_file_clear(a);
-    struct event *evs[] = {a->sigchld_ev, a->sigterm_ev, a->sigint_ev, a->stop_ev};
+    dr_agent_lease_page_free(a);
+    /* ranks left to their keepers may still use the files */
+    if (!a->leave_jobs)
+        dr_agent_file_clear(a);
+    struct event *evs[] = {a->sigchld_ev, a->sigterm_ev, a->sigint_ev, a->sigusr2_ev, a->stop_ev};
     for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
         if (evs[i])
             event_free(evs[i]);
@@ -183,6 +206,7 @@ dr_agent_job_t *dr_agent_job_add(dr_agent_t *a, uint64_t job, uint32_t gen, uint
     j->job = job;
     j->gen = gen;
     j->rank = rank;
+    j->keep_fd = -1;
     j->detail = dr_strdup("");
     if (!j->detail || DR_PUSH(a->jobs, a->njobs, a->jobs_cap, j) != 0) {
         free(j->detail);
@@ -272,6 +296,8 @@ int dr_agent_state_init(dr_agent_t *a, const char *dir, dr_err_t *err)
     a->state_dir = dr_strdup(dir);
     if (!a->state_dir)
         return dr_err_set(err, DR_ENOMEM, "state dir: out of memory");
+    if (dr_agent_lease_page_init(a, err) != 0)
+        return DR_EIO;
     return dr_agent_state_write(a, err);
 }
 

@@ -65,6 +65,15 @@ typedef struct dr_agent_job {
     uint32_t warn_rounds;  /* checkpoint rounds signalled so far */
     struct event *warn_ev; /* SECS before the time limit */
     struct event *ckpt_ev; /* the next checkpoint round */
+    /* its keeper (keeper.c): the process that holds it across an agent
+     * restart; keep_fd -1 when it has none (gone: the agent holds it) */
+    int keep_fd;
+    pid_t keep_pid;        /* 0 when adopted (not the agent's child) */
+    bool adopted;          /* taken over from an earlier agent */
+    int64_t start_boot_ns; /* CLOCK_BOOTTIME at the start */
+    struct event *keep_ev; /* its frames */
+    uint8_t keep_in[64];   /* a partial frame from it */
+    size_t keep_n;
 } dr_agent_job_t;
 
 /* Called when a rank started (started=true) or ended (false). */
@@ -100,7 +109,7 @@ typedef struct dr_agent {
     dr_agent_ckpt_fn notify_ckpt;     /* may be NULL */
     void *notify_ctx;
 
-    struct event *sigchld_ev, *sigterm_ev, *sigint_ev, *stop_ev;
+    struct event *sigchld_ev, *sigterm_ev, *sigint_ev, *sigusr2_ev, *stop_ev;
     bool stopping;       /* SIGTERM/SIGINT/REJECT: no new launches, jobs being killed */
     bool noted_not_root; /* "jobs run as the agent's uid" was logged */
     int exit_code;       /* what the loop's owner should exit with */
@@ -138,6 +147,12 @@ typedef struct dr_agent {
     uint64_t file_tick;
 
     dr_agent_verif_t *verifs; /* checkpoint verifications in progress (ckpt.c) */
+
+    /* what the keepers read: the lease (keeper.c), shared memory - of the
+     * state directory's lease file when there is one, so that it outlives
+     * the agent */
+    struct dr_agent_lease_page *lease_page;
+    bool leave_jobs; /* exit without stopping the ranks: their keepers wait for the next agent */
 } dr_agent_t;
 
 typedef struct dr_agent_file dr_agent_file_t;
@@ -276,9 +291,10 @@ void dr_agent_job_ended(dr_agent_t *a, dr_agent_job_t *j);
 
 /* ---- warn.c: --signal, the warning before a job is stopped ---- */
 
-/* A rank just started: arm its warning SECS before its time limit and its
- * checkpoint rounds, as its LAUNCH says (nothing without a signal). */
-void dr_agent_warn_arm(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_t *l);
+/* A rank started ran_ns ago (0: just now; more: taken over from its
+ * keeper): arm its warning SECS before its time limit and its checkpoint
+ * rounds, as its LAUNCH says (nothing without a signal). */
+void dr_agent_warn_arm(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_t *l, int64_t ran_ns);
 /* The rank ended: no more warnings. */
 void dr_agent_warn_stop(dr_agent_job_t *j);
 /* Send sig to one running rank as its LAUNCH said: B: its main process
@@ -318,6 +334,65 @@ void dr_agent_steps_link_down(dr_agent_t *a);
 int dr_agent_cache_scan(const char *dir, dr_strvec_t *out, size_t *skipped, dr_err_t *err);
 /* Same names in the same order? */
 bool dr_agent_cache_same(const dr_strvec_t *a, const dr_strvec_t *b);
+
+/* ---- keeper_wire.c, keeper.c: the process that holds a rank ---- */
+
+#define DR_KEEP_HDR        5
+#define DR_KEEP_MAX_BODY   (DR_PROTO_MAX_BODY + PATH_MAX + 64)
+#define DR_KEEP_MAX_DETAIL 4096
+enum {
+    DR_KEEP_STARTED = 1, /* keeper -> agent: the rank runs (pid, start) */
+    DR_KEEP_FAILED,      /* keeper -> agent: it could not be started (detail) */
+    DR_KEEP_ENDED,       /* keeper -> agent: its main process ended */
+    DR_KEEP_SIGNAL,      /* agent -> keeper: signal it (its group, or the main process) */
+    DR_KEEP_RELEASE,     /* agent -> keeper: its end is reported; exit */
+    DR_KEEP_ADOPT        /* keeper -> a new agent: everything about the rank */
+};
+typedef struct dr_keep_msg {
+    uint8_t type;
+    int64_t pid;               /* STARTED, ADOPT: the rank's main process */
+    int64_t start_ns;          /* STARTED, ADOPT: Unix ns */
+    int64_t start_boot_ns;     /* STARTED, ADOPT: CLOCK_BOOTTIME ns */
+    bool ended;                /* ADOPT: it has ended (then exit_code .. why) */
+    int32_t exit_code, signal; /* ENDED, ADOPT */
+    int64_t end_ns;            /* ENDED, ADOPT */
+    uint8_t why;               /* ADOPT: DR_END_LEASE when the keeper stopped it */
+    uint32_t uid;              /* ADOPT */
+    int32_t sig;               /* SIGNAL */
+    bool group;                /* SIGNAL: its process group, else its main process */
+    const char *cgroup;        /* ADOPT: its cgroup directory ("" none); not NUL-ended */
+    size_t cgroup_len;
+    const char *text; /* FAILED: detail; ADOPT: the LAUNCH's JSON body */
+    size_t text_len;
+} dr_keep_msg_t;
+/* Frame m (*out malloc'd).  0 or DR_ENOMEM. */
+int dr_keep_encode(const dr_keep_msg_t *m, uint8_t **out, size_t *outlen);
+/* Take one frame from buf[0, len): 1 (m filled, pointing into buf; *used
+ * consumed), 0 (need more), -1 (bad: err says what; close the socket). */
+int dr_keep_decode(const uint8_t *buf, size_t len, size_t *used, dr_keep_msg_t *m, dr_err_t *err);
+
+/* In the keeper, after its set-up: start the rank; its pid, or -1 with
+ * detail set. */
+typedef pid_t (*dr_agent_spawn_fn)(void *arg, char *detail, size_t dlen);
+/* Fork the rank's keeper, which runs spawn(arg) and holds what it
+ * started.  0: j->pid and the keeper are set; -1: detail says why. */
+int dr_agent_keeper_spawn(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_t *l,
+                          dr_agent_spawn_fn spawn, void *arg, char *detail, size_t dlen);
+/* Send sig to a running rank: its process group, or its main process
+ * alone (through its keeper, which knows whether it was reaped).  0, or
+ * -1 with errno as kill(2). */
+int dr_agent_job_kill(dr_agent_t *a, const dr_agent_job_t *j, int sig, bool group);
+/* The rank leaves the table: its keeper exits (or, with a->leave_jobs,
+ * waits for the next agent). */
+void dr_agent_keeper_release(dr_agent_t *a, dr_agent_job_t *j);
+/* At start: take over the ranks whose keepers an earlier agent left in
+ * the state directory.  Returns how many. */
+size_t dr_agent_keeper_adopt(dr_agent_t *a);
+/* The lease page: set up (anonymous; the state directory's file once
+ * there is one), and what the lease is now (0: none). */
+int dr_agent_lease_page_init(dr_agent_t *a, dr_err_t *err);
+void dr_agent_lease_page_set(dr_agent_t *a, int64_t end_boot_ns, int64_t lease_ns);
+void dr_agent_lease_page_free(dr_agent_t *a);
 
 /* ---- lease.c: stop the jobs when cut off from the controller too long ---- */
 

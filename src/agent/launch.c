@@ -1,7 +1,8 @@
-/* launch.c - start one job rank: fork, set the child up, exec.
+/* launch.c - start one job rank: plan it, then (in the rank's keeper,
+ * keeper.c, the process that holds it) vfork, set the child up, exec.
  *
  * Everything that can be decided without the child (environment, groups,
- * the cgroup) is prepared in the parent, so that the child between vfork
+ * the cgroup) is prepared in the agent, so that the child between vfork
  * and exec only makes system calls.  The child reports a failed step
  * through a close-on-exec pipe: EOF means exec succeeded, a record means it
  * did not (which step, errno).  The parent waits for that answer, as
@@ -44,6 +45,7 @@ typedef struct launch_fail {
 /* Everything the child needs, prepared by the parent. */
 typedef struct launch_plan {
     const dr_msg_launch_t *l;
+    const dr_agent_job_t *j;
     char **argv, **envp;
     bool change_ids;
     uid_t uid;
@@ -475,6 +477,55 @@ static int plan_prepare(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_t 
     return 0;
 }
 
+/* Start the rank (in its keeper, keeper.c): vfork, the child's set-up,
+ * exec.  Its pid, or -1 with detail set. */
+static pid_t spawn_job(void *arg, char *detail, size_t dlen)
+{
+    launch_plan_t *p = arg;
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC) != 0) {
+        snprintf(detail, dlen, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    p->fail_fd = pfd[1];
+    /* vfork, not fork: copying page tables and taking copy-on-write
+     * faults was the next cost after script files on a stream of short
+     * jobs; the child only makes system calls on memory the parent
+     * prepared and ends in exec or _exit, as vfork requires (the parent
+     * waits until then).  The keeper installed no handler, and the child
+     * resets dispositions and the mask before exec. */
+    /* posix_spawn cannot drop to the job's user and groups or join its
+     * cgroup, which is why the child is ours (the analyzer's advice) */
+    pid_t pid = vfork(); // NOLINT(clang-analyzer-security.insecureAPI.vfork)
+    if (pid == 0)
+        child_run(p); // NOLINT(clang-analyzer-unix.Vfork): system calls only, then exec or _exit
+    int fork_errno = errno;
+    close(pfd[1]);
+    if (pid < 0) {
+        close(pfd[0]);
+        snprintf(detail, dlen, "fork: %s", strerror(fork_errno));
+        return -1;
+    }
+    launch_fail_t f = {0};
+    ssize_t r;
+    do
+        r = read(pfd[0], &f, sizeof f);
+    while (r < 0 && errno == EINTR);
+    close(pfd[0]);
+    if (r != 0) {
+        /* the child reported a failed step and exits 127 */
+        int st;
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+            ;
+        if (r == (ssize_t)sizeof f)
+            fail_detail(p, p->j, &f, detail, dlen);
+        else
+            snprintf(detail, dlen, "child setup failed before exec");
+        return -1;
+    }
+    return pid;
+}
+
 int dr_agent_launch(dr_agent_t *a, const dr_msg_launch_t *l, dr_err_t *err)
 {
     if (a->stopping || dr_agent_job_find(a, l->job, l->gen, l->rank) ||
@@ -508,65 +559,19 @@ int dr_agent_launch_now(dr_agent_t *a, const dr_msg_launch_t *l, const char *res
         plan_free(&p);
         return launch_failed(a, j, detail);
     }
-    int pfd[2];
-    if (pipe2(pfd, O_CLOEXEC) != 0) {
-        snprintf(detail, sizeof detail, "pipe: %s", strerror(errno));
-        plan_free(&p);
-        return launch_failed(a, j, detail);
-    }
-    p.fail_fd = pfd[1];
-    /* no signal handler of the agent may run in the child before it has
-     * reset them: block everything across vfork.  vfork, not fork: copying
-     * the agent's page tables and taking its copy-on-write faults was the
-     * next cost after script files on a stream of short jobs; the child
-     * only makes system calls on memory the parent prepared and ends in
-     * exec or _exit, as vfork requires (the parent waits until then). */
-    sigset_t all, old;
-    sigfillset(&all);
-    sigprocmask(SIG_SETMASK, &all, &old);
-    /* posix_spawn cannot drop to the job's user and groups or join its
-     * cgroup, which is why the child is ours (the analyzer's advice) */
-    pid_t pid = vfork(); // NOLINT(clang-analyzer-security.insecureAPI.vfork)
-    if (pid == 0)
-        child_run(&p); // NOLINT(clang-analyzer-unix.Vfork): system calls only, then exec or _exit
-    int fork_errno = errno;
-    sigprocmask(SIG_SETMASK, &old, NULL);
-    close(pfd[1]);
-    if (pid < 0) {
-        close(pfd[0]);
-        snprintf(detail, sizeof detail, "fork: %s", strerror(fork_errno));
-        plan_free(&p);
-        return launch_failed(a, j, detail);
-    }
-    launch_fail_t f = {0};
-    ssize_t r;
-    do
-        r = read(pfd[0], &f, sizeof f);
-    while (r < 0 && errno == EINTR);
-    close(pfd[0]);
-    if (r != 0) {
-        /* the child reported a failed step and exits 127: reap it here, so
-         * the SIGCHLD loop never sees it */
-        int st;
-        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-            ;
-        if (r == (ssize_t)sizeof f)
-            fail_detail(&p, j, &f, detail, sizeof detail);
-        else
-            snprintf(detail, sizeof detail, "child setup failed before exec");
-        plan_free(&p);
-        return launch_failed(a, j, detail);
-    }
     j->uid = p.uid;
+    p.j = j;
+    if (dr_agent_keeper_spawn(a, j, l, spawn_job, &p, detail, sizeof detail) != 0) {
+        plan_free(&p);
+        return launch_failed(a, j, detail);
+    }
     plan_free(&p);
-    j->pid = pid;
     j->running = true;
-    j->start_ns = dr_agent_now_ns();
     dr_agent_log(a, "job %llu.%u rank %u/%u: started pid %ld: %s%s", (unsigned long long)j->job,
-                 j->gen, j->rank, l->nranks, (long)pid, l->argv[0], l->argc > 1 ? " ..." : "");
+                 j->gen, j->rank, l->nranks, (long)j->pid, l->argv[0], l->argc > 1 ? " ..." : "");
     if (l->time_limit_ns > 0)
         dr_agent_job_arm_limit(a, j, l->time_limit_ns);
-    dr_agent_warn_arm(a, j, l);
+    dr_agent_warn_arm(a, j, l, 0);
     if (a->notify)
         a->notify(a, j, true);
     if (dr_agent_ready_start(a, j, l->port, l->ready) != 0)

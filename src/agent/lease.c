@@ -86,6 +86,7 @@ void dr_agent_lease_start(dr_agent_t *a, int64_t lease_ns, int64_t from)
 {
     a->lease_ns = lease_ns > 0 ? lease_ns : 0;
     a->lease_from = from;
+    dr_agent_lease_page_set(a, a->lease_ns ? from + a->lease_ns : 0, a->lease_ns);
     lease_arm(a);
 }
 
@@ -94,6 +95,7 @@ void dr_agent_lease_renew(dr_agent_t *a, int64_t from)
     if (from <= a->lease_from || a->lease_lapsed)
         return;
     a->lease_from = from;
+    dr_agent_lease_page_set(a, from + a->lease_ns, a->lease_ns);
     lease_arm(a);
 }
 
@@ -134,7 +136,7 @@ bool dr_agent_lease_check(dr_agent_t *a)
             continue;
         if (j->lease_stop) {
             if (over)
-                (void)killpg(j->pid, SIGKILL); /* the grace ran out with the lease */
+                (void)dr_agent_job_kill(a, j, SIGKILL, true); /* the grace ran out with the lease */
             continue;
         }
         if (!a->lease_lapsed) {
@@ -163,7 +165,7 @@ bool dr_agent_lease_check(dr_agent_t *a)
                 if (timercmp(&left, &g, >))
                     evtimer_add(j->grace_ev, &g);
             } else if (!grace) {
-                (void)killpg(j->pid, SIGKILL);
+                (void)dr_agent_job_kill(a, j, SIGKILL, true);
             }
             continue;
         }

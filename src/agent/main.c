@@ -4,8 +4,10 @@
  *                [--state DIR] [--cache-dir DIR] [--nvml PATH] [--rocm PATH]
  *                [--srun PATH] [--step-dir DIR] [--verbose]
  *
- * Exit status: 0 after SIGTERM/SIGINT (every job process killed first),
- * 1 when the controller rejects the node, 2 on a usage or set-up error. */
+ * Exit status: 0 after SIGTERM/SIGINT (every job process killed first) or
+ * SIGUSR2 (every job left running under its keeper, for the next agent
+ * started with the same --state to take over), 1 when the controller
+ * rejects the node, 2 on a usage or set-up error. */
 #include "agent/agent.h"
 
 #include <errno.h>
@@ -133,6 +135,10 @@ int main(int argc, char **argv)
         dr_agent_log(&a, "%s", err.msg);
         rc = 2;
     }
+    /* ranks an earlier agent left running (kill -9, SIGUSR2): held again
+     * before the first REGISTER, which reports them */
+    if (rc == 0)
+        (void)dr_agent_keeper_adopt(&a);
     if (rc == 0 && dr_agent_steps_start(&a, step_dir, srun, &err) != 0) {
         dr_agent_log(&a, "%s", err.msg);
         rc = 2;

@@ -152,7 +152,7 @@ static void on_grace(evutil_socket_t fd, short what, void *arg)
         return;
     dr_agent_log(j->a, "job %llu.%u rank %u: grace over: SIGKILL", (unsigned long long)j->job,
                  j->gen, j->rank);
-    (void)killpg(j->pid, SIGKILL);
+    (void)dr_agent_job_kill(j->a, j, SIGKILL, true);
     dr_agent_cg_kill(j->a, j);
 }
 
@@ -166,7 +166,7 @@ void dr_agent_job_signal(dr_agent_t *a, dr_agent_job_t *j, int sig, int64_t grac
     }
     if (sig <= 0 || sig >= NSIG)
         sig = SIGTERM;
-    (void)killpg(j->pid, sig);
+    (void)dr_agent_job_kill(a, j, sig, true);
     if (sig == SIGKILL) {
         dr_agent_cg_kill(a, j);
         return; /* nothing left to escalate to */

@@ -29,7 +29,7 @@ bool dr_agent_warn_send(dr_agent_t *a, dr_agent_job_t *j, int sig)
         return false;
     if (j->warn_batch && j->step != 0)
         return false; /* B: the batch shell alone, not the steps' tasks */
-    int rc = j->warn_batch ? kill(j->pid, sig) : killpg(j->pid, sig);
+    int rc = dr_agent_job_kill(a, j, sig, !j->warn_batch);
     dr_agent_debug(a, "job %llu.%u rank %u: signal %d to %s %ld%s", (unsigned long long)j->job,
                    j->gen, j->rank, sig, j->warn_batch ? "process" : "process group", (long)j->pid,
                    rc == 0 ? "" : " failed");
@@ -66,7 +66,7 @@ static void on_ckpt(evutil_socket_t fd, short what, void *arg)
     warned(j, DR_SIG_CKPT);
 }
 
-void dr_agent_warn_arm(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_t *l)
+void dr_agent_warn_arm(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_t *l, int64_t ran_ns)
 {
     if (l->signal <= 0 || l->signal >= NSIG)
         return;
@@ -75,14 +75,21 @@ void dr_agent_warn_arm(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_t *
     if (l->time_limit_ns > 0) {
         int64_t lead = (int64_t)l->signal_secs * 1000000000LL;
         /* a limit shorter than the lead: at once, as Slurm does */
-        struct timeval tv = ns_tv(l->time_limit_ns - lead);
+        struct timeval tv = ns_tv(l->time_limit_ns - lead - ran_ns);
         j->warn_ev = evtimer_new(a->base, on_warn, j);
         if (j->warn_ev)
             evtimer_add(j->warn_ev, &tv);
     }
     if (l->ckpt_every_ns > 0) {
         j->warn_every_ns = l->ckpt_every_ns;
-        struct timeval tv = ns_tv(l->ckpt_next_ns > 0 ? l->ckpt_next_ns : l->ckpt_every_ns);
+        int64_t first = l->ckpt_next_ns > 0 ? l->ckpt_next_ns : l->ckpt_every_ns, next;
+        if (ran_ns > first) { /* taken over: the rounds go on where they were */
+            j->warn_rounds = (uint32_t)((ran_ns - first) / l->ckpt_every_ns + 1);
+            next = l->ckpt_every_ns - (ran_ns - first) % l->ckpt_every_ns;
+        } else {
+            next = first - ran_ns;
+        }
+        struct timeval tv = ns_tv(next);
         j->ckpt_ev = evtimer_new(a->base, on_ckpt, j);
         if (j->ckpt_ev)
             evtimer_add(j->ckpt_ev, &tv);

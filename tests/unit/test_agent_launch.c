@@ -1028,10 +1028,169 @@ static void test_ckpt_dir_unusable(void **state)
     tu_assert_contains(fx->ckpt_error, "Not a directory");
 }
 
+/* ---- keepers (keeper.c): ranks outlive their agent ---- */
+
+/* Each frame type survives encode and decode; what is malformed is
+ * refused with a reason, and a partial frame asks for more. */
+static void test_keeper_wire(void **state)
+{
+    (void)state;
+    const char *json = "{\"job\":1}";
+    dr_keep_msg_t in[] = {
+        {.type = DR_KEEP_STARTED, .pid = 4242, .start_ns = 17, .start_boot_ns = 5},
+        {.type = DR_KEEP_FAILED, .text = "exec x: No such file", .text_len = 20},
+        {.type = DR_KEEP_ENDED, .exit_code = -1, .signal = SIGKILL, .end_ns = 99},
+        {.type = DR_KEEP_SIGNAL, .sig = SIGUSR1, .group = true},
+        {.type = DR_KEEP_RELEASE},
+        {.type = DR_KEEP_ADOPT,
+         .pid = 7,
+         .start_ns = 1,
+         .start_boot_ns = 2,
+         .ended = true,
+         .exit_code = 3,
+         .signal = 0,
+         .end_ns = 4,
+         .why = DR_END_LEASE,
+         .uid = 1000,
+         .cgroup = "/sys/fs/cgroup/x",
+         .cgroup_len = 16,
+         .text = json,
+         .text_len = strlen(json)},
+    };
+    for (size_t i = 0; i < sizeof in / sizeof in[0]; i++) {
+        uint8_t *b;
+        size_t n, used = 0;
+        assert_int_equal(dr_keep_encode(&in[i], &b, &n), 0);
+        dr_keep_msg_t m;
+        dr_err_t err = {0};
+        assert_int_equal(dr_keep_decode(b, n - 1, &used, &m, &err), 0); /* partial */
+        assert_int_equal(dr_keep_decode(b, n, &used, &m, &err), 1);
+        assert_int_equal(used, n);
+        assert_int_equal(m.type, in[i].type);
+        assert_int_equal(m.pid, in[i].pid);
+        assert_int_equal(m.start_boot_ns, in[i].start_boot_ns);
+        assert_int_equal(m.exit_code, in[i].exit_code);
+        assert_int_equal(m.signal, in[i].signal);
+        assert_int_equal(m.end_ns, in[i].end_ns);
+        assert_int_equal(m.sig, in[i].sig);
+        assert_int_equal(m.group, in[i].group);
+        assert_int_equal(m.ended, in[i].ended);
+        assert_int_equal(m.why, in[i].why);
+        assert_int_equal(m.uid, in[i].uid);
+        assert_int_equal(m.cgroup_len, in[i].cgroup_len);
+        assert_int_equal(m.text_len, in[i].text_len);
+        if (m.text_len)
+            assert_memory_equal(m.text, in[i].text, m.text_len);
+        if (m.cgroup_len)
+            assert_memory_equal(m.cgroup, in[i].cgroup, m.cgroup_len);
+        /* one field out of range at a time */
+        if (in[i].type == DR_KEEP_SIGNAL) {
+            b[DR_KEEP_HDR] = 0; /* signal 0 */
+            assert_int_equal(dr_keep_decode(b, n, &used, &m, &err), -1);
+            assert_non_null(strstr(err.msg, "signal out of range"));
+        }
+        if (in[i].type == DR_KEEP_ENDED) {
+            b[0] = 1; /* a 16 MiB body for a fixed 16-byte one */
+            assert_int_equal(dr_keep_decode(b, n, &used, &m, &err), -1);
+            assert_non_null(strstr(err.msg, "wrong length"));
+        }
+        if (in[i].type == DR_KEEP_ADOPT) {
+            b[DR_KEEP_HDR + 24 + 1 + 4 + 4 + 8 + 1 + 4 + 2 + 3] = '\0'; /* NUL in the cgroup path */
+            assert_int_equal(dr_keep_decode(b, n, &used, &m, &err), -1);
+            assert_non_null(strstr(err.msg, "NUL"));
+        }
+        b[4] = 42;
+        assert_int_equal(dr_keep_decode(b, n, &used, &m, &err), -1);
+        assert_non_null(strstr(err.msg, "unknown type"));
+        free(b);
+    }
+}
+
+/* The agent goes away without releasing its keepers (as after kill -9):
+ * the rank runs on; a new agent on the same state directory takes it over
+ * (same pid, still running, its LAUNCH back), can stop it, and gets its
+ * end through the keeper. */
+static void test_keeper_adopt(void **state)
+{
+    fx_t *fx = *state;
+    dr_err_t err = {0};
+    char sd[128];
+    snprintf(sd, sizeof sd, "%s/state", fx->dir);
+    assert_int_equal(dr_agent_state_init(&fx->a, sd, &err), 0);
+    /* a lease the keeper waits out (without one it would kill the rank at once) */
+    dr_agent_lease_start(&fx->a, 30000000000LL, dr_agent_boot_ns());
+    char *argv[] = {"sh", "-c", (char *)term_proof(fx, "ready"), NULL};
+    dr_msg_launch_t l = mk_launch(fx, 71, argv);
+    l.time_limit_ns = 60000000000LL;
+    assert_int_equal(dr_agent_launch(&fx->a, &l, &err), 0);
+    assert_true(fx_wait_file(fx, "ready", 5000));
+    dr_agent_job_t *j = dr_agent_job_find(&fx->a, 71, 1, 0);
+    assert_non_null(j);
+    pid_t pid = j->pid, kp = j->keep_pid;
+    assert_true(kp > 0 && kp != pid);
+    /* the first agent ends, leaving the rank (its keeper is its child:
+     * reaped here later) */
+    fx->a.leave_jobs = true;
+    dr_agent_free(&fx->a);
+    assert_int_equal(dr_agent_init(&fx->a, fx->base, "n1", &err), 0);
+    fx->a.notify = fx_notify;
+    fx->a.notify_ctx = fx;
+    fx->a.cg_mount = fx->dir;
+    assert_int_equal(kill(pid, 0), 0); /* still running */
+    assert_int_equal(dr_agent_state_init(&fx->a, sd, &err), 0);
+    struct stat st;
+    char sock[256];
+    snprintf(sock, sizeof sock, "%s/keep/71.1.0.sock", sd);
+    for (int i = 0; i < 200 && stat(sock, &st) != 0; i++)
+        usleep(10000);
+    assert_int_equal(stat(sock, &st), 0); /* the keeper waits to be taken over */
+    assert_int_equal(dr_agent_keeper_adopt(&fx->a), 1);
+    j = dr_agent_job_find(&fx->a, 71, 1, 0);
+    assert_non_null(j);
+    assert_true(j->running && j->adopted);
+    assert_int_equal(j->pid, pid);
+    assert_non_null(j->limit_ev);    /* its time limit goes on */
+    assert_true(fx->a.lease_ns > 0); /* and so does the lease */
+    for (int i = 0; i < 200 && stat(sock, &st) == 0; i++)
+        usleep(10000);
+    assert_int_not_equal(stat(sock, &st), 0); /* taken: the socket is gone */
+    /* stopped through its keeper: the rank ignores SIGTERM, SIGKILL after grace */
+    dr_agent_job_signal(&fx->a, j, SIGTERM, 200000000LL, DR_END_KILLED);
+    assert_true(fx_run_until(fx, &fx->nended, 1, 5000));
+    assert_int_equal(fx->signal, SIGKILL);
+    assert_int_equal(fx->why, DR_END_KILLED);
+    /* released, the keeper exits (reaped here: it was our child) */
+    dr_agent_job_remove(&fx->a, j);
+    assert_true(fx_wait_gone(fx, kp, 3000));
+}
+
+/* No state directory: nobody could take the rank over, so a keeper whose
+ * agent went away kills it at once. */
+static void test_keeper_orphan_no_state(void **state)
+{
+    fx_t *fx = *state;
+    dr_err_t err = {0};
+    dr_agent_lease_start(&fx->a, 30000000000LL, dr_agent_boot_ns());
+    char *argv[] = {"sh", "-c", (char *)term_proof(fx, "ready"), NULL};
+    dr_msg_launch_t l = mk_launch(fx, 72, argv);
+    assert_int_equal(dr_agent_launch(&fx->a, &l, &err), 0);
+    assert_true(fx_wait_file(fx, "ready", 5000));
+    dr_agent_job_t *j = dr_agent_job_find(&fx->a, 72, 1, 0);
+    pid_t pid = j->pid, kp = j->keep_pid;
+    fx->a.leave_jobs = true;
+    dr_agent_free(&fx->a);
+    assert_int_equal(dr_agent_init(&fx->a, fx->base, "n1", &err), 0);
+    assert_true(fx_wait_gone(fx, pid, 3000));
+    assert_true(fx_wait_gone(fx, kp, 3000));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_env_exact),
+        cmocka_unit_test(test_keeper_wire),
+        cmocka_unit_test_setup_teardown(test_keeper_adopt, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_keeper_orphan_no_state, setup, teardown),
         cmocka_unit_test(test_env_cpu_job),
         cmocka_unit_test(test_env_bad_entry),
         cmocka_unit_test_setup_teardown(test_launch_exit_code, setup, teardown),

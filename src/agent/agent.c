@@ -165,6 +165,7 @@ void dr_agent_free(dr_agent_t *a)
     for (size_t i = 0; i < a->njobs; i++)
         job_free(a, a->jobs[i]);
     free(a->jobs);
+    dr_agent_keeper_free(a);
     dr_agent_lease_free(a);
     dr_agent_lease_page_free(a);
     /* ranks left to their keepers may still use the files */

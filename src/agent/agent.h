@@ -153,6 +153,13 @@ typedef struct dr_agent {
      * the agent */
     struct dr_agent_lease_page *lease_page;
     bool leave_jobs; /* exit without stopping the ranks: their keepers wait for the next agent */
+    /* idle keepers, ready for the next rank (forking one per rank cost
+     * more than the rank's own exec) */
+    struct dr_agent_idle_keeper {
+        pid_t pid;
+        int fd;
+    } * idle;
+    size_t nidle, idle_cap;
 } dr_agent_t;
 
 typedef struct dr_agent_file dr_agent_file_t;
@@ -346,7 +353,8 @@ enum {
     DR_KEEP_ENDED,       /* keeper -> agent: its main process ended */
     DR_KEEP_SIGNAL,      /* agent -> keeper: signal it (its group, or the main process) */
     DR_KEEP_RELEASE,     /* agent -> keeper: its end is reported; exit */
-    DR_KEEP_ADOPT        /* keeper -> a new agent: everything about the rank */
+    DR_KEEP_ADOPT,       /* keeper -> a new agent: everything about the rank */
+    DR_KEEP_SPAWN        /* agent -> idle keeper: start this rank (its plan) */
 };
 typedef struct dr_keep_msg {
     uint8_t type;
@@ -371,20 +379,44 @@ int dr_keep_encode(const dr_keep_msg_t *m, uint8_t **out, size_t *outlen);
  * consumed), 0 (need more), -1 (bad: err says what; close the socket). */
 int dr_keep_decode(const uint8_t *buf, size_t len, size_t *used, dr_keep_msg_t *m, dr_err_t *err);
 
-/* In the keeper, after its set-up: start the rank; its pid, or -1 with
- * detail set. */
-typedef pid_t (*dr_agent_spawn_fn)(void *arg, char *detail, size_t dlen);
-/* Fork the rank's keeper, which runs spawn(arg) and holds what it
- * started.  0: j->pid and the keeper are set; -1: detail says why. */
-int dr_agent_keeper_spawn(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_t *l,
-                          dr_agent_spawn_fn spawn, void *arg, char *detail, size_t dlen);
+/* A rank's plan as a keeper gets it (SPAWN): everything the child needs,
+ * made in the agent (launch.c), and the LAUNCH (JSON) for a later agent.
+ * Unpacked, the strings point into buf; "" for none. */
+typedef struct dr_agent_plan {
+    uint64_t job;
+    uint32_t gen, rank, uid, gid;
+    int64_t grace_ns;
+    bool change_ids;
+    uint32_t ngroups;
+    uint32_t *groups;
+    char **argv, **envp; /* NULL-ended */
+    const char *cwd, *out, *err, *cgroup, *argv0;
+    const char *json;
+    size_t json_len;
+    uint8_t *buf;
+} dr_agent_plan_t;
+/* The SPAWN frame of a plan (*out malloc'd): 0, DR_ENOMEM, DR_ELIMIT. */
+int dr_keep_plan_pack(const dr_agent_plan_t *pl, uint8_t **out, size_t *outlen);
+/* A SPAWN body into pl (owning a copy): 0, or an error naming the field. */
+int dr_keep_plan_unpack(const char *body, size_t n, dr_agent_plan_t *pl, dr_err_t *err);
+void dr_keep_plan_free(dr_agent_plan_t *pl);
+/* In a keeper: start the rank (vfork, the child's set-up, exec); its pid,
+ * or -1 with detail set (launch.c). */
+pid_t dr_agent_plan_spawn(const dr_agent_plan_t *pl, char *detail, size_t dlen);
+/* Hand the plan (a SPAWN frame) to a keeper - an idle one, else a new one
+ * - which starts the rank and holds it.  0: j->pid and the keeper are
+ * set; -1: detail says why. */
+int dr_agent_keeper_spawn(dr_agent_t *a, dr_agent_job_t *j, const uint8_t *spawn, size_t len,
+                          char *detail, size_t dlen);
 /* Send sig to a running rank: its process group, or its main process
  * alone (through its keeper, which knows whether it was reaped).  0, or
  * -1 with errno as kill(2). */
 int dr_agent_job_kill(dr_agent_t *a, const dr_agent_job_t *j, int sig, bool group);
-/* The rank leaves the table: its keeper exits (or, with a->leave_jobs,
- * waits for the next agent). */
+/* The rank leaves the table: its keeper goes idle for the next rank (or
+ * exits; with a->leave_jobs, waits for the next agent). */
 void dr_agent_keeper_release(dr_agent_t *a, dr_agent_job_t *j);
+/* The agent's exit: idle keepers exit. */
+void dr_agent_keeper_free(dr_agent_t *a);
 /* At start: take over the ranks whose keepers an earlier agent left in
  * the state directory.  Returns how many. */
 size_t dr_agent_keeper_adopt(dr_agent_t *a);

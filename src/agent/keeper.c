@@ -57,6 +57,8 @@
  * an agent to collect the end, then gives up (the controller has long
  * requeued the run by then). */
 #define ORPHAN_WAIT_NS (60 * 1000000000LL)
+/* Idle keepers the agent keeps for the next ranks. */
+#define KEEP_IDLE_MAX 16
 /* How long an agent waits for a keeper's ADOPT, and a keeper to send it. */
 #define ADOPT_TIMEOUT_S 5
 
@@ -200,12 +202,12 @@ static int read_msg(int fd, uint8_t **buf, size_t *cap, dr_keep_msg_t *m, dr_err
 
 typedef struct keeper {
     dr_agent_t *a;
-    dr_agent_job_t *j;
-    const dr_msg_launch_t *l;
+    dr_agent_job_t jj; /* what of the rank the keeper needs: ids, uid, grace, cgroup */
+    dr_agent_plan_t pl;
     pid_t pid;
     int64_t start_ns, start_boot_ns;
     int sock, lst, sfd;
-    bool orphan, ended, termed, killed, lease_stop;
+    bool orphan, ended, termed, killed, lease_stop, released;
     int32_t exit_code, signal;
     int64_t end_ns;
     int64_t frozen_end, frozen_lease, orphan_at;
@@ -223,7 +225,7 @@ static void klog(const keeper_t *k, const char *fmt, ...)
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     dr_agent_log(k->a, "keeper %ld of job %llu.%u rank %u: %s", (long)getpid(),
-                 (unsigned long long)k->j->job, k->j->gen, k->j->rank, line);
+                 (unsigned long long)k->jj.job, k->jj.gen, k->jj.rank, line);
 }
 
 static void kill_rank(keeper_t *k, int sig, bool group)
@@ -232,15 +234,20 @@ static void kill_rank(keeper_t *k, int sig, bool group)
         return;
     (void)(group ? killpg(k->pid, sig) : kill(k->pid, sig));
     if (sig == SIGKILL)
-        dr_agent_cg_kill(k->a, k->j);
+        dr_agent_cg_kill(k->a, &k->jj);
+}
+
+static void reap_others(void)
+{
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+        ;
 }
 
 static _Noreturn void keeper_exit(keeper_t *k)
 {
-    if (!k->ended)
+    if (k->pid > 0 && !k->ended)
         kill_rank(k, SIGKILL, true);
-    while (waitpid(-1, NULL, WNOHANG) > 0)
-        ;
+    reap_others();
     if (k->lst >= 0)
         unlink(k->path);
     _exit(0);
@@ -270,7 +277,7 @@ static void keeper_reap(keeper_t *k)
         if (p == k->pid && !k->ended) {
             /* the zombie still holds the group id: the rest dies now */
             (void)killpg(p, SIGKILL);
-            dr_agent_cg_kill(k->a, k->j);
+            dr_agent_cg_kill(k->a, &k->jj);
         }
         int st = 0;
         while (waitpid(p, &st, 0) < 0 && errno == EINTR)
@@ -302,7 +309,7 @@ static void keeper_listen(keeper_t *k)
         return;
     }
     int n = snprintf(k->path, sizeof k->path, "%s/%llu.%u.%u.sock", d,
-                     (unsigned long long)k->j->job, k->j->gen, k->j->rank);
+                     (unsigned long long)k->jj.job, k->jj.gen, k->jj.rank);
     if (n < 0 || (size_t)n >= sizeof k->path) {
         klog(k, "%s: path too long for a socket: no agent can take the rank over", d);
         k->path[0] = '\0';
@@ -363,15 +370,7 @@ static void keeper_adopted(keeper_t *k)
     }
     struct timeval tv = {ADOPT_TIMEOUT_S, 0};
     (void)setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    char *json = NULL;
-    size_t jlen = 0;
-    dr_err_t err = {0};
-    if (dr_msg_launch_encode(k->l, &json, &jlen, &err) != 0) {
-        klog(k, "cannot describe the rank to agent pid %ld: %s", (long)cr.pid, err.msg);
-        close(c);
-        return;
-    }
-    const char *cg = k->j->cgroup ? k->j->cgroup : "";
+    const char *cg = k->jj.cgroup ? k->jj.cgroup : "";
     dr_keep_msg_t m = {.type = DR_KEEP_ADOPT,
                        .pid = k->pid,
                        .start_ns = k->start_ns,
@@ -381,14 +380,12 @@ static void keeper_adopted(keeper_t *k)
                        .signal = k->signal,
                        .end_ns = k->end_ns,
                        .why = k->lease_stop ? DR_END_LEASE : DR_END_EXIT,
-                       .uid = (uint32_t)k->j->uid,
+                       .uid = (uint32_t)k->jj.uid,
                        .cgroup = cg,
                        .cgroup_len = strlen(cg),
-                       .text = json,
-                       .text_len = jlen};
-    int rc = send_msg(c, &m);
-    free(json);
-    if (rc != 0) {
+                       .text = k->pl.json,
+                       .text_len = k->pl.json_len};
+    if (send_msg(c, &m) != 0) {
         close(c);
         return;
     }
@@ -402,7 +399,15 @@ static void keeper_adopted(keeper_t *k)
 
 static void keeper_read(keeper_t *k)
 {
-    ssize_t r = read(k->sock, k->in + k->nin, sizeof k->in - k->nin);
+    /* never past the end of this frame: after a RELEASE the next bytes
+     * are the next SPAWN, read by the idle loop */
+    size_t want = DR_KEEP_HDR;
+    if (k->nin >= DR_KEEP_HDR) {
+        size_t n =
+            (size_t)k->in[0] << 24 | (size_t)k->in[1] << 16 | (size_t)k->in[2] << 8 | k->in[3];
+        want = n <= sizeof k->in - DR_KEEP_HDR ? DR_KEEP_HDR + n : sizeof k->in;
+    }
+    ssize_t r = read(k->sock, k->in + k->nin, want - k->nin);
     if (r < 0 && (errno == EINTR || errno == EAGAIN))
         return;
     if (r <= 0) {
@@ -424,8 +429,10 @@ static void keeper_read(keeper_t *k)
         }
         memmove(k->in, k->in + used, k->nin - used);
         k->nin -= used;
-        if (m.type == DR_KEEP_RELEASE)
-            keeper_exit(k);
+        if (m.type == DR_KEEP_RELEASE) {
+            k->released = true;
+            return;
+        }
         kill_rank(k, m.sig, m.group);
     }
 }
@@ -437,7 +444,7 @@ static int64_t keeper_lease(keeper_t *k, int64_t now)
     int64_t next = INT64_MAX;
     if (!k->ended && end > 0) {
         if (k->orphan && !k->termed) {
-            int64_t lease = k->frozen_lease, g = k->j->grace_ns;
+            int64_t lease = k->frozen_lease, g = k->jj.grace_ns;
             if (g > lease / 2)
                 g = lease / 2;
             int64_t t = end - (g > 0 ? g : 0);
@@ -476,9 +483,10 @@ static int64_t keeper_lease(keeper_t *k, int64_t now)
     return next;
 }
 
-static _Noreturn void keeper_loop(keeper_t *k)
+/* Hold one rank until the agent releases it. */
+static void keeper_hold(keeper_t *k)
 {
-    for (;;) {
+    while (!k->released) {
         keeper_reap(k);
         int64_t now = dr_agent_boot_ns(), next = keeper_lease(k, now);
         int timeout = -1;
@@ -505,6 +513,43 @@ static _Noreturn void keeper_loop(keeper_t *k)
                 keeper_adopted(k);
         }
     }
+    /* released: the end was reported (or the agent gave the rank up) */
+    if (!k->ended)
+        kill_rank(k, SIGKILL, true);
+}
+
+/* Start the rank of a SPAWN and tell the agent. */
+static bool keeper_start(keeper_t *k, const dr_keep_msg_t *m)
+{
+    dr_err_t err = {0};
+    char detail[DR_KEEP_MAX_DETAIL];
+    detail[0] = '\0';
+    if (dr_keep_plan_unpack(m->text, m->text_len, &k->pl, &err) != 0) {
+        snprintf(detail, sizeof detail, "%s", err.msg);
+    } else {
+        k->jj.job = k->pl.job;
+        k->jj.gen = k->pl.gen;
+        k->jj.rank = k->pl.rank;
+        k->jj.uid = (uid_t)k->pl.uid;
+        k->jj.grace_ns = k->pl.grace_ns;
+        k->jj.cgroup = k->pl.cgroup[0] ? (char *)k->pl.cgroup : NULL;
+        k->pid = dr_agent_plan_spawn(&k->pl, detail, sizeof detail);
+    }
+    if (k->pid <= 0) {
+        dr_keep_msg_t f = {.type = DR_KEEP_FAILED, .text = detail, .text_len = strlen(detail)};
+        if (send_msg(k->sock, &f) != 0)
+            keeper_exit(k);
+        return false;
+    }
+    k->start_ns = dr_agent_now_ns();
+    k->start_boot_ns = dr_agent_boot_ns();
+    dr_keep_msg_t st = {.type = DR_KEEP_STARTED,
+                        .pid = k->pid,
+                        .start_ns = k->start_ns,
+                        .start_boot_ns = k->start_boot_ns};
+    if (send_msg(k->sock, &st) != 0)
+        keeper_orphan(k);
+    return true;
 }
 
 /* Close every descriptor but stdio and keep (the agent's sockets must not
@@ -519,8 +564,10 @@ static void close_others(int keep)
             close(fd);
 }
 
-static _Noreturn void keeper_main(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_t *l,
-                                  dr_agent_spawn_fn spawn, void *arg, int sock)
+/* The keeper: idle until a SPAWN, then it holds that rank until RELEASE,
+ * then idle again (the agent reuses it); an idle keeper whose agent went
+ * away exits. */
+static _Noreturn void keeper_main(dr_agent_t *a, int sock)
 {
     /* every signal is still blocked (as the agent forked): defaults, then
      * SIGCHLD alone stays blocked for the signalfd */
@@ -537,30 +584,32 @@ static _Noreturn void keeper_main(dr_agent_t *a, dr_agent_job_t *j, const dr_msg
     (void)setsid(); /* not in the agent's group or session: its signals are not ours */
     (void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     (void)prctl(PR_SET_NAME, "drover-keeper", 0, 0, 0);
-    keeper_t k = {.a = a, .j = j, .l = l, .sock = sock, .lst = -1, .sfd = -1};
-    char detail[DR_KEEP_MAX_DETAIL];
-    detail[0] = '\0';
-    k.pid = spawn(arg, detail, sizeof detail);
-    if (k.pid <= 0) {
-        dr_keep_msg_t m = {.type = DR_KEEP_FAILED, .text = detail, .text_len = strlen(detail)};
-        (void)send_msg(sock, &m);
-        _exit(0);
-    }
-    k.start_ns = dr_agent_now_ns();
-    k.start_boot_ns = dr_agent_boot_ns();
-    dr_keep_msg_t m = {.type = DR_KEEP_STARTED,
-                       .pid = k.pid,
-                       .start_ns = k.start_ns,
-                       .start_boot_ns = k.start_boot_ns};
     close_others(sock);
-    if (send_msg(sock, &m) != 0)
-        keeper_orphan(&k);
-    k.sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
-    if (k.sfd < 0) {
-        klog(&k, "signalfd: %s: SIGKILL", strerror(errno));
-        keeper_exit(&k);
+    int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (sfd < 0)
+        _exit(1);
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    for (;;) {
+        reap_others();
+        dr_keep_msg_t m;
+        dr_err_t err = {0};
+        if (read_msg(sock, &buf, &cap, &m, &err) != 0)
+            _exit(0); /* the agent went away (or spoke nonsense) with nothing held */
+        if (m.type != DR_KEEP_SPAWN)
+            continue;
+        keeper_t k = {.a = a, .sock = sock, .lst = -1, .sfd = sfd};
+        if (keeper_start(&k, &m))
+            keeper_hold(&k);
+        if (k.sock != sock)
+            keeper_exit(&k); /* orphaned (or taken over by a new agent): not reused */
+        dr_keep_plan_free(&k.pl);
+        if (cap > (1u << 20)) { /* a large script: give the memory back */
+            free(buf);
+            buf = NULL;
+            cap = 0;
+        }
     }
-    keeper_loop(&k);
 }
 
 /* ---- the agent's side ---- */
@@ -648,14 +697,17 @@ static int watch_keeper(dr_agent_t *a, dr_agent_job_t *j, int fd)
     return 0;
 }
 
-int dr_agent_keeper_spawn(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_t *l,
-                          dr_agent_spawn_fn spawn, void *arg, char *detail, size_t dlen)
+/* An idle keeper, or a new one (-1: fork failed, errno set). */
+static int keeper_get(dr_agent_t *a, pid_t *pid)
 {
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-        snprintf(detail, dlen, "keeper: socketpair: %s", strerror(errno));
-        return -1;
+    if (a->nidle) {
+        a->nidle--;
+        *pid = a->idle[a->nidle].pid;
+        return a->idle[a->nidle].fd;
     }
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+        return -1;
     /* no handler of the agent may run in the keeper: block everything
      * across fork (the keeper sets its own) */
     sigset_t all, old;
@@ -664,32 +716,65 @@ int dr_agent_keeper_spawn(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_
     pid_t kp = fork();
     if (kp == 0) {
         close(sv[0]);
-        keeper_main(a, j, l, spawn, arg, sv[1]);
+        keeper_main(a, sv[1]);
     }
-    int fork_errno = errno;
+    int e = errno;
     sigprocmask(SIG_SETMASK, &old, NULL);
     close(sv[1]);
     if (kp < 0) {
         close(sv[0]);
-        snprintf(detail, dlen, "keeper: fork: %s", strerror(fork_errno));
+        errno = e;
         return -1;
     }
+    *pid = kp;
+    return sv[0];
+}
+
+/* A keeper back from a rank (or a failed start): idle for the next one,
+ * unless enough are (closed: it exits). */
+static void keeper_put(dr_agent_t *a, pid_t pid, int fd)
+{
+    if (a->stopping || a->nidle >= KEEP_IDLE_MAX ||
+        DR_PUSH(a->idle, a->nidle, a->idle_cap, ((struct dr_agent_idle_keeper){pid, fd})) != 0)
+        close(fd);
+}
+
+int dr_agent_keeper_spawn(dr_agent_t *a, dr_agent_job_t *j, const uint8_t *spawn, size_t len,
+                          char *detail, size_t dlen)
+{
     dr_keep_msg_t m;
+    dr_err_t err = {0};
+    int rc = -1, fd = -1;
+    pid_t kp = 0;
     uint8_t *buf = NULL;
     size_t cap = 0;
-    dr_err_t err = {0};
-    int rc = read_msg(sv[0], &buf, &cap, &m, &err);
+    /* an idle keeper may have died since: then once more with a new one */
+    for (int tries = 0; tries < 2 && rc != 0; tries++) {
+        bool fresh = a->nidle == 0;
+        fd = keeper_get(a, &kp);
+        if (fd < 0) {
+            snprintf(detail, dlen, "keeper: fork: %s", strerror(errno));
+            free(buf);
+            return -1;
+        }
+        err.msg[0] = '\0';
+        rc = write_all(fd, spawn, len) == 0 ? read_msg(fd, &buf, &cap, &m, &err) : -1;
+        if (rc != 0) {
+            snprintf(detail, dlen, "keeper %ld: %s", (long)kp, err.msg[0] ? err.msg : "gone");
+            close(fd);
+            if (fresh)
+                break;
+        }
+    }
     if (rc != 0 || m.type != DR_KEEP_STARTED) {
-        if (rc == 0 && m.type == DR_KEEP_FAILED)
+        if (rc == 0 && m.type == DR_KEEP_FAILED) {
             snprintf(detail, dlen, "%.*s", (int)m.text_len, m.text);
-        else
-            snprintf(detail, dlen, "keeper: %s", rc ? err.msg : "unexpected first frame");
+            keeper_put(a, kp, fd);
+        } else if (rc == 0) {
+            snprintf(detail, dlen, "keeper %ld: unexpected answer", (long)kp);
+            close(fd);
+        }
         free(buf);
-        close(sv[0]);
-        /* it exits after FAILED: reap it here, so the SIGCHLD loop never sees it */
-        if (rc == 0 && m.type == DR_KEEP_FAILED)
-            while (waitpid(kp, NULL, 0) < 0 && errno == EINTR)
-                ;
         return -1;
     }
     free(buf);
@@ -697,13 +782,13 @@ int dr_agent_keeper_spawn(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_
     j->keep_pid = kp;
     j->start_ns = m.start_ns;
     j->start_boot_ns = m.start_boot_ns;
-    if (watch_keeper(a, j, sv[0]) != 0) {
+    if (watch_keeper(a, j, fd) != 0) {
         /* the rank runs; without its keeper's reports it cannot be held */
         dr_agent_log(a, "job %llu.%u rank %u: out of memory watching its keeper: SIGKILL",
                      (unsigned long long)j->job, j->gen, j->rank);
         dr_keep_msg_t rel = {.type = DR_KEEP_RELEASE};
-        (void)send_msg(sv[0], &rel);
-        close(sv[0]);
+        (void)send_msg(fd, &rel);
+        close(fd);
         snprintf(detail, dlen, "keeper: out of memory");
         return -1;
     }
@@ -732,23 +817,51 @@ void dr_agent_keeper_release(dr_agent_t *a, dr_agent_job_t *j)
     j->keep_ev = NULL;
     if (j->keep_fd < 0)
         return;
-    if (!a->leave_jobs) {
-        int fl = fcntl(j->keep_fd, F_GETFL);
-        if (fl >= 0)
-            (void)fcntl(j->keep_fd, F_SETFL, fl & ~O_NONBLOCK);
-        dr_keep_msg_t m = {.type = DR_KEEP_RELEASE};
-        if (send_msg(j->keep_fd, &m) == 0 && a->stopping) {
-            /* the agent is exiting: wait (a little) for the keeper to be
-             * gone, so that nothing of its jobs outlives it */
-            struct timeval tv = {2, 0};
-            (void)setsockopt(j->keep_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-            uint8_t b[64];
-            while (read(j->keep_fd, b, sizeof b) > 0)
-                ;
-        }
-    }
-    close(j->keep_fd);
+    int fd = j->keep_fd;
     j->keep_fd = -1;
+    if (a->leave_jobs) {
+        close(fd); /* the keeper waits for the next agent */
+        return;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    dr_keep_msg_t m = {.type = DR_KEEP_RELEASE};
+    bool sent = send_msg(fd, &m) == 0;
+    if (sent && !j->adopted && !a->stopping && j->keep_pid > 0) {
+        keeper_put(a, j->keep_pid, fd); /* ours: reused for the next rank */
+        return;
+    }
+    if (sent && a->stopping) {
+        /* the agent is exiting: wait (a little) for the keeper to be gone,
+         * so that nothing of its jobs outlives it */
+        (void)shutdown(fd, SHUT_WR);
+        struct timeval tv = {2, 0};
+        (void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        uint8_t b[64];
+        while (read(fd, b, sizeof b) > 0)
+            ;
+    }
+    close(fd);
+}
+
+/* The agent's exit: idle keepers exit (and it waits, a little, until they
+ * have, so that nothing of it outlives it). */
+void dr_agent_keeper_free(dr_agent_t *a)
+{
+    for (size_t i = 0; i < a->nidle; i++) {
+        int fd = a->idle[i].fd;
+        (void)shutdown(fd, SHUT_WR);
+        struct timeval tv = {2, 0};
+        (void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        uint8_t b[64];
+        while (read(fd, b, sizeof b) > 0)
+            ;
+        close(fd);
+    }
+    free(a->idle);
+    a->idle = NULL;
+    a->nidle = a->idle_cap = 0;
 }
 
 /* Take one keeper over: its ADOPT, then the rank in the table. */

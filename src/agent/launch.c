@@ -44,8 +44,8 @@ typedef struct launch_fail {
 
 /* Everything the child needs, prepared by the parent. */
 typedef struct launch_plan {
-    const dr_msg_launch_t *l;
-    const dr_agent_job_t *j;
+    const dr_msg_launch_t *l;                     /* the agent's side only */
+    const char *cwd, *out, *err, *cgroup, *argv0; /* "" for none */
     char **argv, **envp;
     bool change_ids;
     uid_t uid;
@@ -106,7 +106,6 @@ static void child_exec(const launch_plan_t *p)
 
 static void child_run(const launch_plan_t *p)
 {
-    const dr_msg_launch_t *l = p->l;
     if (setsid() < 0)
         child_fail(p, STEP_SETSID);
     /* the agent's handlers, ignored signals and mask are not the job's */
@@ -130,13 +129,13 @@ static void child_run(const launch_plan_t *p)
         if (setuid(p->uid) != 0)
             child_fail(p, STEP_SETUID);
     }
-    if (l->cwd && l->cwd[0] && chdir(l->cwd) != 0)
+    if (p->cwd[0] && chdir(p->cwd) != 0)
         child_fail(p, STEP_CHDIR);
-    const char *out = l->out_path && l->out_path[0] ? l->out_path : "/dev/null";
+    const char *out = p->out[0] ? p->out : "/dev/null";
     if (child_open_as(out, O_WRONLY | O_CREAT | O_APPEND, 1) != 0)
         child_fail(p, STEP_STDOUT);
-    if (l->err_path && l->err_path[0]) {
-        if (child_open_as(l->err_path, O_WRONLY | O_CREAT | O_APPEND, 2) != 0)
+    if (p->err[0]) {
+        if (child_open_as(p->err, O_WRONLY | O_CREAT | O_APPEND, 2) != 0)
             child_fail(p, STEP_STDERR);
     } else if (dup2(1, 2) < 0) {
         child_fail(p, STEP_STDERR);
@@ -145,22 +144,20 @@ static void child_run(const launch_plan_t *p)
     child_fail(p, STEP_EXEC);
 }
 
-static void fail_detail(const launch_plan_t *p, const dr_agent_job_t *j, const launch_fail_t *f,
-                        char *out, size_t len)
+static void fail_detail(const launch_plan_t *p, const launch_fail_t *f, char *out, size_t len)
 {
-    const dr_msg_launch_t *l = p->l;
     const char *e = strerror(f->err);
     switch (f->step) {
     case STEP_SETSID: snprintf(out, len, "setsid: %s", e); break;
-    case STEP_CGROUP: snprintf(out, len, "cgroup %s: %s", j->cgroup ? j->cgroup : "?", e); break;
+    case STEP_CGROUP: snprintf(out, len, "cgroup %s: %s", p->cgroup[0] ? p->cgroup : "?", e); break;
     case STEP_STDIN: snprintf(out, len, "open /dev/null: %s", e); break;
     case STEP_SETGROUPS: snprintf(out, len, "setgroups for uid %u: %s", (unsigned)p->uid, e); break;
     case STEP_SETGID: snprintf(out, len, "setgid %u: %s", (unsigned)p->gid, e); break;
     case STEP_SETUID: snprintf(out, len, "setuid %u: %s", (unsigned)p->uid, e); break;
-    case STEP_CHDIR: snprintf(out, len, "chdir %s: %s", l->cwd, e); break;
-    case STEP_STDOUT: snprintf(out, len, "open %s: %s", l->out_path, e); break;
-    case STEP_STDERR: snprintf(out, len, "open %s: %s", l->err_path, e); break;
-    case STEP_EXEC: snprintf(out, len, "exec %s: %s", l->argv[0], e); break;
+    case STEP_CHDIR: snprintf(out, len, "chdir %s: %s", p->cwd, e); break;
+    case STEP_STDOUT: snprintf(out, len, "open %s: %s", p->out, e); break;
+    case STEP_STDERR: snprintf(out, len, "open %s: %s", p->err, e); break;
+    case STEP_EXEC: snprintf(out, len, "exec %s: %s", p->argv0, e); break;
     default: snprintf(out, len, "child setup failed before exec"); break;
     }
 }
@@ -344,12 +341,13 @@ static int plan_srun(dr_agent_t *a, dr_strvec_t *env)
     return rc;
 }
 
-/* Build argv, envp, identity and the cgroup; on failure *detail says why. */
 /* The files argv[0] may be, in execvp's order: itself when it has a
  * slash, else each entry of the job's PATH (glibc's default when it has
  * none; an empty entry is the working directory). */
 static int plan_search(launch_plan_t *p)
 {
+    if (!p->argv[0])
+        return DR_EINVAL; /* unpacked plans have argv[0] (keeper_wire.c) */
     size_t argc = 0;
     while (p->argv[argc])
         argc++;
@@ -409,6 +407,7 @@ static int plan_ckpt(const dr_msg_launch_t *l, const char *restart_from, dr_strv
     return 0;
 }
 
+/* Build argv, envp, identity and the cgroup; on failure *detail says why. */
 static int plan_prepare(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_t *l,
                         const char *restart_from, launch_plan_t *p, char *detail, size_t dlen)
 {
@@ -465,10 +464,6 @@ static int plan_prepare(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_t 
         p->argv[i] = l->argv[i];
     if (l->script && write_script(a, j, l, p, detail, dlen) != 0)
         return DR_EIO;
-    if (plan_search(p) != 0) {
-        snprintf(detail, dlen, "argv: out of memory");
-        return DR_ENOMEM;
-    }
     if (dr_agent_cg_probe(a)) {
         if (dr_agent_cg_create(a, j, l->cpu_milli, l->mem_mb, &p->procs_fd, &err) != 0)
             dr_agent_log(a, "job %llu.%u rank %u: no cgroup (%s); runs without limits",
@@ -477,53 +472,121 @@ static int plan_prepare(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_t 
     return 0;
 }
 
-/* Start the rank (in its keeper, keeper.c): vfork, the child's set-up,
- * exec.  Its pid, or -1 with detail set. */
-static pid_t spawn_job(void *arg, char *detail, size_t dlen)
+/* In the rank's keeper (keeper.c): vfork, the child's set-up, exec. */
+pid_t dr_agent_plan_spawn(const dr_agent_plan_t *pl, char *detail, size_t dlen)
 {
-    launch_plan_t *p = arg;
-    int pfd[2];
+    launch_plan_t p = {.cwd = pl->cwd,
+                       .out = pl->out,
+                       .err = pl->err,
+                       .cgroup = pl->cgroup,
+                       .argv0 = pl->argv0,
+                       .argv = pl->argv,
+                       .envp = pl->envp,
+                       .change_ids = pl->change_ids,
+                       .uid = (uid_t)pl->uid,
+                       .gid = (gid_t)pl->gid,
+                       .groups = (gid_t *)pl->groups,
+                       .ngroups = (int)pl->ngroups,
+                       .procs_fd = -1,
+                       .fail_fd = -1};
+    _Static_assert(sizeof(gid_t) == sizeof(uint32_t), "gid_t is 32 bits");
+    pid_t pid = -1;
+    int pfd[2] = {-1, -1};
+    if (plan_search(&p) != 0) {
+        snprintf(detail, dlen, "argv: out of memory");
+        goto out;
+    }
+    if (pl->cgroup[0]) {
+        char procs[PATH_MAX + 16];
+        snprintf(procs, sizeof procs, "%s/cgroup.procs", pl->cgroup);
+        p.procs_fd = open(procs, O_WRONLY | O_CLOEXEC);
+        if (p.procs_fd < 0) {
+            snprintf(detail, dlen, "cgroup %s: %s", procs, strerror(errno));
+            goto out;
+        }
+    }
     if (pipe2(pfd, O_CLOEXEC) != 0) {
         snprintf(detail, dlen, "pipe: %s", strerror(errno));
-        return -1;
+        goto out;
     }
-    p->fail_fd = pfd[1];
-    /* vfork, not fork: copying page tables and taking copy-on-write
-     * faults was the next cost after script files on a stream of short
-     * jobs; the child only makes system calls on memory the parent
-     * prepared and ends in exec or _exit, as vfork requires (the parent
-     * waits until then).  The keeper installed no handler, and the child
-     * resets dispositions and the mask before exec. */
-    /* posix_spawn cannot drop to the job's user and groups or join its
-     * cgroup, which is why the child is ours (the analyzer's advice) */
-    pid_t pid = vfork(); // NOLINT(clang-analyzer-security.insecureAPI.vfork)
+    p.fail_fd = pfd[1];
+    /* vfork, not fork: the child only makes system calls on memory the
+     * parent prepared and ends in exec or _exit, as vfork requires (the
+     * parent waits until then).  The keeper installed no handler, and the
+     * child resets dispositions and the mask before exec.  posix_spawn
+     * cannot drop to the job's user and groups or join its cgroup, which
+     * is why the child is ours (the analyzer's advice). */
+    pid = vfork(); // NOLINT(clang-analyzer-security.insecureAPI.vfork)
     if (pid == 0)
-        child_run(p); // NOLINT(clang-analyzer-unix.Vfork): system calls only, then exec or _exit
+        child_run(&p); // NOLINT(clang-analyzer-unix.Vfork): system calls only, then exec or _exit
     int fork_errno = errno;
     close(pfd[1]);
     if (pid < 0) {
-        close(pfd[0]);
         snprintf(detail, dlen, "fork: %s", strerror(fork_errno));
-        return -1;
+        goto out;
     }
     launch_fail_t f = {0};
     ssize_t r;
     do
         r = read(pfd[0], &f, sizeof f);
     while (r < 0 && errno == EINTR);
-    close(pfd[0]);
     if (r != 0) {
         /* the child reported a failed step and exits 127 */
         int st;
         while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
             ;
         if (r == (ssize_t)sizeof f)
-            fail_detail(p, p->j, &f, detail, dlen);
+            fail_detail(&p, &f, detail, dlen);
         else
             snprintf(detail, dlen, "child setup failed before exec");
+        pid = -1;
+    }
+out:
+    if (pfd[0] >= 0)
+        close(pfd[0]);
+    if (p.procs_fd >= 0)
+        close(p.procs_fd);
+    for (size_t i = 0; i < p.ncands; i++)
+        free(p.cands[i]);
+    free(p.cands);
+    free(p.sh_argv);
+    return pid;
+}
+
+/* The plan as a SPAWN frame for the keeper. */
+static int plan_pack(const launch_plan_t *p, const dr_agent_job_t *j, const dr_msg_launch_t *l,
+                     uint8_t **out, size_t *outlen, char *detail, size_t dlen)
+{
+    char *json = NULL;
+    size_t jlen = 0;
+    dr_err_t err = {0};
+    if (dr_msg_launch_encode(l, &json, &jlen, &err) != 0) {
+        snprintf(detail, dlen, "launch: %s", err.msg);
         return -1;
     }
-    return pid;
+    dr_agent_plan_t pl = {.job = j->job,
+                          .gen = j->gen,
+                          .rank = j->rank,
+                          .uid = (uint32_t)p->uid,
+                          .gid = (uint32_t)p->gid,
+                          .grace_ns = j->grace_ns > 0 ? j->grace_ns : 0,
+                          .change_ids = p->change_ids,
+                          .ngroups = p->change_ids ? (uint32_t)p->ngroups : 0,
+                          .groups = (uint32_t *)p->groups,
+                          .argv = p->argv,
+                          .envp = p->envp,
+                          .cwd = l->cwd ? l->cwd : "",
+                          .out = l->out_path ? l->out_path : "",
+                          .err = l->err_path ? l->err_path : "",
+                          .cgroup = j->cgroup ? j->cgroup : "",
+                          .argv0 = l->argv[0],
+                          .json = json,
+                          .json_len = jlen};
+    int rc = dr_keep_plan_pack(&pl, out, outlen);
+    free(json);
+    if (rc != 0)
+        snprintf(detail, dlen, "launch: %s", rc == DR_ELIMIT ? "too large" : "out of memory");
+    return rc == 0 ? 0 : -1;
 }
 
 int dr_agent_launch(dr_agent_t *a, const dr_msg_launch_t *l, dr_err_t *err)
@@ -560,12 +623,15 @@ int dr_agent_launch_now(dr_agent_t *a, const dr_msg_launch_t *l, const char *res
         return launch_failed(a, j, detail);
     }
     j->uid = p.uid;
-    p.j = j;
-    if (dr_agent_keeper_spawn(a, j, l, spawn_job, &p, detail, sizeof detail) != 0) {
-        plan_free(&p);
-        return launch_failed(a, j, detail);
-    }
+    uint8_t *spawn = NULL;
+    size_t slen = 0;
+    int rc = plan_pack(&p, j, l, &spawn, &slen, detail, sizeof detail);
     plan_free(&p);
+    if (rc == 0)
+        rc = dr_agent_keeper_spawn(a, j, spawn, slen, detail, sizeof detail);
+    free(spawn);
+    if (rc != 0)
+        return launch_failed(a, j, detail);
     j->running = true;
     dr_agent_log(a, "job %llu.%u rank %u/%u: started pid %ld: %s%s", (unsigned long long)j->job,
                  j->gen, j->rank, l->nranks, (long)j->pid, l->argv[0], l->argc > 1 ? " ..." : "");

@@ -3,7 +3,8 @@
  * end does.  A frame taken must lie within the input, hold fields in
  * range, and encode back to exactly the same bytes (the format is
  * canonical); a refusal must say why; an ADOPT's LAUNCH goes through the
- * link's strict parser as the agent's take-over does. */
+ * link's strict parser as the agent's take-over does, and a SPAWN's plan
+ * through the keeper's. */
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -43,6 +44,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 dr_msg_launch_free(&l);
             else if (!lerr.msg[0])
                 abort();
+        }
+        if (m.type == DR_KEEP_SPAWN) {
+            /* the plan a keeper starts a rank from: unpacked, it packs
+             * back to the same bytes */
+            dr_agent_plan_t pl;
+            dr_err_t perr = {0};
+            if (dr_keep_plan_unpack(m.text, m.text_len, &pl, &perr) == 0) {
+                if (!pl.argv[0] || !pl.argv[0][0] || !pl.cwd || !pl.cgroup || !pl.json)
+                    abort();
+                uint8_t *pb;
+                size_t pn;
+                if (dr_keep_plan_pack(&pl, &pb, &pn) != 0)
+                    abort();
+                if (pn != used || memcmp(pb, data + off, pn) != 0)
+                    abort();
+                free(pb);
+                dr_keep_plan_free(&pl);
+            } else if (!perr.msg[0]) {
+                abort();
+            }
         }
         uint8_t *b;
         size_t n;

@@ -49,6 +49,8 @@ cl_cleanup() {
             tail -n 30 "$f"
         done
     fi
+    # KEEP_T=DIR keeps a copy of the scratch directory (logs) for a post-mortem
+    [ -n "${KEEP_T:-}" ] && cp -r "$T" "$KEEP_T"
     rm -rf "$T"
 }
 trap 'cl_cleanup' EXIT

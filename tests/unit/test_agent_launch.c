@@ -94,11 +94,12 @@ static int teardown(void **state)
     fx_t *fx = *state;
     for (size_t i = 0; i < fx->a.njobs; i++)
         if (fx->a.jobs[i]->running)
-            killpg(fx->a.jobs[i]->pid, SIGKILL);
+            (void)dr_agent_job_kill(&fx->a, fx->a.jobs[i], SIGKILL, true);
     fx->a.notify = NULL;
     for (int i = 0; i < 100 && dr_agent_running(&fx->a); i++) {
         usleep(10000);
         dr_agent_reap(&fx->a);
+        event_base_loop(fx->base, EVLOOP_NONBLOCK); /* the keepers' end reports */
     }
     if (fx->a.log != stderr)
         fclose(fx->a.log);

@@ -159,6 +159,7 @@ static void on_register(ctld_agent_t *a, const dr_frame_t *f)
                  "controller)",
                  cn->name, nlease, nlease == 1 ? "" : "s");
     /* reconcile what it holds with what should run there */
+    uint64_t killed_again = 0; /* the last job whose KILL went out again */
     for (uint32_t i = 0; i < m.nheld; i++) {
         const dr_msg_held_t *h = &m.held[i];
         ctld_job_t *cj = current(c, a->node, h->job, h->gen, h->rank);
@@ -180,6 +181,11 @@ static void on_register(ctld_agent_t *a, const dr_frame_t *f)
         }
         if (h->running) {
             ctld_rank_started(c, cj, h->rank);
+            if (ctld_rank_stopped(cj, h->rank) && killed_again != cj->j.id) {
+                /* stopped before the crash: the KILL may never have left */
+                ctld_kill_again(c, cj, (uint32_t)a->node);
+                killed_again = cj->j.id;
+            }
         } else {
             dr_msg_job_state_t js = {.job = h->job,
                                      .gen = h->gen,

@@ -417,6 +417,10 @@ bool ctld_rank_stopped(const ctld_job_t *cj, uint32_t rank);
 void ctld_job_settle(dr_ctld_t *c, ctld_job_t *cj);
 /* The run of cj is over (charge it, give its MASTER_PORT back). */
 void ctld_run_over(dr_ctld_t *c, ctld_job_t *cj, dr_time_t now);
+/* A registering agent still runs ranks on `node` that were told to stop
+ * (a cancel, a failed rank, a step's end) before a controller crash may
+ * have kept the KILL from going out: send it again. */
+void ctld_kill_again(dr_ctld_t *c, ctld_job_t *cj, uint32_t node);
 /* A job the pass started: set up its ranks and send their LAUNCHes
  * (held while cj->launch_wait is set, stop.c). */
 void ctld_launch_job(dr_ctld_t *c, ctld_job_t *cj);

@@ -476,6 +476,36 @@ void ctld_launch_job(dr_ctld_t *c, ctld_job_t *cj)
     ctld_job_dirty(c, cj);
 }
 
+static void kill_frame(dr_ctld_t *c, const ctld_job_t *cj, uint32_t node, uint32_t step, int sig,
+                       const char *why)
+{
+    dr_msg_kill_t m = {.job = cj->j.id,
+                       .gen = cj->gen,
+                       .signal = sig,
+                       .grace_ns = KILL_GRACE_NS,
+                       .reason = (char *)why,
+                       .step = step};
+    char *json = NULL;
+    size_t len;
+    if (dr_msg_kill_encode(&m, &json, &len, NULL) == DR_OK)
+        ctld_out_frame(c, (int)node, DR_MSG_KILL, json);
+}
+
+void ctld_kill_again(dr_ctld_t *c, ctld_job_t *cj, uint32_t node)
+{
+    if (cj->kill_sent) {
+        kill_frame(c, cj, node, 0, SIGTERM, cj->reason[0] ? cj->reason : "stopped");
+        return;
+    }
+    for (uint32_t s = 0; s < cj->nsteps; s++) {
+        bool here = false;
+        for (uint32_t r = 0; r < cj->nranks && !here; r++)
+            here = cj->ranks[r].step == s + 1 && cj->ranks[r].node == node && !cj->ranks[r].ended;
+        if (here && (cj->steps[s].kill_sent || cj->reap_sent))
+            kill_frame(c, cj, node, s + 1, SIGTERM, "stopped");
+    }
+}
+
 void ctld_send_kill(dr_ctld_t *c, ctld_job_t *cj, uint32_t step, int sig, const char *why)
 {
     /* one KILL per node stops every rank of the generation (or of the step) there */
@@ -486,16 +516,7 @@ void ctld_send_kill(dr_ctld_t *c, ctld_job_t *cj, uint32_t step, int sig, const 
                    (step == 0 || cj->ranks[q].step == step);
         if (cj->ranks[r].ended || sent || !mine)
             continue;
-        dr_msg_kill_t m = {.job = cj->j.id,
-                           .gen = cj->gen,
-                           .signal = sig,
-                           .grace_ns = KILL_GRACE_NS,
-                           .reason = (char *)why,
-                           .step = step};
-        char *json = NULL;
-        size_t len;
-        if (dr_msg_kill_encode(&m, &json, &len, NULL) == DR_OK)
-            ctld_out_frame(c, (int)cj->ranks[r].node, DR_MSG_KILL, json);
+        kill_frame(c, cj, cj->ranks[r].node, step, sig, why);
     }
 }
 
@@ -852,22 +873,33 @@ bool ctld_job_requeues(const dr_ctld_t *c, const ctld_job_t *cj)
     return c->cl.requeue_default >= 0; /* batch and array tasks: RequeueDefault= (yes) */
 }
 
-/* A job that does not requeue ends with its lost node: failed. */
+/* Was the job being cancelled when its node was lost?  It ends there
+ * (cancelled), it is not requeued. */
+static bool cancelling(const ctld_job_t *cj)
+{
+    return cj->kill_sent && cj->kill_final == DR_JOB_CANCELLED;
+}
+
+/* A job that does not requeue ends with its lost node: failed (or
+ * cancelled, when a cancel was stopping it). */
 static void fail_lost(dr_ctld_t *c, ctld_job_t *cj, uint32_t node)
 {
     dr_time_t now = ctld_now(c);
     dr_err_t err = {0};
+    bool cancel = cancelling(cj);
     if (cj->j.state == DR_JOB_STARTING)
         dr_sched_job_running(c->sched, &cj->j, now, &err);
     accrue(c, cj, now);
     release_port(c, cj);
-    snprintf(cj->reason, sizeof cj->reason, "node %s lost (not requeued: %s)",
-             c->cl.nodes[node].name,
-             spec_of(cj)->requeue == 0 ? "--no-requeue" : "RequeueDefault=NO");
+    if (!cancel)
+        snprintf(cj->reason, sizeof cj->reason, "node %s lost (not requeued: %s)",
+                 c->cl.nodes[node].name,
+                 spec_of(cj)->requeue == 0 ? "--no-requeue" : "RequeueDefault=NO");
     cj->has_exit = true;
     cj->exit_code = -1;
     cj->signal = 0;
-    if (dr_sched_job_ended(c->sched, &cj->j, DR_JOB_FAILED, now, cj->reason, &err) != DR_OK)
+    if (dr_sched_job_ended(c->sched, &cj->j, cancel ? DR_JOB_CANCELLED : DR_JOB_FAILED, now,
+                           cj->reason, &err) != DR_OK)
         ctld_log("job %llu: %s", (unsigned long long)cj->j.id, err.msg);
     job_finished(c, cj);
 }
@@ -905,7 +937,7 @@ void ctld_node_lost(dr_ctld_t *c, uint32_t node, const char *why)
         if (!cj || cj->array || ctld_job_terminal(cj) || cj->j.state == DR_JOB_PENDING ||
             !ctld_job_holds_node(cj, node))
             continue;
-        if (!ctld_job_requeues(c, cj)) {
+        if (!ctld_job_requeues(c, cj) || cancelling(cj)) {
             if (dr_grow((void **)&fail, &fcap, fcnt + 1, sizeof *fail) == 0)
                 fail[fcnt++] = cj;
         } else if (dr_grow((void **)&was, &cap, cnt + 1, sizeof *was) == 0) {

@@ -186,6 +186,7 @@ static void on_register(ctld_agent_t *a, const dr_frame_t *f)
                 ctld_kill_again(c, cj, (uint32_t)a->node);
                 killed_again = cj->j.id;
             }
+            ctld_ckpt_report_lost(c, cj, a->node);
         } else {
             dr_msg_job_state_t js = {.job = h->job,
                                      .gen = h->gen,

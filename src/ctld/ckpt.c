@@ -39,6 +39,22 @@ void ctld_ckpt_env(const dr_ctld_t *c, const ctld_job_t *cj, dr_strvec_t *env)
     dr_strvec_push(env, v);
 }
 
+void ctld_ckpt_report_lost(dr_ctld_t *c, ctld_job_t *cj, int node)
+{
+    char dir[1200];
+    if (cj->ckpt_gen == cj->gen || !cj->nranks || cj->ranks[0].node != (uint32_t)node ||
+        !ctld_ckpt_dir(c, cj, dir, sizeof dir))
+        return;
+    /* the agent verified before it started the rank, and reported once */
+    cj->ckpt_gen = cj->gen;
+    cj->ckpt_from[0] = '\0';
+    ctld_note(c, cj->j.id, "checkpoint",
+              "generation %u: the report of the checkpoint it resumed from was lost with the "
+              "controller (crashed before storing it); %s's agent log names it",
+              cj->gen, c->cl.nodes[node].name);
+    ctld_job_dirty(c, cj);
+}
+
 void ctld_ckpt_report(dr_ctld_t *c, ctld_job_t *cj, int node, const dr_msg_ckpt_t *m)
 {
     const char *nn = c->cl.nodes[node].name;
@@ -58,6 +74,7 @@ void ctld_ckpt_report(dr_ctld_t *c, ctld_job_t *cj, int node, const dr_msg_ckpt_
     if (first) {
         cj->ckpt_gen = m->gen;
         snprintf(cj->ckpt_from, sizeof cj->ckpt_from, "%s", m->from);
+        ctld_job_dirty(c, cj); /* stored with the note: a restart knows it has it */
     }
     const char *who = first ? "" : "disagrees: ";
     if (m->error[0])

@@ -563,6 +563,9 @@ bool ctld_ckpt_dir(const dr_ctld_t *c, const ctld_job_t *cj, char *out, size_t l
 void ctld_ckpt_env(const dr_ctld_t *c, const ctld_job_t *cj, dr_strvec_t *env);
 /* An agent's CKPT report for the job's current generation: to its events. */
 void ctld_ckpt_report(dr_ctld_t *c, ctld_job_t *cj, int node, const dr_msg_ckpt_t *m);
+/* The running job's first node registers and no report of its generation
+ * was stored (sent, then lost with a crashed controller): say so. */
+void ctld_ckpt_report_lost(dr_ctld_t *c, ctld_job_t *cj, int node);
 
 /* outbox */
 void ctld_out_http(dr_ctld_t *c, struct evhttp_request *req, int status, char *body, uint64_t job);

@@ -321,6 +321,8 @@ static char *rt_json(const ctld_job_t *cj)
     if (cj->hold)
         json_object_set_new(o, "hold", json_integer(cj->hold));
     json_object_set_new(o, "got_gpus", json_integer(cj->got_gpus));
+    if (cj->ckpt_gen)
+        json_object_set_new(o, "ckpt_gen", json_integer(cj->ckpt_gen));
     if (j->state == DR_JOB_STARTING || j->state == DR_JOB_RUNNING || j->state == DR_JOB_COMPLETING)
         json_object_set_new(o, "alloc", alloc_json(&j->alloc));
     if (cj->nnodes) {
@@ -530,6 +532,9 @@ static int load_rt(ctld_job_t *cj, const char *text)
     cj->hold = hold == CTLD_HOLD_USER || hold == CTLD_HOLD_ADMIN ? (uint8_t)hold : 0;
     get_int(o, "got_type", &gt);
     get_int(o, "got_gpus", &gg);
+    json_int_t cg = 0;
+    get_int(o, "ckpt_gen", &cg); /* the generation whose checkpoint report is in the events */
+    cj->ckpt_gen = (uint32_t)cg;
     cj->got_type = (int32_t)gt;
     cj->got_gpus = (uint32_t)gg;
     json_t *al = json_object_get(o, "alloc");

@@ -17,7 +17,9 @@
  *     transportation LP).  A job that gains 10x from a V100 outbids, for the
  *     V100, one that gains 2x; that one takes a K80, where it loses little.
  *     A running job's pair on its own type counts 1 + margin times: it keeps
- *     its GPUs unless clearly outbid, so the plan does not churn.
+ *     its GPUs unless clearly outbid, so the plan does not churn; one that
+ *     checkpoints counts more again by the work a stop would lose, so the
+ *     victims are those that lose least.
  *  3. Act.  Jobs planned onto a type start there (running ones on their own
  *     type just continue; a task whose array's throttle this pass's starts
  *     used up waits); running jobs planned elsewhere or nowhere are
@@ -1034,8 +1036,20 @@ static int dpol_plan(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, 
             /* a type is worth the job's priority scaled by how efficiently
              * the job runs there */
             double w = d->prio[m] * (d->beta == 1 ? best / rt : pow(best / rt, d->beta));
-            if (running && j->alloc.type == t)
+            if (running && j->alloc.type == t) {
                 w *= 1 + d->margin; /* incumbents keep their GPUs unless clearly outbid */
+                /* and the more so the more work a stop would lose: stopped
+                 * now, it redoes what it ran since its last checkpoint, as
+                 * if it ran (rt + lost) / rt times slower - so victims are
+                 * the jobs that lose least (from its start and declared
+                 * checkpoint interval alone, as the cost policy weighs).
+                 * Only jobs that checkpoint (the others are never stopped
+                 * for another job; may_stop) and can still finish here. */
+                double lost = j->ckpt_every > 0 ? dr_job_lost_s(j, v->now) : 0;
+                bool fits = !(j->work_rate > 0 && d->remw[m] / j->work_rate > d->left[m]);
+                if (lost > 0 && fits && rt > 0 && isfinite(rt))
+                    w *= d->beta == 1 ? (rt + lost) / rt : pow((rt + lost) / rt, d->beta);
+            }
             d->pairs[np++] = (pair_t){w, (uint32_t)m, (uint16_t)t};
         }
     }

@@ -136,6 +136,8 @@ static void submit(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
     char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(15));
     json_decref(o);
     ctld_out_http(c, req, 201, s, cj->j.id);
+    CTLD_CRASH_POINT(c, "submit-before-commit");    /* accepted in memory only */
+    ctld_crash_after_commit("submit-after-commit"); /* stored, never answered */
 }
 
 /* ---- listing ---- */
@@ -509,6 +511,8 @@ static void cancel(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
     char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(15));
     json_decref(o);
     ctld_out_http(c, req, 200, s, 0);
+    CTLD_CRASH_POINT(c, "cancel-before-commit");    /* decided, its KILLs not stored or sent */
+    ctld_crash_after_commit("cancel-after-commit"); /* stored, KILLs and reply not sent */
 }
 
 /* A job in memory the caller may change; NULL after replying 404, 403, or

@@ -116,6 +116,7 @@ int ctld_array_feed(dr_ctld_t *c, ctld_job_t *parent, dr_time_t now)
         }
         a->next++;
         queued++;
+        CTLD_CRASH_POINT(c, "array-expand"); /* some tasks made, none stored */
     }
     if (a->next != before)
         ctld_job_dirty(c, parent);

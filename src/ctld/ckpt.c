@@ -87,4 +87,5 @@ void ctld_ckpt_report(dr_ctld_t *c, ctld_job_t *cj, int node, const dr_msg_ckpt_
     else
         ctld_note(c, cj->j.id, "checkpoint", "%son %s: no verified checkpoint: starts afresh%s%s",
                   who, nn, o ? "; rejected " : "", rej);
+    CTLD_CRASH_POINT(c, "ckpt-before-commit"); /* the report taken in, not stored */
 }

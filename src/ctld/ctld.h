@@ -567,6 +567,21 @@ void ctld_ckpt_report(dr_ctld_t *c, ctld_job_t *cj, int node, const dr_msg_ckpt_
  * was stored (sent, then lost with a crashed controller): say so. */
 void ctld_ckpt_report_lost(dr_ctld_t *c, ctld_job_t *cj, int node);
 
+/* crashpoint.c: DROVER_CRASH_AT=NAME[:N] (test only) - SIGKILL at a named
+ * point, to prove a crash there loses nothing and runs nothing twice */
+extern const char *ctld_crash_at;      /* NULL: unarmed */
+int ctld_crash_init(dr_err_t *err);    /* at start: reads the environment */
+bool ctld_crash_due(const char *name); /* counts a reach of the armed point */
+_Noreturn void ctld_crash_now(dr_ctld_t *c, const char *name); /* flush to agents, SIGKILL */
+/* Reached now, fires after this turn's commit, before its replies and frames. */
+void ctld_crash_after_commit(const char *name);
+void ctld_crash_committed(dr_ctld_t *c);
+#define CTLD_CRASH_POINT(c, name)                                                                  \
+    do {                                                                                           \
+        if (ctld_crash_at && ctld_crash_due(name))                                                 \
+            ctld_crash_now(c, name);                                                               \
+    } while (0)
+
 /* outbox */
 void ctld_out_http(dr_ctld_t *c, struct evhttp_request *req, int status, char *body, uint64_t job);
 void ctld_out_frame(dr_ctld_t *c, int node, int type, char *json);

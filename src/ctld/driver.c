@@ -149,8 +149,17 @@ static void out_flush(dr_ctld_t *c, bool committed)
                 x->job = UINT64_MAX; /* marked: dropped below */
     c->out_head = NULL;
     c->out_tail = &c->out_head;
+    uint64_t sent_job = 0; /* the last LAUNCH sent: its job and node */
+    int sent_node = -1;
     while (o) {
         ctld_out_t *next = o->next;
+        if (ctld_crash_at && committed && o->kind == OUT_FRAME && o->type == DR_MSG_LAUNCH) {
+            /* a gang's LAUNCHes sent to some of its nodes, not all */
+            if (o->job == sent_job && o->node != sent_node && ctld_crash_due("dispatch-mid-gang"))
+                ctld_crash_now(c, "dispatch-mid-gang");
+            sent_job = o->job;
+            sent_node = o->node;
+        }
         if (!committed && !c->stopping && o->kind == OUT_FRAME && o->job != UINT64_MAX) {
             o->next = NULL;
             *keep_tail = o;
@@ -474,6 +483,10 @@ void ctld_launch_job(dr_ctld_t *c, ctld_job_t *cj)
     for (uint32_t r = 0; r < cj->nranks && !cj->launch_wait; r++)
         ctld_launch_rank(c, cj, r);
     ctld_job_dirty(c, cj);
+    if (!cj->launch_wait) {
+        CTLD_CRASH_POINT(c, "dispatch-before-commit");    /* the launch decided, not stored */
+        ctld_crash_after_commit("dispatch-after-commit"); /* stored, no LAUNCH sent */
+    }
 }
 
 static void kill_frame(dr_ctld_t *c, const ctld_job_t *cj, uint32_t node, uint32_t step, int sig,
@@ -798,6 +811,8 @@ void ctld_job_settle(dr_ctld_t *c, ctld_job_t *cj)
             ctld_service_run_requeued(c, cj);
         ctld_job_dirty(c, cj);
         ctld_want_pass(c);
+        CTLD_CRASH_POINT(c, "requeue-before-commit");
+        ctld_crash_after_commit("requeue-after-commit");
         return;
     }
     /* a lease-stopped run of a job that does not requeue fails */
@@ -954,6 +969,10 @@ void ctld_node_lost(dr_ctld_t *c, uint32_t node, const char *why)
     for (size_t i = 0; i < cnt; i++)
         after_requeue(c, was[i], node);
     free(was);
+    if (cnt) {
+        CTLD_CRASH_POINT(c, "requeue-before-commit");    /* decided, not stored */
+        ctld_crash_after_commit("requeue-after-commit"); /* stored, nothing sent */
+    }
     ctld_want_pass(c);
 }
 
@@ -1209,6 +1228,7 @@ static void turn(evutil_socket_t fd, short what, void *arg)
     dr_eventlog_free(ml);
     dr_eventlog_init(ml);
     c->ev_flushed = 0;
+    ctld_crash_committed(c); /* a crash point after the commit, before anything is sent */
     out_flush(c, true);
     evict(c);
 }
@@ -1383,7 +1403,10 @@ int dr_ctld_init(dr_ctld_t *c, const ctld_opts_t *o, dr_err_t *err)
     c->o = *o;
     c->out_tail = &c->out_head;
     dr_cluster_init(&c->cl);
-    int rc = dr_catalog_builtin(&c->cat, err);
+    int rc = ctld_crash_init(err);
+    if (rc != DR_OK)
+        return rc;
+    rc = dr_catalog_builtin(&c->cat, err);
     dr_strvec_t notes = {0}; /* what a slurm.conf asks that drover does not do */
     if (rc == DR_OK)
         rc = dr_config_load_notes(&c->cl, &c->cat, o->config, &notes, err);

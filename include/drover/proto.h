@@ -312,7 +312,11 @@ typedef enum dr_sig_why {
 /* SIGNAL (ctld -> agent): send the warning signal to the ranks of (job,
  * gen) here now, each as its LAUNCH said (signal_batch); rank and t_ns are
  * 0.  SIGNALED (agent -> ctld): the agent sent it to rank `rank` at t_ns by
- * itself.  why: dr_sig_why_t, signal: 1..64 (the receiver checks both). */
+ * itself.  why: dr_sig_why_t, signal: 1..64 (the receiver checks both).
+ * A preemption's SIGNAL of a job that checkpoints also names the job's
+ * checkpoint directory and whose it is: the agent of its first rank
+ * watches it for a checkpoint committed after the signal (a CKPT with
+ * committed set), so that the controller need not wait out the grace. */
 typedef struct dr_msg_signal {
     uint64_t job;
     uint32_t gen;
@@ -320,6 +324,8 @@ typedef struct dr_msg_signal {
     int32_t signal;
     uint32_t why;
     int64_t t_ns;
+    char *ckpt_dir; /* SIGNAL, DR_SIG_PREEMPT only; NULL = none */
+    uint32_t uid, gid;
 } dr_msg_signal_t;
 
 typedef struct dr_msg_job_state {
@@ -409,7 +415,10 @@ typedef struct dr_msg_lease {
 /* What the verification before a launch found (once per job generation
  * on each node, for its first rank there): the checkpoint it resumes from
  * ("" = none verified: it starts afresh) and those it passed over, newest
- * first, each "NAME: why".  The controller writes it to the job's events. */
+ * first, each "NAME: why".  The controller writes it to the job's events.
+ * With committed set: a checkpoint the job committed after a preemption's
+ * SIGNAL, verified byte for byte (from, seq, created_ns: its manifest's
+ * commit time on the agent's clock); the controller stops the job now. */
 #define DR_MSG_MAX_CKPT_REJECTS 32
 typedef struct dr_msg_ckpt {
     uint64_t job;
@@ -420,6 +429,8 @@ typedef struct dr_msg_ckpt {
     char *error;     /* "" or why the directory could not be checked at all */
     char **rejected; /* "NAME: reason" */
     uint32_t nrejected;
+    bool committed;     /* a commit after a preemption signal, not a launch's check */
+    int64_t created_ns; /* committed: its manifest's time (Unix ns) */
 } dr_msg_ckpt_t;
 
 #define DR_MSG_DECLARE(name)                                                                       \

@@ -219,6 +219,9 @@ static const field_t signal_f[] = {
     I32(dr_msg_signal_t, signal),
     U32(dr_msg_signal_t, why),
     I64(dr_msg_signal_t, t_ns),
+    TEXT(dr_msg_signal_t, ckpt_dir),
+    U32(dr_msg_signal_t, uid),
+    U32(dr_msg_signal_t, gid),
 };
 
 static const field_t lease_f[] = {
@@ -233,6 +236,8 @@ static const field_t ckpt_f[] = {
     U64(dr_msg_ckpt_t, seq),
     STR(dr_msg_ckpt_t, error),
     STRV(dr_msg_ckpt_t, rejected, nrejected, 0, DR_MSG_MAX_CKPT_REJECTS),
+    BOOL(dr_msg_ckpt_t, committed),
+    I64(dr_msg_ckpt_t, created_ns),
 };
 
 static const msgdesc_t hello_d = DESC(dr_msg_hello_t, "hello", hello_f);

@@ -219,7 +219,8 @@ static dr_msg_step_state_t s_step_state(void)
 
 static dr_msg_signal_t s_signal(void)
 {
-    return (dr_msg_signal_t){42, 3, 1, 10, DR_SIG_PREEMPT, 1733000000123456789LL};
+    return (dr_msg_signal_t){42,         3,    1,   10, DR_SIG_PREEMPT, 1733000000123456789LL,
+                             "/ckpt/42", 1000, 1000};
 }
 
 static dr_msg_lease_t s_lease(void)
@@ -233,7 +234,8 @@ static char *ckpt_rejected[] = {
 
 static dr_msg_ckpt_t s_ckpt(void)
 {
-    return (dr_msg_ckpt_t){42, 3, 0, "step-000100", 1, "", ckpt_rejected, 2};
+    return (dr_msg_ckpt_t){
+        42, 3, 0, "step-000100", 1, "", ckpt_rejected, 2, true, 1733000000123456789LL};
 }
 
 /* The sample of a type, in *any. */
@@ -926,7 +928,8 @@ static void test_wire_format(void **state)
     /* SIGNAL and SIGNALED share one body */
     j = sample_json(DR_MSG_SIGNAL);
     assert_string_equal(j, "{\"job\":42,\"gen\":3,\"rank\":1,\"signal\":10,\"why\":2,"
-                           "\"t_ns\":1733000000123456789}");
+                           "\"t_ns\":1733000000123456789,\"ckpt_dir\":\"/ckpt/42\",\"uid\":1000,"
+                           "\"gid\":1000}");
     free(j);
     expect_sample_refused(DR_MSG_SIGNALED, "\"why\":1", "\"why\":-1",
                           "signal: why: -1 out of range [0, 4294967295]");

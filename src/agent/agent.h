@@ -87,6 +87,7 @@ typedef void (*dr_agent_warned_fn)(struct dr_agent *a, const dr_agent_job_t *j, 
 /* Called when the checkpoints of a launch were checked (ckpt.c). */
 typedef void (*dr_agent_ckpt_fn)(struct dr_agent *a, const dr_msg_ckpt_t *m);
 typedef struct dr_agent_verif dr_agent_verif_t;
+typedef struct dr_agent_ckwatch dr_agent_ckwatch_t;
 
 typedef struct dr_agent {
     char *name; /* node name (log prefix, DROVER_NODENAME) */
@@ -146,7 +147,8 @@ typedef struct dr_agent {
     size_t nfiles, files_cap;
     uint64_t file_tick;
 
-    dr_agent_verif_t *verifs; /* checkpoint verifications in progress (ckpt.c) */
+    dr_agent_verif_t *verifs;      /* checkpoint verifications in progress (ckpt.c) */
+    dr_agent_ckwatch_t *ckwatches; /* preempted jobs' checkpoint directories (ckpt_watch.c) */
 
     /* what the keepers read: the lease (keeper.c), shared memory - of the
      * state directory's lease file when there is one, so that it outlives
@@ -280,6 +282,14 @@ bool dr_agent_ckpt_holds(const dr_agent_t *a, uint64_t job, uint32_t gen, uint32
 /* Stop the verifications of (job, gen), or every one when all; with
  * report, their ranks end as killed.  Returns how many ranks ended. */
 int dr_agent_ckpt_cancel(dr_agent_t *a, uint64_t job, uint32_t gen, bool all, bool report);
+
+/* ---- ckpt_watch.c: a preempted job's checkpoint, as soon as it is there ---- */
+
+/* A preemption's SIGNAL naming the job's checkpoint directory: watch it
+ * for a checkpoint committed from now on, and report it verified (CKPT,
+ * committed).  0, or DR_ENOMEM. */
+int dr_agent_ckpt_watch(dr_agent_t *a, const dr_msg_signal_t *m);
+void dr_agent_ckpt_watch_stop(dr_agent_t *a); /* every watch (the agent stops) */
 
 /* ---- supervise.c ---- */
 

@@ -361,6 +361,8 @@ int dr_agent_ckpt_launch(dr_agent_t *a, const dr_msg_launch_t *l, dr_err_t *err)
 int dr_agent_ckpt_cancel(dr_agent_t *a, uint64_t job, uint32_t gen, bool all, bool report)
 {
     int n = 0;
+    if (all)
+        dr_agent_ckpt_watch_stop(a); /* the agent stops: so do the watches */
     for (dr_agent_verif_t **p = &a->verifs; *p;) {
         dr_agent_verif_t *v = *p;
         if (!all && !(v->job == job && v->gen == gen)) {

@@ -543,6 +543,8 @@ static void link_on_signal(dr_agent_link_t *l, const dr_frame_t *f)
         return;
     }
     (void)dr_agent_signal(l->a, &m);
+    if (m.why == DR_SIG_PREEMPT && m.ckpt_dir)
+        (void)dr_agent_ckpt_watch(l->a, &m); /* report its checkpoint as soon as it is there */
     dr_msg_signal_free(&m);
 }
 

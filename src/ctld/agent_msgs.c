@@ -348,7 +348,8 @@ static void on_step_cancel(ctld_agent_t *a, const dr_frame_t *f)
     dr_msg_step_cancel_free(&m);
 }
 
-/* Which checkpoint a launch resumes from (ckpt.c writes it down); a
+/* Which checkpoint a launch resumes from (ckpt.c writes it down), or one
+ * a preempted job committed on its signal (stop.c stops it then); a
  * report for another generation is stale and dropped. */
 static void on_ckpt(ctld_agent_t *a, const dr_frame_t *f)
 {
@@ -360,7 +361,10 @@ static void on_ckpt(ctld_agent_t *a, const dr_frame_t *f)
         return;
     }
     ctld_job_t *cj = current(a->c, a->node, m.job, m.gen, m.rank);
-    if (cj)
+    ctld_job_t *sj = cj ? NULL : ctld_stop_rank(a->c, a->node, m.job, m.gen, m.rank);
+    if (m.committed && sj)
+        ctld_stop_ckpt(a->c, sj, a->node, &m); /* saved on its preemption signal: stop it now */
+    else if (cj && !m.committed)
         ctld_ckpt_report(a->c, cj, a->node, &m);
     dr_msg_ckpt_free(&m);
 }

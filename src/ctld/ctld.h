@@ -449,6 +449,9 @@ bool ctld_signal_job(dr_ctld_t *c, ctld_job_t *cj, uint32_t why, const char *det
 void ctld_drain_signal(dr_ctld_t *c, uint32_t node);
 /* An agent's SIGNALED: recorded once per round per job. */
 void ctld_job_warned(dr_ctld_t *c, ctld_job_t *cj, const dr_msg_signal_t *m);
+/* A stopping job's agent reports a checkpoint committed (and verified)
+ * since the preemption signal: stop it now instead of after its lead. */
+void ctld_stop_ckpt(dr_ctld_t *c, ctld_job_t *cj, int node, const dr_msg_ckpt_t *m);
 /* A cancel of a job that is stopping or waiting to launch. */
 void ctld_stop_cancel(dr_ctld_t *c, ctld_job_t *cj);
 

@@ -13,10 +13,13 @@
  * on: it is signalled, kept out of the scheduler (withdrawn, so that it
  * cannot start a second copy elsewhere while the first still runs), and
  * killed when its lead - SECS, capped by PreemptGrace= - is over, unless it
- * ended first.  Once all of its ranks have ended it goes back in the queue
- * (the next run is a new generation) and the held LAUNCHes go out.  If its
- * agent never reports (lost), the wait ends anyway a kill grace later;
- * the agent kills a generation it holds that is no longer current. */
+ * ended first, or committed a checkpoint: the SIGNAL names the job's
+ * checkpoint directory to its first node's agent, which reports a
+ * checkpoint committed since (verified byte for byte), and the job is
+ * stopped then (ctld_stop_ckpt) - its next run resumes from it.  Once all of its ranks have ended
+ * it goes back in the queue (the next run is a new generation) and the held LAUNCHes go out.  If
+ * its agent never reports (lost), the wait ends anyway a kill grace later; the agent kills a
+ * generation it holds that is no longer current. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,9 +59,13 @@ static bool ranks_over(const ctld_job_t *cj)
     return true;
 }
 
-/* One SIGNAL per node with a live rank of the generation. */
+/* One SIGNAL per node with a live rank of the generation.  A preemption's
+ * to the first rank's node names the job's checkpoint directory: that
+ * agent reports a checkpoint committed after it (ctld_stop_ckpt). */
 static void send_signal(dr_ctld_t *c, ctld_job_t *cj, int sig, uint32_t why)
 {
+    char dir[1200];
+    bool ckpt = why == DR_SIG_PREEMPT && ctld_ckpt_dir(c, cj, dir, sizeof dir);
     for (uint32_t r = 0; r < cj->nranks; r++) {
         bool sent = false;
         for (uint32_t q = 0; q < r && !sent; q++)
@@ -66,6 +73,11 @@ static void send_signal(dr_ctld_t *c, ctld_job_t *cj, int sig, uint32_t why)
         if (cj->ranks[r].ended || sent)
             continue;
         dr_msg_signal_t m = {.job = cj->j.id, .gen = cj->gen, .signal = sig, .why = why};
+        if (ckpt && cj->ranks[r].node == cj->ranks[0].node) {
+            m.ckpt_dir = dir;
+            m.uid = cj->uid;
+            m.gid = cj->gid;
+        }
         char *json = NULL;
         size_t len;
         if (dr_msg_signal_encode(&m, &json, &len, NULL) == DR_OK)
@@ -251,6 +263,23 @@ ctld_job_t *ctld_stop_rank(dr_ctld_t *c, int node, uint64_t job, uint32_t gen, u
         cj->ranks[rank].node != (uint32_t)node)
         return NULL;
     return cj;
+}
+
+void ctld_stop_ckpt(dr_ctld_t *c, ctld_job_t *cj, int node, const dr_msg_ckpt_t *m)
+{
+    if (!cj->stopping || !cj->stop_at)
+        return; /* already being stopped */
+    dr_time_t now = ctld_now(c), lead_left = cj->stop_at - now;
+    ctld_note(c, cj->j.id, "checkpoint",
+              "on %s: checkpoint %s (seq %llu) committed after the preemption signal, verified: "
+              "stopped now, %.1f s before its grace was over",
+              c->cl.nodes[node].name, m->from, (unsigned long long)m->seq,
+              lead_left > 0 ? dr_time_to_s(lead_left) : 0.0);
+    snprintf(cj->ckpt_from, sizeof cj->ckpt_from, "%s", m->from);
+    ctld_send_kill(c, cj, 0, SIGTERM, "preempted: its checkpoint is committed");
+    cj->stop_at = 0;
+    ctld_job_dirty(c, cj);
+    CTLD_CRASH_POINT(c, "preempt-ckpt-before-commit"); /* the stop decided, not stored or sent */
 }
 
 void ctld_stop_cancel(dr_ctld_t *c, ctld_job_t *cj)

@@ -11,7 +11,9 @@
 #     cancel of the waiting job ends it at once;
 # (e) drain: a job with --signal is signalled at drain time and exits on
 #     its own, one without runs on; the node is drained once both are over;
-# (f) a batch script's srun step gets the checkpoint rounds, srun survives.
+# (f) a batch script's srun step gets the checkpoint rounds, srun survives;
+# (g) a victim that commits a checkpoint on its signal is stopped as soon as
+#     the commit is verified, not after its lead, and resumes from it.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster_lib.sh"
 cd "$T" || exit 1
@@ -186,5 +188,46 @@ f=$("$DROVER" submit --parsable --gpus-per-node 1 -t 5 --checkpoint-every 0:02 -
 [ "$(job_field "$f" state)" = completed ] && grep -q shell "$T/f.log" && grep -q task "$T/f.log" &&
     ok "(f) srun step: shell $(grep -c shell "$T/f.log")x and task $(grep -c task "$T/f.log")x got the rounds; srun survived them" ||
     bad "(f) $(job_field "$f" state) $(job_field "$f" reason): $(cat "$T/f.log" 2>&1)"
+
+# --- (g) preemption takes the checkpoint path: a victim that saves on its
+# signal (drover ckpt commit) is stopped as soon as the commit is verified,
+# not after its 20 s lead, and its next run resumes from that checkpoint;
+# (c)'s victim, which commits nothing, was stopped at the end of its lead
+cat >"$T/saver.sh" <<EOF
+#!/bin/sh
+if [ -n "\${DROVER_RESTART_FROM:-}" ]; then
+    echo "\$DROVER_RESTART_FROM \$(cat "\$DROVER_RESTART_FROM/model.bin")" >$T/g.from
+    exit 0
+fi
+date +%s.%N >$T/g.start
+save() {
+    date +%s.%N >$T/g.sig
+    d="\$DROVER_CHECKPOINT_DIR/step-1"
+    mkdir -p "\$d" && echo "weights-at-signal" >"\$d/model.bin"
+    "$DROVER" ckpt commit "\$d" >/dev/null && date +%s.%N >$T/g.committed
+}
+trap save USR1
+trap 'date +%s.%N >$T/g.term; exit 143' TERM
+while :; do sleep 0.1; done
+EOF
+chmod +x "$T/saver.sh"
+g=$("$DROVER" submit --parsable --gpus-per-node 2 -t 60 --checkpoint-every 30 --signal USR1@20 \
+    "$T/saver.sh")
+wait_file "$T/g.start" && sleep 0.3
+gs=$("$DROVER" submit --parsable --gpus-per-node 2 -t 1 -- sh -c "date +%s.%N >$T/g.short")
+"$DROVER" wait "$gs" >/dev/null 2>&1
+"$DROVER" wait "$g" >/dev/null 2>&1
+if [ -f "$T/g.committed" ] && [ -f "$T/g.term" ] && [ -f "$T/g.short" ] &&
+    within "$(span "$T/g.committed" "$T/g.term")" 0 3 && within "$(span "$T/g.sig" "$T/g.short")" 0 6; then
+    ok "(g) signal -> commit $(span "$T/g.sig" "$T/g.committed") s, commit -> victim stopped $(span "$T/g.committed" "$T/g.term") s, signal -> short job started $(span "$T/g.sig" "$T/g.short") s (lead 20 s)"
+else
+    bad "(g) sig $(cat "$T/g.sig" 2>&1) committed $(cat "$T/g.committed" 2>&1) term $(cat "$T/g.term" 2>&1) short $(cat "$T/g.short" 2>&1); $(details "$g")"
+fi
+details "$g" | grep -q "^on n1: checkpoint step-1 (seq 1) committed after the preemption signal, verified: stopped now" &&
+    ok "(g) events: the verified checkpoint stopped it early" || bad "(g) events: $(details "$g")"
+[ "$(job_field "$g" state)" = completed ] && [ "$(job_field "$g" generation)" = 2 ] &&
+    grep -q "/step-1 weights-at-signal$" "$T/g.from" 2>/dev/null &&
+    ok "(g) requeued; generation 2 resumed from it (DROVER_RESTART_FROM=$(cut -d' ' -f1 "$T/g.from"))" ||
+    bad "(g) victim: $(job_field "$g" state) gen $(job_field "$g" generation) from $(cat "$T/g.from" 2>&1)"
 
 finish

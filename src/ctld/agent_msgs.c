@@ -169,6 +169,9 @@ static void on_register(ctld_agent_t *a, const dr_frame_t *f)
                 sj->ranks[h->rank].ended = true;
                 ack(c, a->node, h->job, h->gen, h->rank);
                 ctld_turn_schedule(c);
+            } else if (!sj->stop_at && killed_again != sj->j.id) {
+                ctld_kill_again(c, sj, (uint32_t)a->node); /* its KILL may not have arrived */
+                killed_again = sj->j.id;
             }
             continue;
         }

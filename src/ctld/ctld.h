@@ -452,6 +452,12 @@ void ctld_job_warned(dr_ctld_t *c, ctld_job_t *cj, const dr_msg_signal_t *m);
 /* A stopping job's agent reports a checkpoint committed (and verified)
  * since the preemption signal: stop it now instead of after its lead. */
 void ctld_stop_ckpt(dr_ctld_t *c, ctld_job_t *cj, int node, const dr_msg_ckpt_t *m);
+/* Reload: a preempted job stored while stopping, whose ranks have not all
+ * ended, stops again (at once: the signal's lead is not kept across a
+ * restart) before it is queued; true then.  And, once every job is back,
+ * the launches it blocks wait for it again. */
+bool ctld_stop_reloaded(dr_ctld_t *c, ctld_job_t *cj);
+void ctld_stop_reload_waits(dr_ctld_t *c);
 /* A cancel of a job that is stopping or waiting to launch. */
 void ctld_stop_cancel(dr_ctld_t *c, ctld_job_t *cj);
 

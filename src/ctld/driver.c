@@ -506,6 +506,10 @@ static void kill_frame(dr_ctld_t *c, const ctld_job_t *cj, uint32_t node, uint32
 
 void ctld_kill_again(dr_ctld_t *c, ctld_job_t *cj, uint32_t node)
 {
+    if (cj->stopping && !cj->stop_at) { /* preempted, its lead over (stop.c) */
+        kill_frame(c, cj, node, 0, SIGTERM, "preempted");
+        return;
+    }
     if (cj->kill_sent) {
         kill_frame(c, cj, node, 0, SIGTERM, cj->reason[0] ? cj->reason : "stopped");
         return;
@@ -1349,6 +1353,8 @@ static int reload_job(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err)
     default:
         dr_alloc_free(&alloc);
         cj->j.state = DR_JOB_PENDING;
+        if (cj->stopping && ctld_stop_reloaded(c, cj))
+            return DR_OK; /* preempted, its ranks not yet over: they stop first */
         if (spec_of(cj)->ndeps && !cj->parent) {
             rc = ctld_deps_hold(c, cj); /* looked at again in the first turn */
             if (cj->hold)
@@ -1463,6 +1469,7 @@ int dr_ctld_init(dr_ctld_t *c, const ctld_opts_t *o, dr_err_t *err)
     }
     if ((rc = ctld_store_load_drains(c, reload_drain, err)) != DR_OK)
         return rc;
+    ctld_stop_reload_waits(c); /* launches on GPUs a stopping job still holds wait again */
     c->base = event_base_new();
     if (!c->base)
         return dr_err_set(err, DR_ENOMEM, "event_base_new failed");

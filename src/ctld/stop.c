@@ -265,6 +265,44 @@ ctld_job_t *ctld_stop_rank(dr_ctld_t *c, int node, uint64_t job, uint32_t gen, u
     return cj;
 }
 
+bool ctld_stop_reloaded(dr_ctld_t *c, ctld_job_t *cj)
+{
+    if (ranks_over(cj) || DR_PUSH(c->stops, c->nstops, c->stops_cap, cj) != 0) {
+        cj->stopping = false;
+        dr_alloc_free(&cj->run_alloc);
+        return false;
+    }
+    /* no KILL can reach an agent before it registers: it goes out then
+     * (ctld_kill_again); an agent that never comes back has stopped the
+     * rank by its lease */
+    dr_time_t now = ctld_now(c);
+    cj->in_sched = false;
+    cj->stop_at = 0;
+    cj->stop_give_up = now + c->o.lease + STOP_SLACK_NS;
+    snprintf(cj->reason, sizeof cj->reason, "preempted: stopping (the controller restarted)");
+    ctld_note(c, cj->j.id, "signal",
+              "the controller restarted while the job was stopping after a preemption: stopped "
+              "now, requeued once its ranks have ended");
+    ctld_job_dirty(c, cj);
+    return true;
+}
+
+void ctld_stop_reload_waits(dr_ctld_t *c)
+{
+    if (!c->nstops)
+        return;
+    for (size_t i = 0; i < c->tab_cap; i++) {
+        ctld_job_t *cj = c->tab[i];
+        if (!cj || cj->array || cj->j.state != DR_JOB_STARTING)
+            continue;
+        bool unstarted = false;
+        for (uint32_t r = 0; r < cj->nown; r++)
+            unstarted |= !cj->ranks[r].started && !cj->ranks[r].ended;
+        if (unstarted && ctld_stop_blocks(c, cj))
+            snprintf(cj->reason, sizeof cj->reason, "waiting for a preempted job to stop");
+    }
+}
+
 void ctld_stop_ckpt(dr_ctld_t *c, ctld_job_t *cj, int node, const dr_msg_ckpt_t *m)
 {
     if (!cj->stopping || !cj->stop_at)

@@ -325,6 +325,10 @@ static char *rt_json(const ctld_job_t *cj)
         json_object_set_new(o, "ckpt_gen", json_integer(cj->ckpt_gen));
     if (j->state == DR_JOB_STARTING || j->state == DR_JOB_RUNNING || j->state == DR_JOB_COMPLETING)
         json_object_set_new(o, "alloc", alloc_json(&j->alloc));
+    /* preempted and stopping (stop.c): what its ranks still hold, so that a
+     * restarted controller keeps it stopping (and the jobs waiting for it) */
+    if (cj->stopping && cj->run_alloc.nslots)
+        json_object_set_new(o, "stop_alloc", alloc_json(&cj->run_alloc));
     if (cj->nnodes) {
         json_t *nodes = json_array();
         for (uint32_t i = 0; i < cj->nnodes; i++)
@@ -540,6 +544,10 @@ static int load_rt(ctld_job_t *cj, const char *text)
     json_t *al = json_object_get(o, "alloc");
     if (al && load_alloc(al, &cj->j.alloc) != DR_OK)
         goto out;
+    json_t *sa = json_object_get(o, "stop_alloc");
+    if (sa && load_alloc(sa, &cj->run_alloc) != DR_OK)
+        goto out;
+    cj->stopping = sa != NULL;
     json_t *ranks = json_object_get(o, "ranks");
     if (json_is_array(ranks) && json_array_size(ranks)) {
         cj->nranks = (uint32_t)json_array_size(ranks);

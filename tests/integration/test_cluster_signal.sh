@@ -230,4 +230,37 @@ details "$g" | grep -q "^on n1: checkpoint step-1 (seq 1) committed after the pr
     ok "(g) requeued; generation 2 resumed from it (DROVER_RESTART_FROM=$(cut -d' ' -f1 "$T/g.from"))" ||
     bad "(g) victim: $(job_field "$g" state) gen $(job_field "$g" generation) from $(cat "$T/g.from" 2>&1)"
 
+# --- (h) the same, with the controller killed (SIGKILL, crashpoint.c) right
+# after it took in the victim's checkpoint report and before it stored or
+# sent anything: restarted, it must stop the victim (SIGTERM: its trap
+# runs) before the preempting job starts on its GPUs, requeue it once, and
+# the victim must still resume from its checkpoint
+sed -e "s|$T/g\.|$T/h.|g" "$T/saver.sh" >"$T/saver2.sh" && chmod +x "$T/saver2.sh"
+cl_kill9_droverd
+export DROVER_CRASH_AT=preempt-ckpt-before-commit
+cl_droverd || bad "(h) armed droverd"
+unset DROVER_CRASH_AT
+cl_wait_nodes 1 || bad "(h) agent"
+h=$("$DROVER" submit --parsable --gpus-per-node 2 -t 60 --checkpoint-every 30 --signal USR1@20 \
+    "$T/saver2.sh")
+wait_file "$T/h.start" && sleep 0.3
+hs=$("$DROVER" submit --parsable --gpus-per-node 2 -t 1 -- sh -c "date +%s.%N >>$T/h.short")
+i=0
+while kill -0 "$CL_DPID" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+wait "$CL_DPID" 2>/dev/null
+grep -q "crash point preempt-ckpt-before-commit reached" "$T/droverd.log" &&
+    ok "(h) droverd killed itself on the victim's checkpoint report" || bad "(h) no crash"
+cl_droverd || bad "(h) restart"
+cl_wait_nodes 1 || bad "(h) agent after the restart"
+"$DROVER" wait "$hs" >/dev/null 2>&1
+"$DROVER" wait "$h" >/dev/null 2>&1
+[ -f "$T/h.term" ] && [ "$(wc -l <"$T/h.short" 2>/dev/null)" = 1 ] &&
+    within "$(span "$T/h.term" "$T/h.short")" 0 10 &&
+    ok "(h) after the restart the victim was stopped (SIGTERM) and then the preempting job started ($(span "$T/h.term" "$T/h.short") s later), once" ||
+    bad "(h) term $(cat "$T/h.term" 2>&1) short $(cat "$T/h.short" 2>&1); $(details "$h")"
+[ "$(job_field "$h" state)" = completed ] && [ "$(job_field "$h" generation)" = 2 ] &&
+    [ "$(wc -l <"$T/h.start")" = 1 ] && grep -q "/step-1 weights-at-signal$" "$T/h.from" 2>/dev/null &&
+    ok "(h) the victim ran generation 1 once and resumed from its checkpoint as generation 2" ||
+    bad "(h) victim: $(job_field "$h" state) gen $(job_field "$h" generation) from $(cat "$T/h.from" 2>&1)"
+
 finish

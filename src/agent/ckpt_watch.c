@@ -300,6 +300,11 @@ int dr_agent_ckpt_watch(dr_agent_t *a, const dr_msg_signal_t *m)
 
 void dr_agent_ckpt_watch_stop(dr_agent_t *a)
 {
-    while (a->ckwatches)
-        watch_end(a->ckwatches);
+    dr_agent_ckwatch_t *w = a->ckwatches;
+    a->ckwatches = NULL;
+    while (w) {
+        dr_agent_ckwatch_t *next = w->next;
+        watch_free(w);
+        w = next;
+    }
 }

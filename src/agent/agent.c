@@ -15,6 +15,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -69,6 +70,18 @@ void dr_agent_child_signals_reset(void)
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+void dr_agent_kill_child(pid_t pid, int sig)
+{
+    if (pid <= 0)
+        return;
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    /* ECHILD: reaped already; si_pid set: a zombie, nothing left to signal */
+    if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid == pid)
+        return;
+    (void)kill(pid, sig);
 }
 
 int64_t dr_agent_now_ns(void)

@@ -197,6 +197,10 @@ int64_t dr_agent_now_ns(void); /* CLOCK_REALTIME */
  * for every signal and an empty mask (the agent's handlers are not its).
  * System calls only: safe after vfork. */
 void dr_agent_child_signals_reset(void);
+/* Signal pid only while it is still the agent's own unreaped, running
+ * child (the SIGCHLD loop reaps every child: after that the pid may be
+ * anyone's). */
+void dr_agent_kill_child(pid_t pid, int sig);
 
 dr_agent_job_t *dr_agent_job_find(const dr_agent_t *a, uint64_t job, uint32_t gen, uint32_t rank);
 dr_agent_job_t *dr_agent_job_by_pid(const dr_agent_t *a, pid_t pid);

@@ -370,7 +370,7 @@ int dr_agent_ckpt_cancel(dr_agent_t *a, uint64_t job, uint32_t gen, bool all, bo
             continue;
         }
         *p = v->next;
-        (void)kill(v->pid, SIGKILL); /* reaped by the SIGCHLD handler */
+        dr_agent_kill_child(v->pid, SIGKILL); /* reaped by the SIGCHLD handler */
         for (size_t i = 0; report && i < v->launches.n; i++) {
             dr_msg_launch_t l;
             const char *js = v->launches.v[i];

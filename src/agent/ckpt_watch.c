@@ -112,7 +112,7 @@ static void child_run(const dr_agent_ckwatch_t *w, int fd)
 static void watch_free(dr_agent_ckwatch_t *w)
 {
     if (w->pid > 0)
-        (void)kill(w->pid, SIGKILL); /* reaped by the SIGCHLD handler */
+        dr_agent_kill_child(w->pid, SIGKILL); /* reaped by the SIGCHLD handler */
     if (w->rd)
         event_free(w->rd);
     if (w->fd >= 0)

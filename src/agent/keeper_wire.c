@@ -281,6 +281,8 @@ int dr_keep_plan_pack(const dr_agent_plan_t *pl, uint8_t **out, size_t *outlen)
 /* The next NUL-ended string at *p (before end), or NULL. */
 static const char *take_str(const uint8_t **p, const uint8_t *end)
 {
+    if (*p >= end)
+        return NULL;
     const uint8_t *z = memchr(*p, '\0', (size_t)(end - *p));
     if (!z)
         return NULL;
@@ -327,7 +329,7 @@ int dr_keep_plan_unpack(const char *body, size_t n, dr_agent_plan_t *pl, dr_err_
         why = "groups overrun the plan";
     else if (argc < 1 || argc > (size_t)(end - p) || nenv > (size_t)(end - p))
         why = "argv/env counts out of range";
-    else if (pl->json_len > (size_t)(end - p))
+    else if (pl->json_len > (size_t)(end - p) - (size_t)pl->ngroups * 4)
         why = "LAUNCH overruns the plan";
     if (why) {
         dr_keep_plan_free(pl);

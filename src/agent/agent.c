@@ -91,6 +91,15 @@ int64_t dr_agent_now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* Comparable across the agents of one machine (tests, the chaos suite) and
+ * not moved by a step of the wall clock (NTP, libfaketime). */
+double dr_agent_boot_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_BOOTTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static void agent_on_sigchld(evutil_socket_t fd, short what, void *arg)
 {
     dr_agent_reap(arg);

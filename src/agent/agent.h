@@ -193,6 +193,7 @@ void dr_agent_log(const dr_agent_t *a, const char *fmt, ...) DR_PRINTF(2, 3);
 void dr_agent_debug(const dr_agent_t *a, const char *fmt, ...) DR_PRINTF(2, 3);
 
 int64_t dr_agent_now_ns(void); /* CLOCK_REALTIME */
+double dr_agent_boot_s(void);  /* CLOCK_BOOTTIME seconds: immune to clock steps */
 /* In a child about to exec or run code of its own: default dispositions
  * for every signal and an empty mask (the agent's handlers are not its).
  * System calls only: safe after vfork. */

@@ -633,8 +633,9 @@ int dr_agent_launch_now(dr_agent_t *a, const dr_msg_launch_t *l, const char *res
     if (rc != 0)
         return launch_failed(a, j, detail);
     j->running = true;
-    dr_agent_log(a, "job %llu.%u rank %u/%u: started pid %ld: %s%s", (unsigned long long)j->job,
-                 j->gen, j->rank, l->nranks, (long)j->pid, l->argv[0], l->argc > 1 ? " ..." : "");
+    dr_agent_log(a, "job %llu.%u rank %u/%u: started pid %ld: %s%s [boot %.3f]",
+                 (unsigned long long)j->job, j->gen, j->rank, l->nranks, (long)j->pid, l->argv[0],
+                 l->argc > 1 ? " ..." : "", (double)j->start_boot_ns / 1e9);
     if (l->time_limit_ns > 0)
         dr_agent_job_arm_limit(a, j, l->time_limit_ns);
     dr_agent_warn_arm(a, j, l, 0);

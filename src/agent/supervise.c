@@ -99,8 +99,9 @@ void dr_agent_job_ended(dr_agent_t *a, dr_agent_job_t *j)
             snprintf(how, sizeof how, "signal %d (%s)", j->signal, strsignal(j->signal));
         else
             snprintf(how, sizeof how, "exit %d", j->exit_code);
-        dr_agent_log(a, "job %llu.%u rank %u: ended: %s, %s%s%s", (unsigned long long)j->job,
-                     j->gen, j->rank, how, why_name(j->why), j->detail[0] ? ": " : "", j->detail);
+        dr_agent_log(a, "job %llu.%u rank %u: ended: %s, %s%s%s [boot %.3f]",
+                     (unsigned long long)j->job, j->gen, j->rank, how, why_name(j->why),
+                     j->detail[0] ? ": " : "", j->detail, dr_agent_boot_s());
     }
     if (a->notify)
         a->notify(a, j, false);

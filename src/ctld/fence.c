@@ -73,6 +73,14 @@ static void fence_node(dr_ctld_t *c, uint32_t node, int64_t now)
         if (!n->fencing) {
             char why[160];
             snprintf(why, sizeof why, "node %s lost: the gang stops before it is requeued", name);
+            /* stored with the kill: a controller restarted before the gang
+             * has stopped must neither launch its missing ranks into this
+             * generation nor fail it for the ranks it killed, but requeue
+             * it once every rank is over (ctld_job_settle) */
+            cj->kill_sent = true;
+            cj->lease_lost = true;
+            snprintf(cj->reason, sizeof cj->reason, "node %s lost", name);
+            ctld_job_dirty(c, cj);
             ctld_send_kill(c, cj, 0, SIGKILL, why);
             ctld_log("job %llu: %s", (unsigned long long)cj->j.id, why);
         }

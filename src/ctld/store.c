@@ -320,6 +320,8 @@ static char *rt_json(const ctld_job_t *cj)
     json_object_set_new(o, "got_type", json_integer(cj->got_type));
     if (cj->hold)
         json_object_set_new(o, "hold", json_integer(cj->hold));
+    if (cj->lease_lost) /* a node lost: requeued once every rank is over */
+        json_object_set_new(o, "lease_lost", json_true());
     json_object_set_new(o, "got_gpus", json_integer(cj->got_gpus));
     if (cj->ckpt_gen)
         json_object_set_new(o, "ckpt_gen", json_integer(cj->ckpt_gen));
@@ -530,6 +532,7 @@ static int load_rt(ctld_job_t *cj, const char *text)
     cj->cost_usd = cost;
     cj->kill_sent = ks;
     cj->kill_final = (uint8_t)kf;
+    cj->lease_lost = json_is_true(json_object_get(o, "lease_lost")); /* absent: false */
     cj->j.attained_gpu_s = attained;
     json_int_t gt = -1, gg = 0, hold = 0;
     get_int(o, "hold", &hold); /* absent in rows written before holds */

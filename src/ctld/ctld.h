@@ -146,6 +146,13 @@ typedef struct ctld_job {
     dr_alloc_t run_alloc; /* the current run's slots (kept for jobs with a signal) */
     bool stopping;
     bool launch_wait;
+    /* reloaded after having run (restart.c): the nodes of its last run,
+     * until each has registered with this controller or the lease since
+     * its start is over, and ranks of an old generation an agent still
+     * ran when it registered (killed, their end not yet reported) */
+    uint32_t *prev_nodes;
+    uint32_t nprev_nodes;
+    uint32_t stale_running;
     dr_time_t stop_at;      /* KILL then; 0 once sent */
     dr_time_t stop_give_up; /* its reports are not coming (agent gone): over anyway */
     uint32_t warn_round;    /* the last checkpoint round in its events (this generation) */
@@ -272,6 +279,7 @@ typedef struct dr_ctld {
     double *share_saved;           /* raw fair-share usage per slot as last stored */
     uint8_t key[DR_PROTO_KEY];
     uint64_t epoch;
+    int64_t start_boot; /* CLOCK_BOOTTIME at start-up (restart.c) */
     uint64_t next_id;
     dr_catalog_t cat;
     dr_cluster_t cl;
@@ -435,6 +443,11 @@ bool ctld_stop_gracefully(dr_ctld_t *c, ctld_job_t *cj, dr_time_t now);
 /* A job the pass started on GPUs a stopping job still holds: its LAUNCHes
  * wait (true).  Call before ctld_launch_job. */
 bool ctld_stop_blocks(dr_ctld_t *c, ctld_job_t *cj);
+/* Must cj, reloaded by a restarted controller after having run, wait before
+ * its next launch, because its last generation may still run (restart.c)? */
+bool ctld_restart_holds(dr_ctld_t *c, ctld_job_t *cj);
+/* An agent held a running rank of job `job` that is not current: killed. */
+void ctld_restart_stale(dr_ctld_t *c, uint64_t job, bool running);
 /* Each turn: kill what is due, put what stopped back in the queue, launch
  * what no longer waits. */
 void ctld_stops_turn(dr_ctld_t *c, dr_time_t now);

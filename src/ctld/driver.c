@@ -480,6 +480,9 @@ void ctld_launch_job(dr_ctld_t *c, ctld_job_t *cj)
     }
     if (cj->launch_wait) /* stop.c sends them once the jobs it displaces have stopped */
         snprintf(cj->reason, sizeof cj->reason, "waiting for a preempted job to stop");
+    else if (ctld_restart_holds(c, cj))
+        snprintf(cj->reason, sizeof cj->reason,
+                 "waiting for the nodes of its last run to report (the controller restarted)");
     for (uint32_t r = 0; r < cj->nranks && !cj->launch_wait; r++)
         ctld_launch_rank(c, cj, r);
     ctld_job_dirty(c, cj);
@@ -1361,6 +1364,14 @@ static int reload_job(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err)
                 ctld_hold_reason(cj);
             return rc;
         }
+        if (cj->nnodes && cj->j.nstarts && !cj->parent) {
+            /* it ran before: where, its next launch waits for (restart.c) */
+            cj->prev_nodes = malloc(cj->nnodes * sizeof *cj->prev_nodes);
+            if (!cj->prev_nodes)
+                return dr_err_set(err, DR_ENOMEM, "out of memory");
+            memcpy(cj->prev_nodes, cj->nodes, cj->nnodes * sizeof *cj->prev_nodes);
+            cj->nprev_nodes = cj->nnodes;
+        }
         if (cj->hold)
             return DR_OK; /* held (holds.c): out of the queue until released */
         rc = dr_sched_restore(c->sched, &cj->j, ctld_now(c), err);
@@ -1458,6 +1469,7 @@ int dr_ctld_init(dr_ctld_t *c, const ctld_opts_t *o, dr_err_t *err)
      * its jobs are requeued only once a lease its agent may have had from the
      * last controller is surely over */
     int64_t boot = ctld_boot_ns();
+    c->start_boot = boot;
     for (size_t i = 0; i < c->cl.nnodes; i++) {
         c->nodes[i].idx = (uint32_t)i;
         c->nodes[i].lost_at = now;

@@ -96,6 +96,7 @@ void ctld_job_free(ctld_job_t *cj)
     free(cj->user);
     free(cj->ranks);
     free(cj->nodes);
+    free(cj->prev_nodes);
     ctld_steps_free(cj);
     free(cj->out_path);
     free(cj->err_path);

@@ -237,7 +237,7 @@ void ctld_stops_turn(dr_ctld_t *c, dr_time_t now)
             cj->launch_wait = false;
             continue;
         }
-        if (blocker(c, cj)) {
+        if (blocker(c, cj) || ctld_restart_holds(c, cj)) {
             c->waits[keep++] = cj;
             continue;
         }
@@ -248,6 +248,8 @@ void ctld_stops_turn(dr_ctld_t *c, dr_time_t now)
 
 bool ctld_stops_due(const dr_ctld_t *c, dr_time_t now)
 {
+    if (c->nwaits) /* held launches: looked at again each tick (restart.c) */
+        return true;
     for (size_t i = 0; i < c->nstops; i++) {
         const ctld_job_t *cj = c->stops[i];
         if ((cj->stop_at && now >= cj->stop_at) || now >= cj->stop_give_up)

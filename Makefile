@@ -4,7 +4,7 @@ GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 CLANG := $(shell command -v clang >/dev/null 2>&1 && echo clang)
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all build asan bootstrap check test test-asan demo demo-sim bench lint format clean
+.PHONY: all build asan bootstrap check test test-asan demo demo-sim bench chaos lint format clean
 
 all: build
 
@@ -50,6 +50,11 @@ bench: bootstrap build
 	build/bench/sim_scale
 	build/bench/ctld_scale --nodes 10000 --jobs 150000 --clients 16 --runtime 1800-3600 --duration 30 --kill-node
 	sh bench/vs_slurm
+
+# the chaos suite's long runs: 10 consecutive seeded runs and a table of their
+# invariant counts (tests/chaos/README.md); CHAOS_ARGS="--seed N --runs M ..."
+chaos: bootstrap build
+	python3 tests/chaos/campaign.py --runs 10 $(CHAOS_ARGS)
 
 lint:
 	@scripts/lint

@@ -434,6 +434,7 @@ class Chaos:
         self.counts = {}
         self.busy = {}  # node -> until (monotonic): an agent under a fault of its own
         self.corrupted = {}  # checkpoint dir -> what was done
+        self.corrupted_at = {}  # checkpoint dir -> when (boot time)
         self.corrupt_watch = []  # (job id, gen, until) whose new checkpoints are corrupted too
         self.failures = []  # (boot time, kind, node)
         self.partitions = []  # [node, cut (boot time), healed]
@@ -457,6 +458,9 @@ class Chaos:
 
     def _guard(self, fn):
         try:
+            if getattr(fn, "nolock", False):  # must not wait for a fault in progress
+                fn()
+                return
             with self.cl.lock:
                 fn()
         except Exception as e:  # noqa: BLE001 - a fault that could not be applied is reported
@@ -464,11 +468,15 @@ class Chaos:
 
     def restart_ctld(self, why):
         t = time.monotonic()
-        for i in range(40):
+        for i in range(80):
             if self.cl.start_ctld():
                 self.ctld_down += time.monotonic() - t
                 return
-            log("droverd did not come back (%s, try %d): %s" % (why, i + 1, self.tail("droverd.log", 3)))
+            # as systemd's Restart= would: again, until it starts (on a full
+            # state disk it cannot store its new epoch, and exits saying so)
+            self.note("ctld-start-refused")
+            if i == 0 or i % 10 == 9:
+                log("droverd did not start (%s, try %d): %s" % (why, i + 1, self.tail("droverd.log", 1)))
             time.sleep(0.25)
         raise RuntimeError("droverd does not restart")
 
@@ -538,6 +546,7 @@ class Chaos:
         except OSError:
             return False
         self.corrupted[path] = how
+        self.corrupted_at[path] = boot_now()
         self.note("ckpt-corrupt")
         log("  corrupted %s: %s" % (path, how))
         return True
@@ -636,6 +645,7 @@ class Chaos:
                 log("  state directory has space again")
 
             free.__name__ = "disk-free"
+            free.nolock = True  # a controller restart waits for it (droverd cannot start on a full disk)
             self.later(draw, free)
 
     def cut(self, n, down):
@@ -790,22 +800,46 @@ def check(args, cl, sub, chaos):
             if e[0] == "end" and any(p[0] == e[2] and p[1] - 0.5 <= e[3] <= (p[2] or float("inf")) + 1
                                      for p in chaos.partitions):
                 unheard_gens.add((job, e[1]))
+    # a generation ran to its end when every rank of it did (a gang one rank
+    # of which was stopped did not: it is rightly run again)
+    nranks = {}
+    ends_of = {}  # (job, gen) -> {rank: end record}
     for (job, rank), rs in recs.items():
-        ends = [r for r in rs if r[0] == "end"]
-        gens = [r[1] for r in ends]
-        if len(set(gens)) != len(gens):
-            twice.append("job %d rank %d: generation ran to its end twice (%s)" % (job, rank, gens))
-        # a generation that ended on its own while it was being preempted is
-        # requeued all the same (docs/jobspec.md: `trap 'save; exit 0' USR1`
-        # is how a job stops for a preemption): not a second run
+        nranks[job] = max(nranks.get(job, 0), rank + 1)
+        for r in rs:
+            if r[0] == "end":
+                if rank in ends_of.setdefault((job, r[1]), {}):
+                    twice.append("job %d.%d rank %d ran to its end twice" % (job, r[1], rank))
+                ends_of[(job, r[1])][rank] = r
+    completed = {}  # job -> generations that ran to their end
+    for (job, gen), byrank in ends_of.items():
+        if len(byrank) == nranks[job]:
+            completed.setdefault(job, []).append(gen)
+    # the controller's own record of which generations it preempted (the
+    # signal may never have reached an agent): generation g is the g-th start
+    for job, gens in completed.items():
+        if len(gens) < 2:
+            continue
+        st, ev = cl.api("GET", "/v1/jobs/%d/events" % job, timeout=10)
+        g = 0
+        for e in ev.get("events", []) if st == 200 else []:
+            if e.get("what") == "start":
+                g += 1
+            elif e.get("what") == "preempt" and g:
+                preempted.add((job, g))
+    for job, gens in completed.items():
+        gens.sort()
+        # one that ended on its own while it was being preempted is requeued
+        # all the same (docs/jobspec.md: `trap 'save; exit 0' USR1` is how a
+        # job stops for a preemption): not a second run
         by_design = [g for g in gens[:-1] if (job, g) in preempted]
         grace_ends += len(by_design)
-        # a rank that ended while its node was cut off: the controller could
-        # not hear of it and requeued the job after the lease (at least once)
-        unheard = [e[1] for e in ends[:-1] if e[1] not in by_design and (job, e[1]) in unheard_gens]
+        # one whose rank ended while its node was cut off: the controller
+        # could not hear of it and requeued the job after the lease
+        unheard = [g for g in gens[:-1] if g not in by_design and (job, g) in unheard_gens]
         cutoff_ends += len(unheard)
-        if len(ends) - len(by_design) - len(unheard) > 1:
-            twice.append("job %d rank %d ran to its end %d times (generations %s)" % (job, rank, len(ends), gens))
+        if len(gens) - len(by_design) - len(unheard) > 1:
+            twice.append("job %d ran to its end %d times (generations %s)" % (job, len(gens), gens))
     for t in twice:
         fails.append("1: " + t)
     res["accepted"] = len(sub.accepted)
@@ -819,8 +853,8 @@ def check(args, cl, sub, chaos):
     res["preempt_grace_ends"] = grace_ends
     res["cutoff_ends"] = cutoff_ends
     print("invariant 1: accepted %d = finished %d + queued/running %d; lost %d; run twice %d  (%s; "
-          "array tasks %d; committed but unacknowledged submits %d; ranks that ended by themselves and "
-          "ran again: during a preemption's grace %d, while their node was cut off %d)" %
+          "array tasks %d; committed but unacknowledged submits %d; generations that ran to their end and "
+          "run again: during a preemption's grace %d, while their node was cut off %d)" %
           (len(sub.accepted), finished, queued, lost, len(twice),
            ", ".join("%s %d" % kv for kv in sorted(states.items())), len(tasks), unacked, grace_ends,
            cutoff_ends))
@@ -895,7 +929,9 @@ def check(args, cl, sub, chaos):
                 w = r[4].split(" ", 2)
                 path, verdict = w[1], w[2] if len(w) > 2 else ""
                 resumed[(job, r[1], rank)] = path
-                if path in chaos.corrupted:
+                # corrupted before this resume (a checkpoint corrupted after a
+                # generation resumed from it is the next restart's business)
+                if path in chaos.corrupted and chaos.corrupted_at[path] <= r[3]:
                     bad3 += 1
                     fails.append("3: job %d gen %d rank %d resumed from %s, which the suite corrupted (%s)" %
                                  (job, r[1], rank, path, chaos.corrupted[path]))

@@ -781,7 +781,8 @@ def check(args, cl, sub, chaos):
             queued += 1
     names = {}
     for j in body["jobs"]:
-        names.setdefault(j["name"], []).append(j["id"])
+        if j.get("array_parent") is None:  # an array's tasks are its parent's submit
+            names.setdefault(j["name"], []).append(j["id"])
     unacked = sum(1 for nm, ids in names.items() if any(i not in sub.accepted for i in ids))
     runs, resumes, preempted = read_agent_logs(cl)
     recs = read_records(cl)

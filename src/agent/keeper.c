@@ -293,9 +293,10 @@ static void keeper_reap(keeper_t *k)
                            .signal = k->signal,
                            .end_ns = k->end_ns};
         keeper_send(k, &m);
-        if (k->orphan)
-            klog(k, "the rank ended (%s %d) while no agent held it", k->signal ? "signal" : "exit",
-                 k->signal ? k->signal : k->exit_code);
+        if (k->orphan) /* the agents' "ended" line, for whoever reads the logs as a timeline */
+            klog(k, "ended: %s %d, while no agent held it [boot %.3f]",
+                 k->signal ? "signal" : "exit", k->signal ? k->signal : k->exit_code,
+                 (double)dr_agent_boot_ns() / 1e9);
     }
 }
 

@@ -109,7 +109,7 @@ static void child_run(const dr_msg_launch_t *l, int fd)
         out(fd, line);
         _exit(1);
     }
-    long k = dr_ckpt_pick(l->ckpt_dir, &list, false);
+    long k = dr_ckpt_pick_for(l->ckpt_dir, &list, l->gen);
     if (k >= 0)
         snprintf(line, sizeof line, "from %s %llu\n", list.e[k].name,
                  (unsigned long long)list.e[k].seq);

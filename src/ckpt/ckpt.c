@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,6 +179,7 @@ int dr_ckpt_commit(const char *dir, const dr_ckpt_commit_opts_t *o, dr_ckpt_mani
     if (rc == DR_OK) {
         m.seq = sibling_seq(parent, self) + 1;
         m.created_ns = o->now_ns;
+        m.gen = o->gen;
         rc = dr_ckpt_manifest_format(&m, &text, &len, err);
     }
     if (rc == DR_OK) {
@@ -333,6 +335,7 @@ int dr_ckpt_list(const char *jobdir, dr_ckpt_list_t *l, dr_err_t *err)
             x->state = DR_CKPT_COMMITTED;
             x->seq = m.seq;
             x->created_ns = m.created_ns;
+            x->gen = m.gen;
             x->nfiles = m.nfiles;
             x->bytes = dr_ckpt_manifest_bytes(&m);
             dr_ckpt_manifest_free(&m);
@@ -346,6 +349,21 @@ int dr_ckpt_list(const char *jobdir, dr_ckpt_list_t *l, dr_err_t *err)
     if (l->n > 1)
         qsort(l->e, l->n, sizeof *l->e, entry_cmp);
     return DR_OK;
+}
+
+long dr_ckpt_pick_for(const char *jobdir, dr_ckpt_list_t *l, uint32_t gen)
+{
+    for (size_t i = 0; gen && i < l->n; i++) {
+        dr_ckpt_entry_t *x = &l->e[i];
+        if (x->state == DR_CKPT_COMMITTED && x->gen >= gen) {
+            x->state = DR_CKPT_REJECTED;
+            snprintf(x->why, sizeof x->why,
+                     "committed by generation %" PRIu32
+                     ", not an earlier one than this launch's %" PRIu32,
+                     x->gen, gen);
+        }
+    }
+    return dr_ckpt_pick(jobdir, l, false);
 }
 
 long dr_ckpt_pick(const char *jobdir, dr_ckpt_list_t *l, bool all)

@@ -43,6 +43,7 @@ typedef struct dr_ckpt_file {
 typedef struct dr_ckpt_manifest {
     uint64_t seq;       /* commit order within the job's directory: 1, 2, ... */
     int64_t created_ns; /* Unix ns of the commit (shown; seq orders) */
+    uint32_t gen;       /* the job generation that committed it (0: not known) */
     dr_ckpt_file_t *files;
     size_t nfiles, cap; /* sorted by path (strcmp), no duplicates */
 } dr_ckpt_manifest_t;
@@ -52,6 +53,7 @@ typedef struct dr_ckpt_manifest {
  *   drover-checkpoint 1
  *   seq 3
  *   created 1764608456123456789
+ *   gen 2                      (only when known: DROVER_JOB_GENERATION)
  *   files 2
  *   f 1048576 <32 hex: xxh3-128> - model.pt
  *   f 12 <32 hex> <64 hex: sha-256> opt/state.json
@@ -90,6 +92,7 @@ int dr_ckpt_hash_file(int dirfd, dr_ckpt_file_t *f, bool sha, bool sync, dr_err_
 typedef struct dr_ckpt_commit_opts {
     bool sha256;         /* also SHA-256 every file */
     int64_t now_ns;      /* created time */
+    uint32_t gen;        /* the committing job generation, 0 when not known */
     unsigned keep;       /* > 0: prune the parent to the newest `keep` after the commit */
     dr_strvec_t *pruned; /* the names removed (may be NULL) */
 } dr_ckpt_commit_opts_t;
@@ -120,6 +123,7 @@ typedef struct dr_ckpt_entry {
     dr_ckpt_state_t state;
     uint64_t seq;
     int64_t created_ns, mtime_ns;
+    uint32_t gen; /* who committed it (0: not known) */
     size_t nfiles;
     uint64_t bytes;
     char why[DR_ERR_MSG_MAX]; /* TORN / REJECTED: what is wrong */
@@ -139,6 +143,11 @@ int dr_ckpt_list(const char *jobdir, dr_ckpt_list_t *l, dr_err_t *err);
  * when all is set); returns its index, or -1 when none does.  Entries
  * tried become VERIFIED or REJECTED. */
 long dr_ckpt_pick(const char *jobdir, dr_ckpt_list_t *l, bool all);
+/* The same for a launch of generation `gen`: a checkpoint its own or a later
+ * generation committed (a rank of it that started earlier, or a newer run)
+ * is passed over - every rank of a generation resumes from the same one -
+ * and marked REJECTED saying so. */
+long dr_ckpt_pick_for(const char *jobdir, dr_ckpt_list_t *l, uint32_t gen);
 void dr_ckpt_list_free(dr_ckpt_list_t *l);
 const char *dr_ckpt_state_name(dr_ckpt_state_t s);
 

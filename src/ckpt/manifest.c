@@ -114,9 +114,11 @@ int dr_ckpt_manifest_format(const dr_ckpt_manifest_t *m, char **text, size_t *le
     char *b = malloc(cap);
     if (!b)
         return dr_err_set(err, DR_ENOMEM, "out of memory");
-    size_t o =
-        (size_t)snprintf(b, cap, MAGIC "%d\nseq %" PRIu64 "\ncreated %" PRId64 "\nfiles %zu\n",
-                         DR_CKPT_VERSION, m->seq, m->created_ns, m->nfiles);
+    size_t o = (size_t)snprintf(b, cap, MAGIC "%d\nseq %" PRIu64 "\ncreated %" PRId64 "\n",
+                                DR_CKPT_VERSION, m->seq, m->created_ns);
+    if (m->gen)
+        o += (size_t)snprintf(b + o, cap - o, "gen %" PRIu32 "\n", m->gen);
+    o += (size_t)snprintf(b + o, cap - o, "files %zu\n", m->nfiles);
     for (size_t i = 0; i < m->nfiles; i++) {
         const dr_ckpt_file_t *f = &m->files[i];
         char x[33], s[65];
@@ -302,10 +304,22 @@ int dr_ckpt_manifest_parse(dr_ckpt_manifest_t *m, const char *text, size_t len, 
         goto fail;
     }
     if ((rc = keyed(&r, "seq", INT64_MAX, &m->seq)) ||
-        (rc = keyed(&r, "created", INT64_MAX, &created)) ||
-        (rc = keyed(&r, "files", DR_CKPT_MAX_FILES, &nfiles)))
+        (rc = keyed(&r, "created", INT64_MAX, &created)))
         goto fail;
     m->created_ns = (int64_t)created;
+    /* "gen G" is there only when the committer knew its generation (>= 1):
+     * a "gen 0" line would not format back the same */
+    if (r.len - r.pos > 4 && strncmp(r.s + r.pos, "gen ", 4) == 0) {
+        if ((rc = keyed(&r, "gen", UINT32_MAX, &v)))
+            goto fail;
+        if (v == 0) {
+            rc = bad(&r, "%s", "gen 0 (a generation is at least 1; leave the line out)");
+            goto fail;
+        }
+        m->gen = (uint32_t)v;
+    }
+    if ((rc = keyed(&r, "files", DR_CKPT_MAX_FILES, &nfiles)))
+        goto fail;
     for (uint64_t i = 0; i < nfiles; i++)
         if ((rc = file_line(&r, m)))
             goto fail;

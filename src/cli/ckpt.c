@@ -2,6 +2,7 @@
  * (src/ckpt).  No controller is involved: a job runs `drover ckpt commit`
  * on its node once a checkpoint is written; a user runs verify and list
  * wherever the files are.  See docs/operations.md "Checkpoints". */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +96,15 @@ static int do_commit(int argc, char **argv)
                     DR_CKPT_KEEP_DEFAULT);
             o.keep = DR_CKPT_KEEP_DEFAULT;
         }
+    }
+    /* a job's own checkpoint records its generation: a later rank of the
+     * same generation never resumes from it (ckpt.h: dr_ckpt_pick_for) */
+    const char *g = getenv("DROVER_JOB_GENERATION");
+    if (g && *g && in_job_dir(dir)) {
+        char *end;
+        unsigned long gv = strtoul(g, &end, 10);
+        if (!*end && gv > 0 && gv <= UINT32_MAX)
+            o.gen = (uint32_t)gv;
     }
     dr_strvec_t pruned = {0};
     o.pruned = &pruned;

@@ -180,7 +180,7 @@ static void on_register(ctld_agent_t *a, const dr_frame_t *f)
                 kill_stale(c, a->node, h->job, h->gen, "stale generation");
             else
                 ack(c, a->node, h->job, h->gen, h->rank);
-            ctld_restart_stale(c, h->job, h->running);
+            ctld_restart_stale(c, (uint32_t)a->node, h->job, h->gen, h->rank, h->running);
             continue;
         }
         if (h->running) {
@@ -293,7 +293,7 @@ static void on_job_state(ctld_agent_t *a, const dr_frame_t *f)
             kill_stale(c, a->node, m.job, m.gen, "stale generation");
         else
             ack(c, a->node, m.job, m.gen, m.rank);
-        ctld_restart_stale(c, m.job, m.started);
+        ctld_restart_stale(c, (uint32_t)a->node, m.job, m.gen, m.rank, m.started);
     } else if (m.started && m.ready != DR_READY_NONE) {
         ctld_service_ready(c, cj, m.ready == DR_READY_YES);
     } else if (m.started) {

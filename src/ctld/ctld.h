@@ -152,7 +152,10 @@ typedef struct ctld_job {
      * ran when it registered (killed, their end not yet reported) */
     uint32_t *prev_nodes;
     uint32_t nprev_nodes;
-    uint32_t stale_running;
+    struct ctld_stale_rank {
+        uint32_t node, gen, rank;
+    } * stale; /* each old rank once: a repeated end report must not release the hold */
+    size_t nstale, stale_cap;
     dr_time_t stop_at;      /* KILL then; 0 once sent */
     dr_time_t stop_give_up; /* its reports are not coming (agent gone): over anyway */
     uint32_t warn_round;    /* the last checkpoint round in its events (this generation) */
@@ -446,8 +449,10 @@ bool ctld_stop_blocks(dr_ctld_t *c, ctld_job_t *cj);
 /* Must cj, reloaded by a restarted controller after having run, wait before
  * its next launch, because its last generation may still run (restart.c)? */
 bool ctld_restart_holds(dr_ctld_t *c, ctld_job_t *cj);
-/* An agent held a running rank of job `job` that is not current: killed. */
-void ctld_restart_stale(dr_ctld_t *c, uint64_t job, bool running);
+/* An agent on `node` holds (running) or reported the end of (!running) a
+ * rank of job `job` that is not current (an old generation: killed). */
+void ctld_restart_stale(dr_ctld_t *c, uint32_t node, uint64_t job, uint32_t gen, uint32_t rank,
+                        bool running);
 /* Each turn: kill what is due, put what stopped back in the queue, launch
  * what no longer waits. */
 void ctld_stops_turn(dr_ctld_t *c, dr_time_t now);

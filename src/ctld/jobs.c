@@ -97,6 +97,7 @@ void ctld_job_free(ctld_job_t *cj)
     free(cj->ranks);
     free(cj->nodes);
     free(cj->prev_nodes);
+    free(cj->stale);
     ctld_steps_free(cj);
     free(cj->out_path);
     free(cj->err_path);

@@ -21,7 +21,9 @@ static void restart_release(ctld_job_t *cj)
     free(cj->prev_nodes);
     cj->prev_nodes = NULL;
     cj->nprev_nodes = 0;
-    cj->stale_running = 0;
+    free(cj->stale);
+    cj->stale = NULL;
+    cj->nstale = cj->stale_cap = 0;
 }
 
 bool ctld_restart_holds(dr_ctld_t *c, ctld_job_t *cj)
@@ -32,7 +34,7 @@ bool ctld_restart_holds(dr_ctld_t *c, ctld_job_t *cj)
     bool all = true;
     for (uint32_t i = 0; i < cj->nprev_nodes && all; i++)
         all = cj->prev_nodes[i] < c->cl.nnodes && c->nodes[cj->prev_nodes[i]].registered;
-    if (((all || since > after) && !cj->stale_running) || since > 2 * after) {
+    if (((all || since > after) && !cj->nstale) || since > 2 * after) {
         restart_release(cj);
         return false;
     }
@@ -46,14 +48,25 @@ bool ctld_restart_holds(dr_ctld_t *c, ctld_job_t *cj)
     return true;
 }
 
-void ctld_restart_stale(dr_ctld_t *c, uint64_t job, bool running)
+void ctld_restart_stale(dr_ctld_t *c, uint32_t node, uint64_t job, uint32_t gen, uint32_t rank,
+                        bool running)
 {
     ctld_job_t *cj = ctld_job_find(c, job);
     if (!cj || !cj->prev_nodes)
         return;
-    if (running)
-        cj->stale_running++;
-    else if (cj->stale_running)
-        cj->stale_running--;
+    size_t i = 0;
+    while (i < cj->nstale &&
+           !(cj->stale[i].node == node && cj->stale[i].gen == gen && cj->stale[i].rank == rank))
+        i++;
+    /* a set, not a count: the same rank reported running twice (a REGISTER
+     * and its JOB_STATE), or its end twice (resent until acknowledged), is
+     * one rank - counting them let a duplicate end release the hold while
+     * another node's old rank still ran (the chaos suite, seed 3009) */
+    if (running && i == cj->nstale &&
+        DR_PUSH(cj->stale, cj->nstale, cj->stale_cap,
+                ((struct ctld_stale_rank){node, gen, rank})) != 0)
+        return; /* out of memory: the hold ends with the lease instead */
+    if (!running && i < cj->nstale)
+        cj->stale[i] = cj->stale[--cj->nstale];
     ctld_want_pass(c);
 }

@@ -190,9 +190,7 @@ void dr_agent_free(dr_agent_t *a)
     dr_agent_keeper_free(a);
     dr_agent_lease_free(a);
     dr_agent_lease_page_free(a);
-    /* ranks left to their keepers may still use the files */
-    if (!a->leave_jobs)
-        dr_agent_file_clear(a);
+    dr_agent_file_clear(a); /* the files stay with a->leave_jobs: the ranks may read them */
     struct event *evs[] = {a->sigchld_ev, a->sigterm_ev, a->sigint_ev, a->sigusr2_ev, a->stop_ev};
     for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
         if (evs[i])

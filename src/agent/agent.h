@@ -176,7 +176,8 @@ const char *dr_agent_file_get(dr_agent_t *a, const char *kind, mode_t mode, cons
                               bool chown_to, uid_t uid, gid_t gid, char *detail, size_t dlen);
 /* The caller's rank is done with a file dr_agent_file_get returned. */
 void dr_agent_file_put(dr_agent_t *a, const char *path);
-/* Remove every file (the agent's exit). */
+/* Remove every file (the agent's exit; with a->leave_jobs only the
+ * records: ranks left to their keepers may still read the files). */
 void dr_agent_file_clear(dr_agent_t *a);
 
 /* ---- agent.c: life cycle, job table, log ---- */

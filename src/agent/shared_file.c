@@ -56,7 +56,8 @@ static bool same_file(const struct stat *a, const struct stat *b)
 static void file_drop(dr_agent_t *a, size_t i)
 {
     dr_agent_file_t *s = a->files[i];
-    unlink(s->path);
+    if (!a->leave_jobs) /* ranks left to their keepers may still read it */
+        unlink(s->path);
     free(s->path);
     free(s->text);
     free(s);
@@ -184,6 +185,7 @@ void dr_agent_file_put(dr_agent_t *a, const char *path)
 
 void dr_agent_file_clear(dr_agent_t *a)
 {
+    /* with a->leave_jobs the records go, the files stay */
     while (a->nfiles)
         file_drop(a, a->nfiles - 1);
     free(a->files);

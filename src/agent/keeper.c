@@ -811,6 +811,18 @@ int dr_agent_job_kill(dr_agent_t *a, const dr_agent_job_t *j, int sig, bool grou
     return group ? killpg(j->pid, sig) : kill(j->pid, sig);
 }
 
+/* Tell the keeper nothing more comes and wait (2 s at most) until it has
+ * exited: its end of the socket closes with it. */
+static void wait_gone(int fd)
+{
+    (void)shutdown(fd, SHUT_WR);
+    struct timeval tv = {2, 0};
+    (void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    uint8_t b[64];
+    while (read(fd, b, sizeof b) > 0)
+        ;
+}
+
 void dr_agent_keeper_release(dr_agent_t *a, dr_agent_job_t *j)
 {
     if (j->keep_ev)
@@ -834,14 +846,7 @@ void dr_agent_keeper_release(dr_agent_t *a, dr_agent_job_t *j)
         return;
     }
     if (sent && a->stopping) {
-        /* the agent is exiting: wait (a little) for the keeper to be gone,
-         * so that nothing of its jobs outlives it */
-        (void)shutdown(fd, SHUT_WR);
-        struct timeval tv = {2, 0};
-        (void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-        uint8_t b[64];
-        while (read(fd, b, sizeof b) > 0)
-            ;
+        wait_gone(fd); /* the agent is exiting: nothing of its jobs outlives it */
     }
     close(fd);
 }
@@ -851,14 +856,8 @@ void dr_agent_keeper_release(dr_agent_t *a, dr_agent_job_t *j)
 void dr_agent_keeper_free(dr_agent_t *a)
 {
     for (size_t i = 0; i < a->nidle; i++) {
-        int fd = a->idle[i].fd;
-        (void)shutdown(fd, SHUT_WR);
-        struct timeval tv = {2, 0};
-        (void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-        uint8_t b[64];
-        while (read(fd, b, sizeof b) > 0)
-            ;
-        close(fd);
+        wait_gone(a->idle[i].fd);
+        close(a->idle[i].fd);
     }
     free(a->idle);
     a->idle = NULL;

@@ -26,11 +26,14 @@ cl_agent n2
 cl_wait_nodes 2 || { bad "agents"; finish; }
 
 # node_dies NODE JOB: what a node's death does to a job there: its agent
-# and the job's processes on it killed with SIGKILL, no clean-up of any kind
+# and the job's processes on it killed with SIGKILL, no clean-up of any kind.
+# Only this test's jobs (submitted from $T): other cluster tests run at the
+# same time with the same job ids and node names.
 node_dies() {
     eval "kill -KILL \"\$CL_APID_$1\""
-    for p in $(grep -lzx "DROVER_JOB_ID=$2" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3); do
-        grep -qzx "DROVER_NODENAME=$1" "/proc/$p/environ" 2>/dev/null && kill -KILL "$p" 2>/dev/null
+    for p in $(grep -lzx "DROVER_SUBMIT_DIR=$T" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3); do
+        grep -qzx "DROVER_JOB_ID=$2" "/proc/$p/environ" 2>/dev/null &&
+            grep -qzx "DROVER_NODENAME=$1" "/proc/$p/environ" 2>/dev/null && kill -KILL "$p" 2>/dev/null
     done
 }
 # wait_state JOB STATE [TENTHS]

@@ -215,11 +215,13 @@ cancel_case cancel-after-commit
 # job again: the next generation runs elsewhere, once.
 requeue_case() {
     p=$1
-    id=$(sub -J "c-$p" --kind train --gpus-per-node 1 --ntasks-per-node 1 -- "$T/run.sh" 1)
+    # armed first: a restart between the start and the stop below could
+    # outlast the job (on a loaded machine), which would then just complete
+    arm "$p"
+    id=$(sub -J "c-$p" --kind train --gpus-per-node 1 --ntasks-per-node 1 -- "$T/run.sh" 2)
     i=0
     while [ "$(job_field "$id" state)" != running ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
     node=$(job_field "$id" nodelist)
-    arm "$p"
     apid=$(eval echo "\$CL_APID_$node")
     kill -STOP "$apid"
     crashed "$p"

@@ -34,9 +34,11 @@ grep -q '^0 0 0 0 4 2 .* 0 4 2$' "$T/env-$id.out" && ok "SLURM_PROCID, SLURM_NTA
 [ "$(grep -c ' slots=2$' "$T/env-$id.out")" -ge 4 ] && ok "a hostfile with two hosts of 2 slots" ||
     bad "hostfile: $(grep slots "$T/env-$id.out" | head -3)"
 
-# one rank failing stops the whole gang
+# one rank failing stops the whole gang (rank 1 fails once rank 0 runs: on a
+# loaded machine rank 0 may otherwise be stopped before it has said so)
 id=$("$DROVER" submit --parsable --kind train -N 2 --gpus-per-node 1 --gpu-type A100 -- \
-    sh -c 'if [ "$RANK" = 1 ]; then exit 7; fi; echo $$ >"'"$T"'/survivor"; sleep 300')
+    sh -c 'if [ "$RANK" = 1 ]; then i=0; while [ ! -s "'"$T"'/survivor" ] && [ $i -lt 300 ]; do
+        sleep 0.1; i=$((i + 1)); done; exit 7; fi; echo $$ >"'"$T"'/survivor"; sleep 300')
 "$DROVER" wait "$id" >/dev/null 2>&1
 rc=$?
 p=$(cat "$T/survivor" 2>/dev/null)

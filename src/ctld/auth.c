@@ -5,7 +5,9 @@
  * TOKEN`; the store keeps only the token's SHA-256, so a copy of the state
  * directory does not hand out tokens.  Operators are root, the user the
  * controller runs as, and the users named with --operator or given an
- * operator token. */
+ * operator token.  A browser sends the same token in the dashboard's
+ * session cookie (api_session.c); what such a request changes needs the
+ * X-Drover-CSRF header besides (ctld_auth_csrf_ok). */
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 
 #include <event2/bufferevent.h>
 #include <event2/http.h>
+#include <event2/keyvalq_struct.h>
 #include <openssl/sha.h>
 
 #include "ctld/ctld.h"
@@ -59,6 +62,29 @@ static bool is_operator_name(const dr_ctld_t *c, const char *user)
     return false;
 }
 
+/* The drover_session cookie's value in a Cookie header ("a=1; drover_session=T"),
+ * false when there is none or it does not fit. */
+static bool session_cookie(const char *hdr, char *out, size_t n)
+{
+    static const char name[] = CTLD_SESSION_COOKIE "=";
+    for (const char *p = hdr; p && *p;) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        const char *e = strchr(p, ';');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len > sizeof name - 1 && strncmp(p, name, sizeof name - 1) == 0) {
+            size_t vl = len - (sizeof name - 1);
+            if (vl >= n)
+                return false;
+            memcpy(out, p + sizeof name - 1, vl);
+            out[vl] = '\0';
+            return true;
+        }
+        p = e ? e + 1 : NULL;
+    }
+    return false;
+}
+
 int ctld_auth(dr_ctld_t *c, struct evhttp_request *req, ctld_who_t *who)
 {
     memset(who, 0, sizeof *who);
@@ -84,16 +110,42 @@ int ctld_auth(dr_ctld_t *c, struct evhttp_request *req, ctld_who_t *who)
         who->operator_ = cr.uid == 0 || cr.uid == geteuid() || is_operator_name(c, who->user);
         return DR_OK;
     }
-    const char *h = evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
-    if (!h || strncasecmp(h, "Bearer ", 7) != 0 || strlen(h + 7) > 256)
+    struct evkeyvalq *ih = evhttp_request_get_input_headers(req);
+    const char *h = evhttp_find_header(ih, "Authorization");
+    if (h && strncasecmp(h, "Bearer ", 7) == 0)
+        return strlen(h + 7) > CTLD_TOKEN_MAX ? DR_EINVAL : ctld_auth_token(c, h + 7, who);
+    char tok[CTLD_TOKEN_MAX + 1];
+    if (!session_cookie(evhttp_find_header(ih, "Cookie"), tok, sizeof tok))
         return DR_EINVAL;
+    int rc = ctld_auth_token(c, tok, who);
+    who->via_cookie = rc == DR_OK;
+    return rc;
+}
+
+int ctld_auth_token(dr_ctld_t *c, const char *token, ctld_who_t *who)
+{
+    memset(who, 0, sizeof *who);
     char hash[65], user[64], role[16];
-    ctld_sha256_hex(h + 7, hash);
+    ctld_sha256_hex(token, hash);
     if (ctld_store_find_token(c, hash, user, sizeof user, role, sizeof role) != DR_OK)
         return DR_ENOENT;
     who_from_user(who, user);
     who->operator_ = strcmp(role, "operator") == 0 || is_operator_name(c, user);
     return DR_OK;
+}
+
+bool ctld_auth_csrf_header(struct evhttp_request *req)
+{
+    const char *v = evhttp_find_header(evhttp_request_get_input_headers(req), "X-Drover-CSRF");
+    return v && strcmp(v, "1") == 0;
+}
+
+/* A cookie is sent by the browser whoever made it send the request; a
+ * header of our own only by the dashboard's script (see api_session.c). */
+bool ctld_auth_csrf_ok(struct evhttp_request *req, const ctld_who_t *who)
+{
+    return !who->via_cookie || evhttp_request_get_command(req) == EVHTTP_REQ_GET ||
+           ctld_auth_csrf_header(req);
 }
 
 /* Tokens are written at once, in their own transaction (turns open and

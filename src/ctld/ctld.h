@@ -673,6 +673,7 @@ typedef struct ctld_who {
     uint32_t uid, gid;
     bool operator_;
     bool via_socket;
+    bool via_cookie; /* the dashboard's session cookie: see ctld_auth_csrf_ok */
 } ctld_who_t;
 int ctld_http_start(dr_ctld_t *c, dr_err_t *err);
 void ctld_reply_json(struct evhttp_request *req, int status, const char *json);
@@ -707,6 +708,18 @@ int ctld_auth(dr_ctld_t *c, struct evhttp_request *req, ctld_who_t *who);
 int ctld_token_create(dr_ctld_t *c, const char *user, const char *role, char *out, size_t n,
                       dr_err_t *err);
 void ctld_sha256_hex(const char *s, char out[65]);
+#define CTLD_TOKEN_MAX      256
+#define CTLD_SESSION_COOKIE "drover_session"
+/* who a bearer token names; DR_ENOENT for an unknown or revoked one */
+int ctld_auth_token(dr_ctld_t *c, const char *token, ctld_who_t *who);
+/* does the request carry `X-Drover-CSRF: 1`?  and may it go on: not by
+ * cookie, a GET, or with that header */
+bool ctld_auth_csrf_header(struct evhttp_request *req);
+bool ctld_auth_csrf_ok(struct evhttp_request *req, const ctld_who_t *who);
+/* api_session.c: POST/DELETE /v1/session (the dashboard's login) */
+void ctld_api_session(dr_ctld_t *c, struct evhttp_request *req);
+/* ui.c: the dashboard's files at / and /ui/...; false if path is not one */
+bool ctld_ui_serve(struct evhttp_request *req, const char *path);
 
 /* agent_link.c / agent_msgs.c */
 int ctld_agents_start(dr_ctld_t *c, dr_err_t *err);

@@ -161,6 +161,13 @@ static void on_request(struct evhttp_request *req, void *arg)
         ctld_reply_error(req, 400, NULL, "bad request URI");
         return;
     }
+    /* the dashboard's files and its login need no credentials */
+    if (ctld_ui_serve(req, path))
+        return;
+    if (strcmp(path, "/v1/session") == 0) {
+        ctld_api_session(c, req);
+        return;
+    }
     ctld_who_t who;
     int rc = ctld_auth(c, req, &who);
     if (rc != DR_OK) {
@@ -168,6 +175,12 @@ static void on_request(struct evhttp_request *req, void *arg)
                          rc == DR_ENOENT ? "unknown or revoked token"
                                          : "authentication required: send 'Authorization: "
                                            "Bearer TOKEN' (get one with 'drover token')");
+        return;
+    }
+    if (!ctld_auth_csrf_ok(req, &who)) {
+        ctld_reply_error(req, 403, "X-Drover-CSRF",
+                         "X-Drover-CSRF: a request authenticated by the session cookie that "
+                         "changes state needs the header 'X-Drover-CSRF: 1'");
         return;
     }
     enum evhttp_cmd_type m = evhttp_request_get_command(req);

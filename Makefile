@@ -38,9 +38,10 @@ check: bootstrap
 	$(MAKE) lint
 	@echo "make check: all suites passed (normal and ASan+UBSan builds)"
 
-# the live cluster: controller, agents, a mixed workload (scripts/demo)
+# the live cluster: controller, agents, a mixed workload (scripts/demo);
+# KEEP=1 keeps it running afterwards (for the web dashboard) until Ctrl-C
 demo: bootstrap build
-	scripts/demo
+	KEEP=$(KEEP) scripts/demo
 
 # the simulator on real traces (scripts/demo-sim)
 demo-sim: bootstrap build

@@ -32,6 +32,7 @@ static void usage(FILE *f)
             "  history  finished jobs: elapsed, GPU-hours, cost, energy, totals (like sacct)\n"
             "  share    fair share per account: shares, usage, factor, limits (like sshare)\n"
             "  nodes    the nodes, their GPUs and agents\n"
+            "  top      a live full-screen view: GPUs per type, cost rate, nodes, queue\n"
             "  scale    set a service's replicas (drover scale SERVICE N)\n"
             "  restart  rolling restart of a service, at least N-1 replicas ready throughout\n"
             "  token    create a bearer token for TCP access\n"
@@ -58,6 +59,7 @@ static const verb_t verbs[] = {
     {"scale", cli_scale}, {"restart", cli_restart}, {"config", cli_config},
     {"hold", cli_hold},   {"release", cli_release}, {"update", cli_update},
     {"srun", cli_srun},   {"share", cli_share},     {"ckpt", cli_ckpt},
+    {"top", cli_top},
 };
 
 int main(int argc, char **argv)

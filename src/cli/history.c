@@ -7,6 +7,7 @@
  * name comes from the controller (GET /v1/ping), since over TCP it is the
  * token's user, not the local account.  Times are parsed here, in the
  * user's time zone, and sent as Unix seconds. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "cli/cli.h"
 #include "cli/client.h"
 #include "cli/format.h"
+#include "cli/history_plot.h"
 #include "drover/datetime.h"
 #include "drover/time.h"
 
@@ -25,6 +27,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: drover history [--user U | --all-users] [--account A] [--since T]\n"
             "                      [--until T] [--state S[,S]] [--limit N] [--json | --csv]\n"
+            "                      [--plot FILE.svg [--by day|hour] [--lines]]\n"
             "                      [--server URL|SOCKET]\n"
             "\n"
             "Finished jobs that ended in [--since, --until): elapsed time, GPU-hours, cost\n"
@@ -32,7 +35,12 @@ static void usage(FILE *f)
             "jobs of the last %d days.  T is Unix seconds, a local YYYY-MM-DD[THH:MM[:SS]],\n"
             "or now-DURATION (now-2d, now-90m).  States: completed, failed, cancelled,\n"
             "timeout.  An array's tasks are rows of their own; the array itself is a\n"
-            "summary row the totals do not count again.\n",
+            "summary row the totals do not count again.\n"
+            "\n"
+            "--plot FILE.svg writes a chart instead of the table: cost (USD) and GPU-hours\n"
+            "per account over time, per local day (per hour when the jobs span under two\n"
+            "days; --by chooses), as stacked bars (--lines: one line per account).  Each\n"
+            "job's usage is spread over the time it ran.\n",
             DEFAULT_DAYS);
 }
 
@@ -132,17 +140,63 @@ static int print_table(const json_t *reply)
     return 0;
 }
 
+/* --plot FILE: the chart of the reply's rows, written whole or not at all
+ * (a temporary file renamed over FILE) */
+static int write_plot(const json_t *reply, const char *path, cli_plot_by_t by, bool lines,
+                      const char *user, double since, double until)
+{
+    cli_usage_t u;
+    dr_err_t err = {0};
+    if (cli_usage_from_history(reply, by, &u, &err) != DR_OK)
+        return cli_fail(&err);
+    char a[48], b[48], window[400];
+    cli_fmt_time(since, a, sizeof a);
+    cli_fmt_time(until, b, sizeof b);
+    snprintf(window, sizeof window, "%s%s, jobs that ended %s to %s", user ? "user " : "all users",
+             user ? user : "", a, b);
+    char *svg = cli_usage_svg(&u, lines, window);
+    int rc = 0;
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = svg ? fopen(tmp, "w") : NULL;
+    if (!svg) {
+        rc = cli_fail(&(dr_err_t){DR_ENOMEM, "out of memory"});
+    } else if (!f) {
+        fprintf(stderr, "drover: history: --plot '%s': cannot write: %s\n", path, strerror(errno));
+        rc = 1;
+    } else {
+        size_t n = strlen(svg);
+        bool ok = fwrite(svg, 1, n, f) == n;
+        ok = fclose(f) == 0 && ok;
+        if (!ok || rename(tmp, path) != 0) {
+            fprintf(stderr, "drover: history: --plot '%s': write failed: %s\n", path,
+                    strerror(errno));
+            remove(tmp);
+            rc = 1;
+        } else {
+            printf("wrote %s: %zu job%s, %zu account%s, %zu %s%s\n", path, u.jobs,
+                   u.jobs == 1 ? "" : "s", u.nacc, u.nacc == 1 ? "" : "s", u.nx,
+                   u.hourly ? "hour" : "day", u.nx == 1 ? "" : "s");
+        }
+    }
+    free(svg);
+    cli_usage_free(&u);
+    return rc;
+}
+
 int cli_history(int argc, char **argv)
 {
     const char *server = NULL, *user = NULL, *account = NULL, *since = NULL, *until = NULL;
-    const char *state = NULL, *limit = NULL;
-    bool all_users = false, as_json = false, as_csv = false;
+    const char *state = NULL, *limit = NULL, *plot = NULL, *by = NULL;
+    bool all_users = false, as_json = false, as_csv = false, lines = false;
     for (int i = 1; i < argc; i++) {
         int m;
         if (strcmp(argv[i], "--json") == 0) {
             as_json = true;
         } else if (strcmp(argv[i], "--csv") == 0) {
             as_csv = true;
+        } else if (strcmp(argv[i], "--lines") == 0) {
+            lines = true;
         } else if (strcmp(argv[i], "--all-users") == 0 || strcmp(argv[i], "-a") == 0) {
             all_users = true;
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -154,7 +208,9 @@ int cli_history(int argc, char **argv)
                    (m = cli_opt_value(argc, argv, &i, "--since", &since)) != 0 ||
                    (m = cli_opt_value(argc, argv, &i, "--until", &until)) != 0 ||
                    (m = cli_opt_value(argc, argv, &i, "--state", &state)) != 0 ||
-                   (m = cli_opt_value(argc, argv, &i, "--limit", &limit)) != 0) {
+                   (m = cli_opt_value(argc, argv, &i, "--limit", &limit)) != 0 ||
+                   (m = cli_opt_value(argc, argv, &i, "--plot", &plot)) != 0 ||
+                   (m = cli_opt_value(argc, argv, &i, "--by", &by)) != 0) {
             if (m < 0)
                 return 2;
         } else {
@@ -166,6 +222,20 @@ int cli_history(int argc, char **argv)
         return cli_usage_error("history: --json and --csv exclude each other");
     if (user && all_users)
         return cli_usage_error("history: --user and --all-users exclude each other");
+    if (plot && (as_json || as_csv))
+        return cli_usage_error("history: --plot writes a chart; it excludes --json and --csv");
+    if ((by || lines) && !plot)
+        return cli_usage_error("history: %s shapes the chart of --plot FILE.svg",
+                               by ? "--by" : "--lines");
+    if (plot && !*plot)
+        return cli_usage_error("history: --plot needs a file name");
+    cli_plot_by_t plot_by = CLI_PLOT_AUTO;
+    if (by && strcmp(by, "day") == 0)
+        plot_by = CLI_PLOT_DAY;
+    else if (by && strcmp(by, "hour") == 0)
+        plot_by = CLI_PLOT_HOUR;
+    else if (by)
+        return cli_usage_error("history: --by '%s': day or hour", by);
     double now = cli_wall_now(), t_since = NAN, t_until = NAN;
     if (until && parse_when("--until", until, now, &t_until) != 0)
         return 2;
@@ -239,7 +309,9 @@ int cli_history(int argc, char **argv)
         json_decref(reply);
         return cli_fail(&err);
     }
-    if (as_json)
+    if (plot)
+        rc = write_plot(reply, plot, plot_by, lines, user, t_since, isnan(t_until) ? now : t_until);
+    else if (as_json)
         cli_print_json(reply);
     else
         rc = print_table(reply);

@@ -155,25 +155,46 @@ static void draw(const char *frame)
     free(out);
 }
 
-static char *render(cli_client_t *c, const dr_catalog_t *cat, int width, int height, size_t rows,
-                    dr_err_t *err)
+static char *frame_of(const cli_client_t *c, const top_data_t *d, const dr_catalog_t *cat,
+                      const char *note, int width, int height)
 {
-    top_data_t d;
-    fetch(c, rows, &d, err);
     cli_top_input_t in = {.controller = c->ep.display ? c->ep.display : "?",
-                          .ping = d.ping,
-                          .stats = d.stats,
-                          .nodes = d.nodes,
-                          .running = d.running,
-                          .pending = d.pending,
+                          .ping = d->ping,
+                          .stats = d->stats,
+                          .nodes = d->nodes,
+                          .running = d->running,
+                          .pending = d->pending,
                           .cat = cat,
-                          .note = err->code ? err->msg : NULL,
+                          .note = note,
                           .now = cli_wall_now(),
                           .width = width,
                           .height = height};
-    char *frame = cli_top_frame(&in);
-    data_free(&d);
-    return frame;
+    return cli_top_frame(&in);
+}
+
+/* A frame of fresh figures; while the controller does not answer, of the
+ * last ones it gave (`last`, replaced by each complete answer), saying
+ * since when. */
+static char *render(cli_client_t *c, const dr_catalog_t *cat, int width, int height, size_t rows,
+                    top_data_t *last, double *last_t, dr_err_t *err)
+{
+    top_data_t d;
+    fetch(c, rows, &d, err);
+    if (err->code == DR_OK || !last->ping) {
+        data_free(last);
+        *last = d;
+        if (err->code == DR_OK)
+            *last_t = cli_wall_now();
+    } else {
+        data_free(&d);
+    }
+    char note[sizeof err->msg + 64] = "", when[48];
+    if (err->code != DR_OK && *last_t > 0)
+        snprintf(note, sizeof note, "as of %s: %s", cli_fmt_time(*last_t, when, sizeof when),
+                 err->msg); /* the time first: a long message is cut at the width */
+    else if (err->code != DR_OK)
+        snprintf(note, sizeof note, "%s", err->msg);
+    return frame_of(c, last, cat, note, width, height);
 }
 
 int cli_top(int argc, char **argv)
@@ -216,7 +237,10 @@ int cli_top(int argc, char **argv)
     const dr_catalog_t *catp = have_cat ? &cat : NULL;
 
     if (once || !isatty(STDOUT_FILENO)) {
-        char *frame = render(&c, catp, 0, 0, 0, &err);
+        top_data_t last = {0};
+        double last_t = 0;
+        char *frame = render(&c, catp, 0, 0, 0, &last, &last_t, &err);
+        data_free(&last);
         int rc = 0;
         if (err.code != DR_OK) {
             rc = cli_fail(&err); /* a frame of an unreachable controller is no answer */
@@ -256,13 +280,16 @@ int cli_top(int argc, char **argv)
         keys = false;
     }
     write_all(ESC_ALT_ON, sizeof ESC_ALT_ON - 1);
+    top_data_t last = {0};
+    double last_t = 0;
     while (!top_quit) {
         int w, h;
         term_size(&w, &h);
         top_resized = 0;
         err = (dr_err_t){0};
         c.connect_timeout_ms = 2000; /* a frame should not hang on a lost controller */
-        char *frame = render(&c, catp, w, h, (size_t)h, &err);
+        c.read_timeout_ms = 5000;
+        char *frame = render(&c, catp, w, h, (size_t)h, &last, &last_t, &err);
         if (frame)
             draw(frame);
         free(frame);
@@ -292,6 +319,7 @@ int cli_top(int argc, char **argv)
         }
     }
     write_all(ESC_ALT_OFF, sizeof ESC_ALT_OFF - 1);
+    data_free(&last);
     if (raw_set)
         tcsetattr(STDIN_FILENO, TCSANOW, &saved);
     sigaction(SIGINT, &old_int, NULL);

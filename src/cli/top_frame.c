@@ -73,9 +73,8 @@ static void count_jobs(const json_t *running, const json_t *pending, cli_top_sum
         long long n = json_is_object(tasks) ? int_of(tasks, "pending") : 1;
         if (json_is_object(json_object_get(j, "service")))
             n = 0;
-        s->pending += n;
-        if (json_is_string(json_object_get(j, "hold")))
-            s->held += n;
+        /* held ones apart, as GET /v1/stats counts them */
+        *(json_is_string(json_object_get(j, "hold")) ? &s->held : &s->pending) += n;
     }
 }
 
@@ -447,7 +446,7 @@ char *cli_top_frame(const cli_top_input_t *in)
     snprintf(pend, sizeof pend, "%lld%s", s.pending, more_pend ? "+" : "");
     char held[48] = "";
     if (s.held)
-        snprintf(held, sizeof held, " (%lld held)", s.held);
+        snprintf(held, sizeof held, ", %lld%s held", s.held, more_pend ? "+" : "");
     frame_printf(&f, "cost %s/h%s  jobs: %s running, %s pending%s", rate,
                  s.cost_partial ? " (+ GPUs of unknown price)" : "", run, pend, held);
     cli_top_summary_free(&s);

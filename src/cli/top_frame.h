@@ -24,7 +24,7 @@ typedef struct cli_top_summary {
     size_t ntypes;
     double cost_usd_per_hour;         /* of what runs now; NAN: unknown */
     bool cost_partial;                /* some allocated GPUs have no known price */
-    long long running, pending, held; /* jobs */
+    long long running, pending, held; /* jobs; pending ones that are held count as held only */
     bool from_stats;                  /* GET /v1/stats answered (else computed) */
 } cli_top_summary_t;
 
@@ -32,7 +32,7 @@ typedef struct cli_top_summary {
  * computed from `nodes` (GET /v1/nodes: per type GPUs, gpus_alloc; GPUs
  * neither allocated nor on an "up" node count as down) and the job
  * listings (running, pending: GET /v1/jobs replies; an array parent counts
- * its pending tasks, not itself), the cost rate from allocated GPUs at
+ * its pending tasks, not itself; held jobs are not pending), the cost rate from allocated GPUs at
  * `cat`'s prices (may be NULL: unknown).  DR_OK or DR_ENOMEM. */
 int cli_top_summarise(const json_t *stats, const json_t *nodes, const json_t *running,
                       const json_t *pending, const dr_catalog_t *cat, cli_top_summary_t *s);

@@ -2,7 +2,7 @@
  * controller's replies: the per-type GPU counts and cost rate computed from
  * GET /v1/nodes when there is no /v1/stats, and taken from /v1/stats when
  * there is; the job counts (an array counts its pending tasks, a held job
- * is counted as held); the utilisation bars; the frame's sections and
+ * is counted as held, not pending); the utilisation bars; the frame's sections and
  * order, and its cutting to the screen's width and height. */
 #include "testutil.h"
 
@@ -126,9 +126,9 @@ static void test_summary_from_nodes(void **state)
     assert_true(fabs(s.cost_usd_per_hour - want) < 1e-9);
     assert_false(s.cost_partial);
     /* running: job 1 and task 2_1 (the array parent is no job of its own);
-     * pending: the array's 3 pending tasks, jobs 7 and 8; 8 is held */
+     * pending: the array's 3 pending tasks and job 7; 8 is held */
     assert_int_equal(s.running, 2);
-    assert_int_equal(s.pending, 5);
+    assert_int_equal(s.pending, 4);
     assert_int_equal(s.held, 1);
     cli_top_summary_free(&s);
 
@@ -217,7 +217,7 @@ static void test_frame_whole(void **state)
     has(fr, "[########----xxxxxxxx]\n");
     has(fr, "\nall               10      4     3     3   40%");
     char want[128];
-    snprintf(want, sizeof want, "\ncost $%.2f/h  jobs: 2 running, 5 pending (1 held)\n",
+    snprintf(want, sizeof want, "\ncost $%.2f/h  jobs: 2 running, 4 pending, 1 held\n",
              3 * price(f, "H100-SXM-80GB") + price(f, "L40S-48GB"));
     has(fr, want);
     /* nodes with heartbeat ages; the drained node's reason */

@@ -233,8 +233,12 @@ static void frame_line(frame_t *f, const char *line)
         f->s = p;
         f->cap = nc;
     }
-    memcpy(f->s + f->len, line, n);
-    f->len += n;
+    /* what the controller sent (a policy name, an error) cannot drive the
+     * terminal: control characters show as '?', as in tables */
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)line[i];
+        f->s[f->len++] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
+    }
     f->s[f->len++] = '\n';
     f->s[f->len] = '\0';
     f->lines++;

@@ -249,11 +249,12 @@ static void test_frame_whole(void **state)
     in.nodes = nonodes;
     in.running = in.pending = none;
     in.ping = NULL;
-    in.note = "cannot reach the controller";
+    in.note = "cannot reach the controller\x1b[2J";
     fr = cli_top_frame(&in);
     assert_non_null(fr);
+    /* (an escape sequence in a message is shown, not obeyed) */
     has(fr, "drover top - http://10.0.0.1:6817  2027-01-15 08:00:00\n! cannot reach "
-            "the controller\n");
+            "the controller?[2J\n");
     has(fr, "jobs: 0 running, 0 pending\n");
     has(fr, "(no jobs running or pending)\n");
     free(fr);

@@ -156,9 +156,9 @@ int cli_usage_from_history(const json_t *reply, cli_plot_by_t by, cli_usage_t *u
         if (json_is_integer(json_object_get(j, "array_tasks")))
             continue;
         double e = cli_json_num(j, "end_time"), s = cli_json_num(j, "start_time");
-        if (!isfinite(e))
+        if (!(fabs(e) < 1e11)) /* no end (or none a calendar holds) */
             continue;
-        if (!isfinite(s) || s > e)
+        if (!(s <= e && s > e - 1e10))
             s = e;
         row_t *r = &rows[nr];
         const char *acc = cli_json_str(j, "account", "");

@@ -22,7 +22,7 @@ static long long int_of(const json_t *o, const char *key)
     const json_t *v = json_object_get(o, key);
     if (json_is_integer(v))
         return (long long)json_integer_value(v);
-    if (json_is_real(v) && isfinite(json_real_value(v)))
+    if (json_is_real(v) && fabs(json_real_value(v)) < 9e18)
         return (long long)json_real_value(v);
     return 0;
 }

@@ -255,6 +255,8 @@ typedef struct ctld_opts {
     const char *haproxy; /* HAProxy's runtime API socket (lb_haproxy.c); NULL = none */
     double submit_rate;  /* --submit-rate: per user per second, 0 = no limit (ratelimit.c) */
     double submit_burst; /* --submit-burst: the bucket's size */
+    bool metrics_public; /* --metrics-public: GET /metrics without a token (metrics.c) */
+    dr_time_t stats_interval; /* --stats-interval: GET /v1/stats samples this often (stats.c) */
 } ctld_opts_t;
 
 typedef struct ctld_bucket ctld_bucket_t;
@@ -325,6 +327,8 @@ typedef struct dr_ctld {
     size_t nstops, stops_cap;
     ctld_job_t **waits;
     size_t nwaits, waits_cap;
+    struct ctld_metrics *metrics; /* GET /metrics: counters, histograms (metrics.c) */
+    struct ctld_series *series;   /* GET /v1/stats: the samples of the last 24 h (stats.c) */
 } dr_ctld_t;
 
 /* main/driver */
@@ -702,6 +706,66 @@ void ctld_api_share(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *
 /* api_services.c: POST /v1/jobs/ID/scale and /restart; false if not one */
 bool ctld_api_service_verb(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who,
                            uint64_t id, const char *verb);
+
+/* ---- metrics: GET /metrics (Prometheus) and GET /v1/stats ---- */
+
+#define CTLD_VERSION "0.1.0"
+
+/* prom.c: the text exposition format.  A histogram has fixed buckets
+ * (upper bounds le[], ascending; +Inf is implied). */
+#define CTLD_HIST_MAX 20
+typedef struct ctld_hist {
+    const double *le;
+    uint32_t nle;
+    uint64_t bucket[CTLD_HIST_MAX + 1]; /* per bucket, not cumulative; [nle]: above the last */
+    uint64_t count;
+    double sum;
+} ctld_hist_t;
+void ctld_hist_init(ctld_hist_t *h, const double *le, uint32_t nle);
+void ctld_hist_observe(ctld_hist_t *h, double v); /* NaN is ignored */
+struct evbuffer;
+void ctld_prom_family(struct evbuffer *b, const char *name, const char *type, const char *help);
+/* name{k="v",...} value: nlabels (key, value) string pairs follow; values escaped */
+void ctld_prom_sample(struct evbuffer *b, const char *name, double v, int nlabels, ...);
+void ctld_prom_hist(struct evbuffer *b, const char *name, const ctld_hist_t *h);
+void ctld_prom_value(struct evbuffer *b, double v);
+
+/* metrics.c: what the cluster looks like now, shared by /metrics,
+ * /v1/stats and its samples.  GPUs: allocated (any share of it held),
+ * idle (free on a node that takes work), down (free on a node that does
+ * not: down, drained, its agent not connected). */
+typedef struct ctld_snap_type {
+    uint32_t total, allocated, idle, down;
+} ctld_snap_type_t;
+typedef struct ctld_snap {
+    ctld_snap_type_t type[DR_MAX_GPU_TYPES]; /* by cluster GPU type */
+    uint64_t pending, running, held;         /* running: starting, running, completing */
+    double usd_per_hour, kw;                 /* of the GPUs the running jobs hold */
+} ctld_snap_t;
+void ctld_snapshot(const dr_ctld_t *c, ctld_snap_t *s);
+/* Node i's GPUs: allocated, idle and down, as ctld_snap_t counts them. */
+void ctld_node_gpu_states(const dr_ctld_t *c, uint32_t i, uint32_t *alloc, uint32_t *idle,
+                          uint32_t *down);
+int ctld_metrics_init(dr_ctld_t *c, dr_err_t *err);
+void ctld_metrics_free(dr_ctld_t *c);
+/* hooks where things happen */
+void ctld_metrics_request(dr_ctld_t *c, struct evhttp_request *req, const char *path);
+void ctld_metrics_pass(dr_ctld_t *c, double seconds);
+void ctld_metrics_commit(dr_ctld_t *c, double seconds, bool ok);
+void ctld_metrics_started(dr_ctld_t *c, const ctld_job_t *cj,
+                          dr_time_t now);                    /* a pass started it */
+void ctld_metrics_submitted(dr_ctld_t *c, uint64_t job);     /* a submit's 201 has gone out */
+void ctld_metrics_ended(dr_ctld_t *c, const ctld_job_t *cj); /* it reached a terminal state */
+struct dr_eventlog;
+void ctld_metrics_committed(dr_ctld_t *c,
+                            const struct dr_eventlog *log); /* preempt, requeue, down */
+void ctld_metrics_tick(dr_ctld_t *c); /* once a second: cost and energy accrue */
+void ctld_api_metrics(dr_ctld_t *c, struct evhttp_request *req);
+/* stats.c: GET /v1/stats */
+int ctld_stats_init(dr_ctld_t *c, dr_err_t *err);
+void ctld_stats_free(dr_ctld_t *c);
+void ctld_stats_tick(dr_ctld_t *c); /* once a second: a sample when one is due */
+void ctld_api_stats(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who);
 
 /* auth.c */
 int ctld_auth(dr_ctld_t *c, struct evhttp_request *req, ctld_who_t *who);

@@ -168,6 +168,8 @@ static void out_flush(dr_ctld_t *c, bool committed)
             continue;
         }
         if (o->kind == OUT_HTTP) {
+            if (committed && o->job && o->status == 201)
+                ctld_metrics_submitted(c, o->job); /* acknowledged */
             if (committed)
                 ctld_reply_json(o->req, o->status, o->body);
             else
@@ -1012,8 +1014,10 @@ static void run_pass(dr_ctld_t *c, dr_time_t now)
     if (dr_sched_pass(c->sched, now, &r, &err) != DR_OK)
         ctld_log("scheduling pass: %s", err.msg);
     clock_gettime(CLOCK_MONOTONIC, &b);
-    c->st.pass_s_total += (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+    double secs = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+    c->st.pass_s_total += secs;
     c->st.passes++;
+    ctld_metrics_pass(c, secs);
     c->last_pass = now;
     for (size_t i = 0; i < r.npreempted; i++) {
         ctld_job_t *cj = of(r.preempted[i]);
@@ -1028,6 +1032,7 @@ static void run_pass(dr_ctld_t *c, dr_time_t now)
     for (size_t i = 0; i < r.nstarted; i++) {
         ctld_stop_blocks(c, of(r.started[i])); /* on a stopping job's GPUs: wait */
         ctld_launch_job(c, of(r.started[i]));
+        ctld_metrics_started(c, of(r.started[i]), now);
     }
     if (r.wake_at != DR_TIME_NEVER) {
         /* a wake-up already due comes after the minimum interval (no busy loop) */
@@ -1090,6 +1095,8 @@ static void undo_submits(dr_ctld_t *c)
 void ctld_evict_later(dr_ctld_t *c, ctld_job_t *cj)
 {
     cj->evict_after = c->st.passes;
+    if (!cj->evict_listed && ctld_job_terminal(cj))
+        ctld_metrics_ended(c, cj); /* once: it is listed from now on */
     if (cj->evict_listed ||
         dr_grow((void **)&c->evictq, &c->evictq_cap, c->nevictq + 1, sizeof *c->evictq) != 0)
         return; /* out of memory: it stays in memory, nothing is lost */
@@ -1193,11 +1200,13 @@ static void turn(evutil_socket_t fd, short what, void *arg)
     struct timespec a, b;
     clock_gettime(CLOCK_MONOTONIC, &a);
     dr_err_t err = {0};
-    int rc = c->ndirty || log->n != c->ev_flushed || c->nnotes || c->drains_dirty
-                 ? write_turn(c, &err)
-                 : DR_OK;
+    bool changes = c->ndirty || log->n != c->ev_flushed || c->nnotes || c->drains_dirty;
+    int rc = changes ? write_turn(c, &err) : DR_OK;
     clock_gettime(CLOCK_MONOTONIC, &b);
-    c->st.commit_s_total += (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+    double secs = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+    c->st.commit_s_total += secs;
+    if (changes)
+        ctld_metrics_commit(c, secs, rc == DR_OK);
     if (rc != DR_OK) {
         c->st.commit_fail++;
         if (!c->store_fail[0]) {
@@ -1232,6 +1241,7 @@ static void turn(evutil_socket_t fd, short what, void *arg)
     notes_clear(c);
     /* the written events leave memory (the store has them) */
     dr_eventlog_t *ml = dr_sched_log_mut(c->sched);
+    ctld_metrics_committed(c, ml);
     dr_eventlog_free(ml);
     dr_eventlog_init(ml);
     c->ev_flushed = 0;
@@ -1270,6 +1280,8 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
     dr_ctld_t *c = arg;
     dr_time_t now = ctld_now(c);
     ctld_fence_tick(c);
+    ctld_metrics_tick(c);
+    ctld_stats_tick(c);
     if (ctld_service_timers_due(c, now) || ctld_stops_due(c, now))
         ctld_turn_schedule(c); /* a replica's back-off or drain, or a signal's lead, is over */
     ctld_lb_tick(c);
@@ -1492,6 +1504,8 @@ int dr_ctld_init(dr_ctld_t *c, const ctld_opts_t *o, dr_err_t *err)
     c->tick_ev = event_new(c->base, -1, EV_PERSIST, on_tick, c);
     struct timeval sec = {1, 0};
     event_add(c->tick_ev, &sec);
+    if ((rc = ctld_metrics_init(c, err)) != DR_OK || (rc = ctld_stats_init(c, err)) != DR_OK)
+        return rc;
     rc = ctld_http_start(c, err);
     if (rc == DR_OK)
         rc = ctld_agents_start(c, err);
@@ -1517,6 +1531,8 @@ void dr_ctld_free(dr_ctld_t *c)
     ctld_lb_free(c);
     if (c->http)
         evhttp_free(c->http);
+    ctld_metrics_free(c); /* after evhttp: a request's completion counts into it */
+    ctld_stats_free(c);
     if (c->agent_lst)
         evconnlistener_free(c->agent_lst);
     if (c->turn_ev)

@@ -38,6 +38,7 @@ static const char *reason_phrase(int status)
     case 405: return "Method Not Allowed";
     case 409: return "Conflict";
     case 413: return "Payload Too Large";
+    case 429: return "Too Many Requests";
     case 503: return "Service Unavailable";
     case 507: return "Insufficient Storage";
     default: return "Error";
@@ -89,8 +90,8 @@ static void on_ping(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *
 {
     json_t *o =
         json_pack("{s:b,s:s,s:I,s:s,s:s,s:s,s:I,s:{s:I,s:I,s:I,s:I,s:I,s:f,s:f}}", "ok", 1,
-                  "version", "0.1.0", "epoch", (json_int_t)c->epoch, "policy", c->policy, "user",
-                  who->user, "role", who->operator_ ? "operator" : "user", "jobs_in_memory",
+                  "version", CTLD_VERSION, "epoch", (json_int_t)c->epoch, "policy", c->policy,
+                  "user", who->user, "role", who->operator_ ? "operator" : "user", "jobs_in_memory",
                   (json_int_t)c->tab_n, "stats", "turns", (json_int_t)c->st.turns, "passes",
                   (json_int_t)c->st.passes, "commits", (json_int_t)c->st.commits, "launches",
                   (json_int_t)c->st.launches, "frames_dropped", (json_int_t)c->st.frames_dropped,
@@ -161,9 +162,16 @@ static void on_request(struct evhttp_request *req, void *arg)
         ctld_reply_error(req, 400, NULL, "bad request URI");
         return;
     }
+    ctld_metrics_request(c, req, path); /* counted by route once answered */
     /* the dashboard's files and its login need no credentials */
     if (ctld_ui_serve(req, path))
         return;
+    /* Prometheus scrapes without drover's tokens unless told to send one
+     * (authorization: credentials_file): --metrics-public lets it */
+    if (strcmp(path, "/metrics") == 0 && c->o.metrics_public) {
+        ctld_api_metrics(c, req);
+        return;
+    }
     if (strcmp(path, "/v1/session") == 0) {
         ctld_api_session(c, req);
         return;
@@ -199,6 +207,10 @@ static void on_request(struct evhttp_request *req, void *arg)
         ctld_api_history(c, req, &who);
     } else if (strcmp(path, "/v1/share") == 0) {
         ctld_api_share(c, req, &who);
+    } else if (strcmp(path, "/v1/stats") == 0) {
+        ctld_api_stats(c, req, &who);
+    } else if (strcmp(path, "/metrics") == 0) {
+        ctld_api_metrics(c, req);
     } else {
         ctld_reply_error(req, 404, NULL, "%s: no such endpoint", path);
     }

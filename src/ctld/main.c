@@ -54,6 +54,10 @@ static void usage(FILE *f)
            "  --submit-rate N           at most N submits a second per user (token bucket;\n"
            "                            default 0: no limit); over it: 429 and Retry-After\n"
            "  --submit-burst N          the bucket's size (default 2 x --submit-rate, at least 1)\n"
+           "  --metrics-public          GET /metrics without a token (for a Prometheus that\n"
+           "                            sends none; the rest of the API still needs one)\n"
+           "  --stats-interval DUR      GET /v1/stats keeps a sample this often, 24 h of them\n"
+           "                            (default 10s, at least 1s)\n"
            "  --daemon                  detach from the terminal\n"
            "  --gen-key FILE            write a new random cluster key (mode 0600) and exit\n");
 }
@@ -130,7 +134,8 @@ int main(int argc, char **argv)
                      .lease = 30 * DR_NSEC_PER_SEC,
                      .heartbeat_ms = 1000,
                      .sync_full = true,
-                     .drain = 2 * DR_NSEC_PER_SEC};
+                     .drain = 2 * DR_NSEC_PER_SEC,
+                     .stats_interval = 10 * DR_NSEC_PER_SEC};
     bool daemonize = false, lease_given = false;
     char sock_default[4096], agent_default[300];
     dr_time_t hb = 1 * DR_NSEC_PER_SEC;
@@ -151,33 +156,38 @@ int main(int argc, char **argv)
         O_BURST,
         O_HAPROXY,
         O_DRAIN,
+        O_METRICS_PUBLIC,
+        O_STATS_INTERVAL,
         O_DAEMON,
         O_GENKEY,
         O_HELP,
         O_VERSION
     };
-    static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
-                                         {"state", required_argument, NULL, O_STATE},
-                                         {"listen", required_argument, NULL, O_LISTEN},
-                                         {"socket", required_argument, NULL, O_SOCKET},
-                                         {"agent-listen", required_argument, NULL, O_AGENT},
-                                         {"key", required_argument, NULL, O_KEY},
-                                         {"policy", required_argument, NULL, O_POLICY},
-                                         {"operator", required_argument, NULL, O_OPER},
-                                         {"min-pass-interval", required_argument, NULL, O_MINPASS},
-                                         {"agent-timeout", required_argument, NULL, O_ATIMEOUT},
-                                         {"lease", required_argument, NULL, O_LEASE},
-                                         {"heartbeat", required_argument, NULL, O_HB},
-                                         {"no-fsync", no_argument, NULL, O_NOFSYNC},
-                                         {"submit-rate", required_argument, NULL, O_RATE},
-                                         {"submit-burst", required_argument, NULL, O_BURST},
-                                         {"haproxy-socket", required_argument, NULL, O_HAPROXY},
-                                         {"service-drain", required_argument, NULL, O_DRAIN},
-                                         {"daemon", no_argument, NULL, O_DAEMON},
-                                         {"gen-key", required_argument, NULL, O_GENKEY},
-                                         {"help", no_argument, NULL, O_HELP},
-                                         {"version", no_argument, NULL, O_VERSION},
-                                         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"config", required_argument, NULL, 'c'},
+        {"state", required_argument, NULL, O_STATE},
+        {"listen", required_argument, NULL, O_LISTEN},
+        {"socket", required_argument, NULL, O_SOCKET},
+        {"agent-listen", required_argument, NULL, O_AGENT},
+        {"key", required_argument, NULL, O_KEY},
+        {"policy", required_argument, NULL, O_POLICY},
+        {"operator", required_argument, NULL, O_OPER},
+        {"min-pass-interval", required_argument, NULL, O_MINPASS},
+        {"agent-timeout", required_argument, NULL, O_ATIMEOUT},
+        {"lease", required_argument, NULL, O_LEASE},
+        {"heartbeat", required_argument, NULL, O_HB},
+        {"no-fsync", no_argument, NULL, O_NOFSYNC},
+        {"submit-rate", required_argument, NULL, O_RATE},
+        {"submit-burst", required_argument, NULL, O_BURST},
+        {"haproxy-socket", required_argument, NULL, O_HAPROXY},
+        {"service-drain", required_argument, NULL, O_DRAIN},
+        {"metrics-public", no_argument, NULL, O_METRICS_PUBLIC},
+        {"stats-interval", required_argument, NULL, O_STATS_INTERVAL},
+        {"daemon", no_argument, NULL, O_DAEMON},
+        {"gen-key", required_argument, NULL, O_GENKEY},
+        {"help", no_argument, NULL, O_HELP},
+        {"version", no_argument, NULL, O_VERSION},
+        {NULL, 0, NULL, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
         switch (ch) {
@@ -228,9 +238,18 @@ int main(int argc, char **argv)
             if (!parse_dur("--service-drain", optarg, &o.drain))
                 return 2;
             break;
+        case O_METRICS_PUBLIC: o.metrics_public = true; break;
+        case O_STATS_INTERVAL:
+            if (!parse_dur("--stats-interval", optarg, &o.stats_interval))
+                return 2;
+            if (o.stats_interval < DR_NSEC_PER_SEC) {
+                fprintf(stderr, "droverd: --stats-interval: at least 1s\n");
+                return 2;
+            }
+            break;
         case O_DAEMON: daemonize = true; break;
         case O_GENKEY: return gen_key(optarg);
-        case O_VERSION: printf("droverd 0.1.0\n"); return 0;
+        case O_VERSION: printf("droverd %s\n", CTLD_VERSION); return 0;
         case 'h':
         case O_HELP: usage(stdout); return 0;
         default: usage(stderr); return 2;

@@ -175,7 +175,7 @@ wait "$PROM_PID" 2>/dev/null
 # counters start again.
 kill -TERM "$CL_DPID"
 wait "$CL_DPID" 2>/dev/null
-cl_droverd || { bad "droverd restart"; finish; }
+cl_droverd --lease 3s || { bad "droverd restart"; finish; }
 cl_wait_nodes 2 || bad "agents after restart"
 code=$(curl -s -o /dev/null -w '%{http_code}' "$TCP/metrics")
 [ "$code" = 401 ] && ok "/metrics without --metrics-public and no token: 401" || bad "/metrics no token: $code"
@@ -198,4 +198,22 @@ val=$(prom_query "drover_controller_epoch")
     bad "Prometheus with a token: '$val' ($(tail -3 "$T/prometheus.log"))"
 kill -TERM "$PROM_PID" 2>/dev/null
 wait "$PROM_PID" 2>/dev/null
+
+# a lost node (its agent killed, the lease 3 s): counted once as a node
+# failure, its job (a batch job: RequeueDefault=yes) once as a requeue
+kill -KILL "$CL_APID_n2"
+i=0
+while [ $i -lt 100 ]; do
+    curl -s -H "Authorization: Bearer $tok" "$TCP/metrics" >"$T/m4.txt"
+    [ "$(m "$T/m4.txt" drover_node_failures_total)" -ge 1 ] && [ "$(m "$T/m4.txt" drover_requeues_total)" -ge 1 ] && break
+    sleep 0.2
+    i=$((i + 1))
+done
+[ "$(m "$T/m4.txt" drover_node_failures_total)" = 1 ] && [ "$(m "$T/m4.txt" drover_requeues_total)" = 1 ] &&
+    [ "$(m "$T/m4.txt" 'drover_node_up\{node="n2"\}')" = 0 ] &&
+    [ "$(m "$T/m4.txt" "drover_gpus\{type=\"$A100\",node=\"n2\",state=\"down\"\}")" = 4 ] &&
+    ok "n2 lost: drover_node_failures_total 1, drover_requeues_total 1, its 4 GPUs down" ||
+    bad "node loss: $(grep -E '^drover_(node_failures|requeues)_total|^drover_gpus.*n2' "$T/m4.txt")"
+cl_agent n2 # it takes its rank's keeper back (stopped at the lease), which ends with it
+cl_wait_nodes 2 || bad "n2's agent back"
 finish

@@ -1081,12 +1081,14 @@ static void undo_submits(dr_ctld_t *c)
         ctld_job_t *cj = ctld_job_find(c, o->job);
         if (!cj)
             continue;
+        /* listed for eviction first: a job never acknowledged is not
+         * counted as ended (metrics.c) */
+        ctld_evict_later(c, cj);
         /* a pass of the same turn may have started it: its launch is dropped
          * (out_flush) and its resources go back */
         if (cj->in_sched && !ctld_job_terminal(cj))
             dr_sched_cancel(c->sched, &cj->j, c->last_now, "not committed", NULL);
         cj->dirty = false;
-        ctld_evict_later(c, cj);
         cj->j.state = DR_JOB_CANCELLED;
         snprintf(cj->reason, sizeof cj->reason, "not committed");
     }

@@ -58,6 +58,15 @@ expect_fail "drover submit says why" 1 "disk is full" -- submit -- true
 kill -0 "$CL_DPID" && ok "droverd keeps running" || bad "droverd died"
 pe=$(curl -s --unix-socket "$DROVER_SERVER" http://x/v1/ping | jq -r .store_error)
 echo "$pe" | grep -q "full" && ok "GET /v1/ping says: store_error $pe" || bad "ping store_error: $pe"
+# the metrics say so too: failed commits counted, the refused submits (two
+# here, one by drover submit) as 507s and not as submitted
+curl -s --unix-socket "$DROVER_SERVER" http://x/metrics >"$T/metrics.txt"
+awk '/^drover_store_commit_failures_total / {f = $2}
+     /^drover_http_requests_total\{route="\/v1\/jobs",method="POST",code="507"\}/ {r = $2}
+     /^drover_jobs_submitted_total\{kind="batch"\}/ {s = $2}
+     END {exit !(f >= 1 && r == 3 && s == 1)}' "$T/metrics.txt" &&
+    ok "/metrics: store commit failures counted, the 3 refused submits as 507s, 1 submitted" ||
+    bad "metrics on a full disk: $(grep -E '^drover_(store_commit_failures|jobs_submitted)_total|code="507"' "$T/metrics.txt")"
 
 # the running job ends while the disk is full: it keeps running to its end
 i=0

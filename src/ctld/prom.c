@@ -32,19 +32,26 @@ void ctld_hist_observe(ctld_hist_t *h, double v)
     h->sum += v;
 }
 
+/* v as the format writes it (Go's float parsing reads it back): integers
+ * without a fraction, NaN, +Inf, -Inf; returns its length. */
+static size_t fmt_value(char *s, size_t n, double v)
+{
+    int len;
+    if (isnan(v))
+        len = snprintf(s, n, "NaN");
+    else if (isinf(v))
+        len = snprintf(s, n, "%sInf", v > 0 ? "+" : "-");
+    else if (v == floor(v) && fabs(v) < 1e15)
+        len = snprintf(s, n, "%.0f", v);
+    else
+        len = snprintf(s, n, "%.15g", v);
+    return len > 0 && (size_t)len < n ? (size_t)len : 0;
+}
+
 void ctld_prom_value(struct evbuffer *b, double v)
 {
     char s[40];
-    int n;
-    if (isnan(v))
-        n = snprintf(s, sizeof s, "NaN");
-    else if (isinf(v))
-        n = snprintf(s, sizeof s, "%sInf", v > 0 ? "+" : "-");
-    else if (v == floor(v) && fabs(v) < 1e15)
-        n = snprintf(s, sizeof s, "%.0f", v);
-    else
-        n = snprintf(s, sizeof s, "%.15g", v);
-    evbuffer_add(b, s, (size_t)n);
+    evbuffer_add(b, s, fmt_value(s, sizeof s, v));
 }
 
 void ctld_prom_family(struct evbuffer *b, const char *name, const char *type, const char *help)
@@ -98,12 +105,12 @@ void ctld_prom_sample(struct evbuffer *b, const char *name, double v, int nlabel
     va_end(ap);
     if (fits && nlabels)
         fits = put(line, &n, sizeof line, "}", false);
-    if (!fits)
+    if (!fits || n + 42 > sizeof line)
         return; /* a label over 2 KB: a config's name never is; the sample is left out */
     line[n++] = ' ';
+    n += fmt_value(line + n, 40, v);
+    line[n++] = '\n';
     evbuffer_add(b, line, n);
-    ctld_prom_value(b, v);
-    evbuffer_add(b, "\n", 1);
 }
 
 void ctld_prom_hist(struct evbuffer *b, const char *name, const ctld_hist_t *h)

@@ -239,7 +239,8 @@ static size_t route_of(const char *path)
             return 5;
         return i == 0 ? 6 : 9;
     }
-    if (strcmp(path, "/") == 0 || strncmp(path, "/ui", 3) == 0)
+    if (strcmp(path, "/") == 0 || strcmp(path, "/index.html") == 0 ||
+        strncmp(path, "/ui/", 4) == 0) /* the dashboard's files (ui.c) */
         return 16;
     for (size_t r = 0; r < NROUTES - 1; r++)
         if (!strchr(routes[r], '{') && strcmp(path, routes[r]) == 0)

@@ -12,7 +12,7 @@
 
 #include "ctld/ctld.h"
 
-static const char *node_state(const dr_ctld_t *c, uint32_t i)
+const char *ctld_node_state(const dr_ctld_t *c, uint32_t i)
 {
     const ctld_node_t *n = &c->nodes[i];
     const dr_node_t *cn = &c->cl.nodes[i];
@@ -46,7 +46,7 @@ char *ctld_node_json(dr_ctld_t *c, uint32_t i)
         n->source, "gpus_found", (json_int_t)n->disc_gpus, "addr", n->addr);
     json_t *o =
         json_pack("{s:s,s:s,s:s,s:s,s:i,s:i,s:i,s:I,s:o,s:o}", "name", cn->name, "state",
-                  node_state(c, i), "reason", n->reason, "gpu_type",
+                  ctld_node_state(c, i), "reason", n->reason, "gpu_type",
                   cn->ngpus ? c->cl.types[cn->type].name : "", "gpus", (json_int_t)cn->ngpus,
                   "gpus_alloc", (json_int_t)alloc, "cpus", (json_int_t)(cn->cpu_milli / 1000),
                   "mem_mb", (json_int_t)cn->mem_mb, "agent", agent, "jobs", jobs);
@@ -79,6 +79,8 @@ static void drain(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *wh
         ctld_reply_error(req, 400, "reason", "a drain needs a reason (--reason TEXT)");
         return;
     }
+    char from[16];
+    snprintf(from, sizeof from, "%s", ctld_node_state(c, i));
     n->admin_drain = on;
     n->auto_drain = false;
     memset(n->fail_job, 0, sizeof n->fail_job); /* a resumed node starts counting afresh */
@@ -98,6 +100,10 @@ static void drain(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *wh
         ctld_reply_error(req, 409, NULL, "%s", err.msg);
         return;
     }
+    if (on)
+        ctld_node_note(c, i, "drain", from, "%s", n->reason);
+    else
+        ctld_node_note(c, i, "resume", from, "resumed by %s", who->user);
     if (on && was_up) /* its jobs with --signal are warned; the drain waits for their ends */
         ctld_drain_signal(c, i);
     ctld_want_pass(c);

@@ -214,9 +214,11 @@ struct ctld_agent {
 /* A record for a job's history that the scheduler does not log (a step's
  * start and end): written with the turn's commit. */
 typedef struct ctld_note {
-    uint64_t job;
+    uint64_t job; /* 0 for a node's record */
+    int32_t node; /* a node's record (ctld_node_note): its index; -1 for a job's */
     dr_time_t t;
     char what[16];
+    char from[16], to[16]; /* a node's states before and after ("" for a job's note) */
     char *detail;
 } ctld_note_t;
 
@@ -329,6 +331,7 @@ typedef struct dr_ctld {
     size_t nwaits, waits_cap;
     struct ctld_metrics *metrics; /* GET /metrics: counters, histograms (metrics.c) */
     struct ctld_series *series;   /* GET /v1/stats: the samples of the last 24 h (stats.c) */
+    struct ctld_events *events; /* GET /v1/events streams (events.c) */
 } dr_ctld_t;
 
 /* main/driver */
@@ -441,6 +444,23 @@ void ctld_kill_again(dr_ctld_t *c, ctld_job_t *cj, uint32_t node);
 void ctld_launch_job(dr_ctld_t *c, ctld_job_t *cj);
 /* Add a history record (events) to this turn's commit. */
 void ctld_note(dr_ctld_t *c, uint64_t job, const char *what, const char *fmt, ...) DR_PRINTF(4, 5);
+/* A node's record in the same event log (one id sequence with the jobs'):
+ * `what` happened (register, lost, down, drain, resume), the node went from
+ * state `from` to its state now (ctld_node_state); written with the turn's
+ * commit like a job's. */
+void ctld_node_note(dr_ctld_t *c, uint32_t node, const char *what, const char *from,
+                    const char *fmt, ...) DR_PRINTF(5, 6);
+/* The node's state as the API shows it (up, drain, down, unreachable, unknown). */
+const char *ctld_node_state(const dr_ctld_t *c, uint32_t node);
+
+/* events.c: GET /v1/events, the event log as a list or a live SSE stream */
+int ctld_events_start(dr_ctld_t *c, dr_err_t *err);
+/* After a commit: the rows it wrote go to every open stream. */
+void ctld_events_committed(dr_ctld_t *c);
+/* Controller shutdown: every stream ends cleanly. */
+void ctld_events_free(dr_ctld_t *c);
+struct ctld_who;
+void ctld_api_events(dr_ctld_t *c, struct evhttp_request *req, const struct ctld_who *who);
 
 /* stop.c: --signal, the warning before a job is stopped */
 /* A job the pass preempted: with a signal (and PreemptGrace= not 0),
@@ -665,6 +685,21 @@ int ctld_store_events(dr_ctld_t *c, uint64_t job,
                       void (*cb)(void *, double t, const char *what, const char *from,
                                  const char *to, const char *detail),
                       void *ud);
+/* A row of the event log (GET /v1/events): a job's (node NULL) or a
+ * node's (job 0); parent: the job's array or service parent, 0 if none. */
+typedef struct ctld_event_row {
+    uint64_t id, job, parent;
+    double t;
+    const char *node, *what, *from, *to, *detail;
+} ctld_event_row_t;
+/* The rows with an id in (after, upto], of job `job` or its tasks (0: any
+ * job) and of node `node` (NULL: any), oldest first, at most `limit`: how
+ * many were called back, or -1 when the store cannot be read. */
+long ctld_store_event_rows(dr_ctld_t *c, uint64_t after, uint64_t upto, uint64_t job,
+                           const char *node, size_t limit,
+                           void (*cb)(void *, const ctld_event_row_t *), void *ud);
+/* The newest event's id (0 when there is none). */
+int ctld_store_event_max(dr_ctld_t *c, uint64_t *max);
 /* tokens: stored as SHA-256 hashes */
 int ctld_store_put_token(dr_ctld_t *c, const char *hash_hex, const char *user, const char *role,
                          dr_err_t *err);

@@ -74,8 +74,31 @@ void ctld_note(dr_ctld_t *c, uint64_t job, const char *what, const char *fmt, ..
         return;
     }
     ctld_note_t *n = &c->notes[c->nnotes++];
-    *n = (ctld_note_t){.job = job, .t = ctld_now(c), .detail = d};
+    *n = (ctld_note_t){.job = job, .node = -1, .t = ctld_now(c), .detail = d};
     snprintf(n->what, sizeof n->what, "%s", what);
+    ctld_turn_schedule(c);
+}
+
+void ctld_node_note(dr_ctld_t *c, uint32_t node, const char *what, const char *from,
+                    const char *fmt, ...)
+{
+    if (c->stopping)
+        return; /* the agents' connections closing on our way out change nothing */
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    char *d = dr_strdup(buf);
+    if (!d || dr_grow((void **)&c->notes, &c->notes_cap, c->nnotes + 1, sizeof *c->notes) != 0) {
+        free(d);
+        return;
+    }
+    ctld_note_t *n = &c->notes[c->nnotes++];
+    *n = (ctld_note_t){.job = 0, .node = (int32_t)node, .t = ctld_now(c), .detail = d};
+    snprintf(n->what, sizeof n->what, "%s", what);
+    snprintf(n->from, sizeof n->from, "%s", from);
+    snprintf(n->to, sizeof n->to, "%s", ctld_node_state(c, node));
     ctld_turn_schedule(c);
 }
 
@@ -950,6 +973,8 @@ void ctld_node_lost(dr_ctld_t *c, uint32_t node, const char *why)
     if (c->cl.nodes[node].state == DR_NODE_DOWN)
         return;
     ctld_log("node %s down: %s", c->cl.nodes[node].name, why);
+    char from[16];
+    snprintf(from, sizeof from, "%s", ctld_node_state(c, node));
     /* every rank of an affected gang on the surviving nodes stops first */
     each_job_on(c, node, stop_other_ranks, (void *)why);
     /* remember which jobs were there: the scheduler requeues them; those
@@ -975,6 +1000,7 @@ void ctld_node_lost(dr_ctld_t *c, uint32_t node, const char *why)
     dr_err_t err = {0};
     if (dr_sched_node_set_state(c->sched, node, DR_NODE_DOWN, ctld_now(c), &err) != DR_OK)
         ctld_log("node %s: %s", c->cl.nodes[node].name, err.msg);
+    ctld_node_note(c, node, "down", from, "%s", why);
     for (size_t i = 0; i < cnt; i++)
         after_requeue(c, was[i], node);
     free(was);
@@ -988,6 +1014,11 @@ void ctld_node_lost(dr_ctld_t *c, uint32_t node, const char *why)
 void ctld_node_connected(dr_ctld_t *c, uint32_t node)
 {
     ctld_node_t *n = &c->nodes[node];
+    /* its state before, as the API showed it while no agent was there */
+    const dr_node_t *cn = &c->cl.nodes[node];
+    const char *from = cn->state == DR_NODE_DRAIN && !n->admin_drain
+                           ? (n->registered ? "unreachable" : "unknown")
+                           : dr_node_state_name((dr_node_state_t)cn->state);
     n->registered = true;
     n->lost_at = 0;
     n->gone_boot = 0;
@@ -1000,6 +1031,8 @@ void ctld_node_connected(dr_ctld_t *c, uint32_t node)
     }
     if (!n->admin_drain)
         n->reason[0] = '\0';
+    ctld_node_note(c, node, "register", from, "agent %s registered (%u GPUs, %s)",
+                   n->agent ? n->agent->addr : "?", n->disc_gpus, n->source);
     ctld_want_pass(c);
 }
 
@@ -1247,7 +1280,8 @@ static void turn(evutil_socket_t fd, short what, void *arg)
     dr_eventlog_free(ml);
     dr_eventlog_init(ml);
     c->ev_flushed = 0;
-    ctld_crash_committed(c); /* a crash point after the commit, before anything is sent */
+    ctld_crash_committed(c);  /* a crash point after the commit, before anything is sent */
+    ctld_events_committed(c); /* the rows just written, to the open streams */
     out_flush(c, true);
     evict(c);
 }
@@ -1510,6 +1544,8 @@ int dr_ctld_init(dr_ctld_t *c, const ctld_opts_t *o, dr_err_t *err)
         return rc;
     rc = ctld_http_start(c, err);
     if (rc == DR_OK)
+        rc = ctld_events_start(c, err);
+    if (rc == DR_OK)
         rc = ctld_agents_start(c, err);
     if (rc == DR_OK)
         rc = ctld_lb_start(c, err);
@@ -1531,6 +1567,7 @@ void dr_ctld_free(dr_ctld_t *c)
         ctld_agent_close(c->agents, "controller stopping");
     out_flush(c, false);
     ctld_lb_free(c);
+    ctld_events_free(c); /* before the connections they are on */
     if (c->http)
         evhttp_free(c->http);
     ctld_metrics_free(c); /* after evhttp: a request's completion counts into it */

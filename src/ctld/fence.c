@@ -133,6 +133,8 @@ void ctld_node_gone(dr_ctld_t *c, uint32_t node, const char *why)
     n->fencing = false;
     if (c->cl.nodes[node].state == DR_NODE_DOWN)
         return;
+    char from[16];
+    snprintf(from, sizeof from, "%s", ctld_node_state(c, node));
     double left = (double)(n->gone_boot + ctld_requeue_after(c) - now) / 1e9;
     if (!n->admin_drain)
         snprintf(n->reason, sizeof n->reason,
@@ -144,6 +146,7 @@ void ctld_node_gone(dr_ctld_t *c, uint32_t node, const char *why)
             ctld_log("node %s: %s", c->cl.nodes[node].name, err.msg);
         ctld_turn_schedule(c); /* the node record is written */
     }
+    ctld_node_note(c, node, "lost", from, "agent lost: %s", why);
     /* its service replicas leave the load balancer until their agent says
      * again that they are ready */
     for (size_t i = 0; i < c->tab_cap; i++) {
@@ -178,6 +181,8 @@ void ctld_node_job_failed(dr_ctld_t *c, uint32_t node, uint64_t job)
         recent += n->fail_job[k] && now - n->fail_t[k] <= cl->fail_drain_window;
     if (recent < want)
         return;
+    char from[16];
+    snprintf(from, sizeof from, "%s", ctld_node_state(c, node));
     n->admin_drain = true;
     n->auto_drain = true;
     char list[96] = "";
@@ -196,5 +201,6 @@ void ctld_node_job_failed(dr_ctld_t *c, uint32_t node, uint64_t job)
         if (dr_sched_node_set_state(c->sched, node, DR_NODE_DRAIN, now, &err) != DR_OK)
             ctld_log("node %s: %s", cl->nodes[node].name, err.msg);
     }
+    ctld_node_note(c, node, "drain", from, "%s", n->reason);
     ctld_want_pass(c);
 }

@@ -205,6 +205,8 @@ static void on_request(struct evhttp_request *req, void *arg)
         ctld_api_nodes(c, req, &who, path + 9);
     } else if (strcmp(path, "/v1/history") == 0) {
         ctld_api_history(c, req, &who);
+    } else if (strcmp(path, "/v1/events") == 0) {
+        ctld_api_events(c, req, &who);
     } else if (strcmp(path, "/v1/share") == 0) {
         ctld_api_share(c, req, &who);
     } else if (strcmp(path, "/v1/stats") == 0) {

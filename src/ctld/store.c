@@ -51,6 +51,11 @@ static const char *const schema =
 static const char *const hist_cols[][2] = {
     {"end_t", "REAL"}, {"account", "TEXT"}, {"state", "TEXT"}};
 
+/* Node events (GET /v1/events) share the events table, so that one
+ * sequence orders them with the jobs': job 0 and the node's name in this
+ * column (NULL in a job's row), added by ALTER TABLE like hist_cols. */
+static int migrate_events(dr_ctld_t *c, dr_err_t *err);
+
 static int db_fail(dr_ctld_t *c, dr_err_t *err, const char *what)
 {
     return dr_err_set(err, DR_EIO, "store: %s: %s", what, sqlite3_errmsg(c->db));
@@ -110,6 +115,20 @@ static int migrate_hist(dr_ctld_t *c, dr_err_t *err)
     return exec(c, "CREATE INDEX IF NOT EXISTS jobs_end ON jobs(terminal, end_t);", err);
 }
 
+static int migrate_events(dr_ctld_t *c, dr_err_t *err)
+{
+    if (!has_column(c, "events", "node")) {
+        int rc = exec(c, "ALTER TABLE events ADD COLUMN node TEXT;", err);
+        if (rc != DR_OK)
+            return rc;
+    }
+    /* partial: job rows (the many) are not in it; `node = ?` implies it */
+    return exec(c,
+                "CREATE INDEX IF NOT EXISTS events_node ON events(node, seq)"
+                " WHERE node IS NOT NULL;",
+                err);
+}
+
 int ctld_store_open(dr_ctld_t *c, dr_err_t *err)
 {
     char path[4096];
@@ -133,6 +152,8 @@ int ctld_store_open(dr_ctld_t *c, dr_err_t *err)
         rc = exec(c, schema, err);
     if (rc == DR_OK)
         rc = migrate_hist(c, err);
+    if (rc == DR_OK)
+        rc = migrate_events(c, err);
     if (rc != DR_OK)
         dr_err_prefix(err, "%s: ", path);
     return rc;
@@ -447,6 +468,21 @@ int ctld_store_put_event(dr_ctld_t *c, const dr_event_t *e, const char *detail, 
 
 int ctld_store_put_note(dr_ctld_t *c, const ctld_note_t *n, dr_err_t *err)
 {
+    if (n->node >= 0) { /* a node's: rare, not worth a cached statement */
+        sqlite3_stmt *st = prep(c,
+                                "INSERT INTO events(job, t, what, from_s, to_s, detail, node)"
+                                " VALUES(0,?,?,?,?,?,?)",
+                                err);
+        if (!st)
+            return DR_EIO;
+        sqlite3_bind_double(st, 1, dr_time_to_s(n->t));
+        sqlite3_bind_text(st, 2, n->what, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, n->from, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, n->to, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 5, n->detail ? n->detail : "", -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 6, c->cl.nodes[n->node].name, -1, SQLITE_STATIC);
+        return step_done(c, st, "write a node's event", err);
+    }
     sqlite3_stmt *st = cached(c, ST_EVENT,
                               "INSERT INTO events(job, t, what, from_s, to_s, detail)"
                               " VALUES(?,?,?,?,?,?)",
@@ -787,6 +823,67 @@ int ctld_store_events(dr_ctld_t *c, uint64_t job,
            (const char *)sqlite3_column_text(st, 4));
     sqlite3_finalize(st);
     return DR_OK;
+}
+
+long ctld_store_event_rows(dr_ctld_t *c, uint64_t after, uint64_t upto, uint64_t job,
+                           const char *node, size_t limit,
+                           void (*cb)(void *, const ctld_event_row_t *), void *ud)
+{
+    /* a range of the rowid first (bounded work whatever the filters), each
+     * row's parent from its job's row (array tasks and service runs) */
+    sqlite3_stmt *st = prep(c,
+                            "SELECT e.seq, e.t, e.job, e.what, e.from_s, e.to_s, e.detail, e.node,"
+                            " COALESCE(j.parent, 0) FROM events e"
+                            " LEFT JOIN jobs j ON e.job != 0 AND j.id = e.job"
+                            " WHERE e.seq > ?1 AND e.seq <= ?2"
+                            " AND (?3 = 0 OR e.job = ?3 OR j.parent = ?3)"
+                            " AND (?4 IS NULL OR e.node = ?4)"
+                            " ORDER BY e.seq LIMIT ?5",
+                            NULL);
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, after > INT64_MAX ? INT64_MAX : (sqlite3_int64)after);
+    sqlite3_bind_int64(st, 2, upto > INT64_MAX ? INT64_MAX : (sqlite3_int64)upto);
+    sqlite3_bind_int64(st, 3, job > INT64_MAX ? -1 : (sqlite3_int64)job);
+    if (node)
+        sqlite3_bind_text(st, 4, node, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 5, limit > INT64_MAX ? INT64_MAX : (sqlite3_int64)limit);
+    long n = 0;
+    int s;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *txt[5];
+        for (int k = 0; k < 4; k++) {
+            txt[k] = (const char *)sqlite3_column_text(st, 3 + k);
+            if (!txt[k])
+                txt[k] = "";
+        }
+        txt[4] = (const char *)sqlite3_column_text(st, 7); /* NULL: a job's */
+        ctld_event_row_t r = {.id = (uint64_t)sqlite3_column_int64(st, 0),
+                              .t = sqlite3_column_double(st, 1),
+                              .job = (uint64_t)sqlite3_column_int64(st, 2),
+                              .parent = (uint64_t)sqlite3_column_int64(st, 8),
+                              .what = txt[0],
+                              .from = txt[1],
+                              .to = txt[2],
+                              .detail = txt[3],
+                              .node = txt[4]};
+        cb(ud, &r);
+        n++;
+    }
+    sqlite3_finalize(st);
+    return s == SQLITE_DONE ? n : -1;
+}
+
+int ctld_store_event_max(dr_ctld_t *c, uint64_t *max)
+{
+    sqlite3_stmt *st = prep(c, "SELECT COALESCE(MAX(seq), 0) FROM events", NULL);
+    if (!st)
+        return DR_EIO;
+    int rc = sqlite3_step(st) == SQLITE_ROW ? DR_OK : DR_EIO;
+    if (rc == DR_OK)
+        *max = (uint64_t)sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return rc;
 }
 
 int ctld_store_put_token(dr_ctld_t *c, const char *hash_hex, const char *user, const char *role,

@@ -333,10 +333,11 @@ static int send_all(int fd, const char *d, size_t n, int timeout_ms)
     return 0;
 }
 
-int cli_client_request(cli_client_t *c, const char *method, const char *target, const char *ctype,
-                       const char *body, size_t body_len, cli_http_resp_t *resp, dr_err_t *err)
+/* Connect and send the request (`extra`: more header lines, each ending
+ * in CR LF, or NULL): the socket, or a negative DR_ code. */
+static int send_request(cli_client_t *c, const char *method, const char *target, const char *ctype,
+                        const char *body, size_t body_len, const char *extra, dr_err_t *err)
 {
-    memset(resp, 0, sizeof *resp);
     c->unreachable = false;
     c->last_status = 0;
     int fd = client_connect(c, err);
@@ -348,7 +349,7 @@ int cli_client_request(cli_client_t *c, const char *method, const char *target, 
     }
     const char *host = c->ep.is_unix ? "localhost" : c->ep.display + 7; /* past "http://" */
     size_t hl = strlen(method) + strlen(target) + strlen(host) + (c->token ? strlen(c->token) : 0) +
-                (ctype ? strlen(ctype) : 0) + 256;
+                (ctype ? strlen(ctype) : 0) + (extra ? strlen(extra) : 0) + 256;
     char *head = malloc(hl);
     if (!head) {
         close(fd);
@@ -365,6 +366,8 @@ int cli_client_request(cli_client_t *c, const char *method, const char *target, 
                       ctype ? ctype : "application/json", body_len);
     else if (strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0)
         k += snprintf(head + k, hl - (size_t)k, "Content-Length: 0\r\n");
+    if (extra)
+        k += snprintf(head + k, hl - (size_t)k, "%s", extra);
     k += snprintf(head + k, hl - (size_t)k, "\r\n");
     int rc = send_all(fd, head, (size_t)k, c->read_timeout_ms);
     free(head);
@@ -376,6 +379,17 @@ int cli_client_request(cli_client_t *c, const char *method, const char *target, 
         return dr_err_set(err, DR_EIO, "sending to the controller at %s: %s", c->ep.display,
                           strerror(-rc));
     }
+    return fd;
+}
+
+int cli_client_request(cli_client_t *c, const char *method, const char *target, const char *ctype,
+                       const char *body, size_t body_len, cli_http_resp_t *resp, dr_err_t *err)
+{
+    memset(resp, 0, sizeof *resp);
+    int fd = send_request(c, method, target, ctype, body, body_len, NULL, err);
+    if (fd < 0)
+        return fd;
+    int rc;
 
     cli_http_parser_t p;
     cli_http_parser_init(&p, c->max_body, strcmp(method, "HEAD") == 0);
@@ -534,4 +548,132 @@ char *cli_url_escape(const char *s)
     }
     *o = '\0';
     return out;
+}
+
+/* ---- a streamed reply (GET /v1/events?follow=1) ---- */
+
+void cli_stream_close(cli_stream_t *s)
+{
+    if (s->fd >= 0)
+        close(s->fd);
+    s->fd = -1;
+    cli_http_parser_free(&s->p);
+}
+
+/* Bytes from the socket into the parser: 1 when some came, 0 when none
+ * within wait_ms, else a negative DR_ code (the stream is over). */
+static int stream_fill(cli_stream_t *s, int wait_ms, char *buf, size_t cap, dr_err_t *err)
+{
+    cli_client_t *c = s->c;
+    int w = wait_fd(s->fd, POLLIN, now_ms() + wait_ms);
+    if (w == -ETIMEDOUT)
+        return 0;
+    if (w != 0) {
+        c->unreachable = true;
+        return dr_err_set(err, DR_EIO, "reading from the controller at %s: %s", c->ep.display,
+                          strerror(-w));
+    }
+    ssize_t r = recv(s->fd, buf, cap, 0);
+    if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+        return 0;
+    if (r < 0) {
+        c->unreachable = true;
+        return dr_err_set(err, DR_EIO, "reading from the controller at %s: %s", c->ep.display,
+                          strerror(errno));
+    }
+    if (r == 0) {
+        s->ended = cli_http_parser_done(&s->p);
+        int rc = cli_http_parser_eof(&s->p, err);
+        c->unreachable = true; /* a controller stopping or gone: the caller may reconnect */
+        return rc != DR_OK ? rc
+                           : dr_err_set(err, DR_EIO, "the controller at %s ended the stream",
+                                        c->ep.display);
+    }
+    size_t used = 0;
+    int rc = cli_http_parser_feed(&s->p, buf, (size_t)r, &used, err);
+    if (rc != DR_OK)
+        return rc;
+    if (cli_http_parser_done(&s->p)) /* the last chunk: the server ended it */
+        s->ended = true;
+    return 1;
+}
+
+int cli_stream_open(cli_client_t *c, const char *target, const char *last_id, cli_stream_t *s,
+                    dr_err_t *err)
+{
+    memset(s, 0, sizeof *s);
+    s->fd = -1;
+    s->c = c;
+    char extra[96] = "";
+    if (last_id)
+        snprintf(extra, sizeof extra, "Last-Event-ID: %.40s\r\n", last_id);
+    int fd = send_request(c, "GET", target, NULL, NULL, 0, extra[0] ? extra : NULL, err);
+    if (fd < 0)
+        return fd;
+    s->fd = fd;
+    /* what is not yet consumed is bounded: one SSE record, with room */
+    cli_http_parser_init(&s->p, 2 * (1u << 20) + 4096, false);
+    char buf[16384];
+    int rc = DR_OK;
+    while (!cli_http_parser_head_done(&s->p) && rc == DR_OK) {
+        int r = stream_fill(s, c->read_timeout_ms, buf, sizeof buf, err);
+        if (r == 0)
+            rc = dr_err_set(err, DR_EIO, "no reply from the controller at %s within %d s",
+                            c->ep.display, c->read_timeout_ms / 1000);
+        else if (r < 0)
+            rc = r;
+    }
+    if (rc == DR_OK && s->p.resp.status / 100 != 2) {
+        /* an error reply: read it whole, its "error" text to err */
+        c->last_status = s->p.resp.status;
+        while (!cli_http_parser_done(&s->p) && rc == DR_OK) {
+            int r = stream_fill(s, c->read_timeout_ms, buf, sizeof buf, err);
+            if (r == 0)
+                rc = dr_err_set(err, DR_EIO, "no reply from the controller at %s within %d s",
+                                c->ep.display, c->read_timeout_ms / 1000);
+            else if (r < 0 && !cli_http_parser_done(&s->p))
+                rc = r;
+        }
+        if (cli_http_parser_done(&s->p) || rc == DR_OK) {
+            cli_http_resp_t *resp = &s->p.resp;
+            json_t *j = resp->body_len ? json_loadb(resp->body, resp->body_len, 0, NULL) : NULL;
+            c->unreachable = false;
+            rc = reply_error(c, resp, j, err);
+            json_decref(j);
+        }
+    } else if (rc == DR_OK) {
+        c->last_status = s->p.resp.status;
+        const char *ct = cli_http_resp_header(&s->p.resp, "Content-Type");
+        if (!ct || strncmp(ct, "text/event-stream", 17) != 0)
+            rc = dr_err_set(err, DR_EINVAL, "%s: the reply is not an event stream (%s)",
+                            c->ep.display, ct ? ct : "no Content-Type");
+    }
+    if (rc != DR_OK)
+        cli_stream_close(s);
+    return rc;
+}
+
+int cli_stream_read(cli_stream_t *s, int wait_ms, const char **data, size_t *len, dr_err_t *err)
+{
+    *data = NULL;
+    *len = 0;
+    if (s->fd < 0)
+        return dr_err_set(err, DR_EIO, "the stream is closed");
+    if (s->taken) { /* what the last call gave is consumed now */
+        cli_http_parser_consume(&s->p, s->taken);
+        s->taken = 0;
+    }
+    if (s->p.resp.body_len == 0 && !s->ended) {
+        char buf[16384];
+        int r = stream_fill(s, wait_ms, buf, sizeof buf, err);
+        if (r < 0)
+            return r;
+    }
+    if (s->p.resp.body_len == 0 && s->ended) {
+        s->c->unreachable = true; /* a controller stopping: the caller may reconnect */
+        return dr_err_set(err, DR_EIO, "the controller at %s ended the stream", s->c->ep.display);
+    }
+    *data = s->p.resp.body;
+    *len = s->taken = s->p.resp.body_len;
+    return DR_OK;
 }

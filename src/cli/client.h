@@ -79,6 +79,28 @@ int cli_client_json(cli_client_t *c, const char *method, const char *target, jso
  * anything else is an error as with cli_client_json. */
 int cli_client_get(cli_client_t *c, const char *target, cli_http_resp_t *resp, dr_err_t *err);
 
+/* A streamed GET (text/event-stream, GET /v1/events?follow=1): the reply's
+ * body is read as it comes, without a bound on its total length (only on
+ * what is not yet consumed). */
+typedef struct cli_stream {
+    cli_client_t *c;
+    int fd;
+    cli_http_parser_t p;
+    size_t taken; /* bytes the last cli_stream_read gave */
+    bool ended;   /* the server ended the body (its last chunk) */
+} cli_stream_t;
+/* Send the request (with Last-Event-ID: last_id when not NULL) and read
+ * the head: DR_OK for a 2xx event stream; an error reply's "error" text
+ * in err as cli_client_json; connection errors set c->unreachable. */
+int cli_stream_open(cli_client_t *c, const char *target, const char *last_id, cli_stream_t *s,
+                    dr_err_t *err);
+/* The body bytes that came (within wait_ms when none were waiting): DR_OK
+ * with *len 0 when none came; the bytes stay valid until the next call.
+ * Once the connection breaks or the server ends the stream: DR_EIO
+ * (c->unreachable set: a controller restart, the caller may reconnect). */
+int cli_stream_read(cli_stream_t *s, int wait_ms, const char **data, size_t *len, dr_err_t *err);
+void cli_stream_close(cli_stream_t *s);
+
 /* Percent-encode a query value (malloc'd). */
 char *cli_url_escape(const char *s);
 

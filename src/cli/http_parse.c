@@ -479,6 +479,23 @@ int cli_http_parser_feed(cli_http_parser_t *p, const char *data, size_t len, siz
     return rc;
 }
 
+bool cli_http_parser_head_done(const cli_http_parser_t *p)
+{
+    return p->error == 0 && p->state != ST_STATUS && p->state != ST_HEADER;
+}
+
+void cli_http_parser_consume(cli_http_parser_t *p, size_t n)
+{
+    cli_http_resp_t *r = &p->resp;
+    if (n > r->body_len)
+        n = r->body_len;
+    if (!n)
+        return;
+    memmove(r->body, r->body + n, r->body_len - n);
+    r->body_len -= n;
+    r->body[r->body_len] = '\0';
+}
+
 int cli_http_parser_eof(cli_http_parser_t *p, dr_err_t *err)
 {
     if (p->error)

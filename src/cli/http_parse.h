@@ -62,6 +62,12 @@ void cli_http_parser_free(cli_http_parser_t *p);
 int cli_http_parser_feed(cli_http_parser_t *p, const char *data, size_t len, size_t *used,
                          dr_err_t *err);
 bool cli_http_parser_done(const cli_http_parser_t *p);
+/* A streamed body (text/event-stream): the head is complete (status and
+ * headers in p->resp), the body's bytes so far are p->resp.body.  The
+ * consumer takes them as they come with cli_http_parser_consume, so that
+ * max_body bounds what is unconsumed, not the whole stream. */
+bool cli_http_parser_head_done(const cli_http_parser_t *p);
+void cli_http_parser_consume(cli_http_parser_t *p, size_t n); /* the first n body bytes */
 /* The peer closed the connection: completes a body that runs to the end of
  * the connection; anything else unfinished is DR_EIO "truncated". */
 int cli_http_parser_eof(cli_http_parser_t *p, dr_err_t *err);

@@ -16,6 +16,7 @@
 
 #include "cli/cli.h"
 #include "cli/client.h"
+#include "cli/follow.h"
 #include "cli/format.h"
 #include "drover/joblist.h"
 #include "drover/jobspec.h"
@@ -28,6 +29,7 @@ extern char **environ;
 #define CLI_RETRY_UNREACHABLE_S 60
 #define CLI_POLL_MIN_MS         100
 #define CLI_POLL_MAX_MS         1000
+#define CLI_WAIT_RECHECK_MS     15000 /* wait on the event stream: a look this often anyway */
 #define CLI_LOG_CHUNK           (1u << 20)
 
 static int open_client(cli_client_t *c, const char *server)
@@ -945,10 +947,58 @@ int cli_show(int argc, char **argv)
 
 /* ------------------------------------------------------------------ events */
 
+/* drover events -f [JOB]: the live stream (follow.c). */
+static int events_follow(int argc, char **argv)
+{
+    const char *job = NULL, *server = NULL;
+    bool as_json = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int m;
+        if (strcmp(a, "-f") == 0 || strcmp(a, "--follow") == 0)
+            continue;
+        if (strcmp(a, "--json") == 0)
+            as_json = true;
+        else if ((m = common_opt(argc, argv, &i, &server)) != 0) {
+            if (m < 0)
+                return 2;
+        } else if (a[0] == '-')
+            return cli_usage_error("events: unknown option '%s'", a);
+        else if (job)
+            return cli_usage_error("events: one job at a time ('%s', '%s')", job, a);
+        else
+            job = a;
+    }
+    cli_client_t c;
+    int rc = open_client(&c, server);
+    if (rc != 0)
+        return rc;
+    dr_err_t err = {0};
+    long long id = 0;
+    if (job && resolve_job(&c, job, &id, &err) != DR_OK) {
+        cli_client_free(&c);
+        return cli_fail(&err);
+    }
+    rc = cli_events_follow(&c, id, as_json);
+    cli_client_free(&c);
+    return rc;
+}
+
 int cli_events(int argc, char **argv)
 {
     const char *job = NULL, *server = NULL;
     bool as_json = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-f") == 0 || strcmp(argv[i], "--follow") == 0)
+            return events_follow(argc, argv);
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("usage: drover events JOB [--json] [--server URL|SOCKET]\n"
+                   "       drover events -f [JOB] [--json] [--server URL|SOCKET]\n"
+                   "  -f, --follow  print events as they happen (without JOB: every job's and\n"
+                   "                node's); reconnects after a controller restart\n");
+            return 0;
+        }
+    }
     int rc = one_job_args(argc, argv, "events", &job, &server, &as_json);
     if (rc != 0)
         return rc < 0 ? 0 : rc;
@@ -1281,6 +1331,17 @@ int cli_wait(int argc, char **argv)
     double t0 = cli_now_s(), down_since = -1;
     int interval = CLI_POLL_MIN_MS, failed = 0;
     bool drawn = false;
+    /* the event stream, opened before the first look at the jobs: each
+     * event of one of them wakes the loop at once (polling only while the
+     * controller has none, or is away) */
+    long long *ids = calloc(n ? n : 1, sizeof *ids);
+    cli_wait_stream_t ws = {0};
+    if (!ids)
+        rc = fail_msg("out of memory");
+    for (size_t k = 0; ids && k < n; k++)
+        ids[k] = jobs[k].id;
+    if (rc == 0)
+        cli_wait_stream_open(&c, ids, n, &ws);
     while (rc == 0) {
         size_t left = 0;
         const wait_job_t *shown = NULL;
@@ -1344,9 +1405,26 @@ int cli_wait(int argc, char **argv)
             rc = 125;
             break;
         }
+        for (size_t k = 0; k < n; k++) /* ended jobs no longer wake the loop */
+            ids[k] = jobs[k].status >= 0 ? 0 : jobs[k].id;
+        if (!ws.open && down_since < 0 && cli_wait_stream_open(&c, ids, n, &ws) == 0)
+            continue; /* back: look again, then sleep on the stream */
+        if (ws.open) {
+            /* an event of one of the jobs, or a look every few seconds
+             * anyway (each second on a terminal: its progress line) */
+            int ms = tty ? 1000 : CLI_WAIT_RECHECK_MS;
+            if (limit > 0) {
+                double rest = dr_time_to_s(limit) - (cli_now_s() - t0);
+                ms = rest * 1000 < ms ? (int)(rest * 1000) + 1 : ms;
+            }
+            cli_wait_stream_next(&ws, ids, n, ms); /* a broken stream closes: polling */
+            continue;
+        }
         cli_sleep_ms(interval);
         interval = interval * 3 / 2 > CLI_POLL_MAX_MS ? CLI_POLL_MAX_MS : interval * 3 / 2;
     }
+    cli_wait_stream_close(&ws);
+    free(ids);
     if (drawn)
         fputs("\r\033[K", stderr); /* a message or the final states replace the progress line */
     if (failed)

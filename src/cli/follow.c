@@ -50,17 +50,21 @@ static int print_event(void *ud, const cli_sse_event_t *e)
     /* a node's: what happened (register, lost, down, drain, resume) */
     const char *st = node || !to[0] ? cli_json_str(o, "what", "") : to;
     cli_fmt_time(cli_json_num(o, "t"), tm, sizeof tm);
-    if (f->job)
-        printf("%-19s  %-11s  %s\n", tm, st, cli_json_str(o, "detail", ""));
-    else {
-        char who[80];
-        if (node)
-            snprintf(who, sizeof who, "node %s", cli_json_str(o, "node", "?"));
-        else
-            snprintf(who, sizeof who, "job %lld",
-                     (long long)json_integer_value(json_object_get(o, "job")));
-        printf("%-19s  %-12s  %-11s  %s\n", tm, who, st, cli_json_str(o, "detail", ""));
-    }
+    const char *detail = cli_json_str(o, "detail", "");
+    char who[80] = "";
+    if (!f->job && node)
+        snprintf(who, sizeof who, "node %s", cli_json_str(o, "node", "?"));
+    else if (!f->job)
+        snprintf(who, sizeof who, "job %lld",
+                 (long long)json_integer_value(json_object_get(o, "job")));
+    /* columns padded as the table pads them; no trailing blanks */
+    printf("%-19s  ", tm);
+    if (who[0])
+        printf("%-12s  ", who);
+    if (detail[0])
+        printf("%-11s  %s\n", st, detail);
+    else
+        printf("%s\n", st);
     fflush(stdout);
     json_decref(o);
     return 0;
@@ -148,7 +152,9 @@ int cli_wait_stream_open(cli_client_t *c, const long long *ids, size_t n, cli_wa
         snprintf(target, sizeof target, "/v1/events?follow=1");
     dr_err_t err = {0};
     if (cli_stream_open(c, target, NULL, &ws->s, &err) != DR_OK)
-        return -1; /* an older controller, or none now: the caller polls */
+        /* none now (a restart: try again later), or a controller without
+         * event streams (an older one, 404): the caller polls */
+        return c->unreachable || c->last_status >= 500 ? -1 : -2;
     cli_sse_init(&ws->sse);
     ws->open = true;
     return 0;

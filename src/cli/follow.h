@@ -21,6 +21,7 @@ typedef struct cli_wait_stream {
     cli_stream_t s;
     cli_sse_t sse;
 } cli_wait_stream_t;
+/* 0 open; -1 not now (the controller is away); -2 it has no event stream. */
 int cli_wait_stream_open(cli_client_t *c, const long long *ids, size_t n, cli_wait_stream_t *ws);
 /* Sleep until an event of one of the jobs (or their tasks) arrives: 1;
  * 0 after max_ms without one; -1 when the stream broke (it is closed). */

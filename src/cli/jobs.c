@@ -1340,8 +1340,7 @@ int cli_wait(int argc, char **argv)
         rc = fail_msg("out of memory");
     for (size_t k = 0; ids && k < n; k++)
         ids[k] = jobs[k].id;
-    if (rc == 0)
-        cli_wait_stream_open(&c, ids, n, &ws);
+    bool no_stream = rc == 0 && cli_wait_stream_open(&c, ids, n, &ws) == -2;
     while (rc == 0) {
         size_t left = 0;
         const wait_job_t *shown = NULL;
@@ -1407,8 +1406,12 @@ int cli_wait(int argc, char **argv)
         }
         for (size_t k = 0; k < n; k++) /* ended jobs no longer wake the loop */
             ids[k] = jobs[k].status >= 0 ? 0 : jobs[k].id;
-        if (!ws.open && down_since < 0 && cli_wait_stream_open(&c, ids, n, &ws) == 0)
-            continue; /* back: look again, then sleep on the stream */
+        if (!ws.open && !no_stream && down_since < 0) {
+            int o = cli_wait_stream_open(&c, ids, n, &ws);
+            no_stream = o == -2;
+            if (o == 0)
+                continue; /* back: look again, then sleep on the stream */
+        }
         if (ws.open) {
             /* an event of one of the jobs, or a look every few seconds
              * anyway (each second on a terminal: its progress line) */

@@ -106,6 +106,11 @@ r=$(api GET "/v1/events?node=zz")
 grep -q "job $id .*completed" "$T/f1" && grep -q "node n2 .*drain .*disk check" "$T/f1" &&
     ok "drover events -f prints live job and node events" || bad "events -f: $(head -c 600 "$T/f1")"
 
+timeout 3 "$DROVER" events -f "$id" >"$T/f2" 2>&1
+grep -q " completed\$" "$T/f2" && grep -q " pending\$" "$T/f2" && ! grep -q "node\|job [0-9]" "$T/f2" &&
+    ok "drover events -f JOB: the job's history first, in the events JOB format" ||
+    bad "events -f JOB: $(cat "$T/f2")"
+
 # ---- drover wait: woken by the stream, same exit codes ----
 j=$("$DROVER" submit --parsable -- sh -c 'sleep 2; exit 7')
 "$DROVER" wait "$j" >/dev/null 2>&1

@@ -242,7 +242,9 @@ static void live_cb(void *ud, const ctld_event_row_t *r)
     struct ctld_events *ev = ud;
     char *json = NULL;
     for (ctld_sub_t *s = ev->subs; s; s = s->next) {
-        if (!s->live || s->drop || !matches(s, r))
+        /* a start id past the newest (a client of an older store): only
+         * ids after it */
+        if (!s->live || s->drop || r->id <= s->cursor || !matches(s, r))
             continue;
         if (!json && !(json = row_json(r)))
             break;
@@ -266,7 +268,8 @@ void ctld_events_committed(dr_ctld_t *c)
     ctld_sub_t *next;
     for (ctld_sub_t *s = ev->subs; s; s = s->next)
         if (s->live) {
-            s->cursor = ev->max_id;
+            if (s->cursor < ev->max_id)
+                s->cursor = ev->max_id;
             send_pending(s);
         }
     for (ctld_sub_t *s = ev->subs; s; s = next) {

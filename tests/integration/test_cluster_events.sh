@@ -118,7 +118,7 @@ rc=$?
 back=$(date +%s.%N)
 endt=$("$DROVER" show "$j" --json | jq -r .end_time)
 lag=$(awk "BEGIN{print $back - $endt}")
-[ "$rc" = 7 ] && awk "BEGIN{exit !($lag < 0.4)}" &&
+[ "$rc" = 7 ] && awk "BEGIN{exit !($lag < 0.5)}" &&
     ok "wait returns ${lag}s after the job's end (stream, not a 1 s poll), exit 7" ||
     bad "wait: exit $rc, ${lag}s after the end"
 c1=$("$DROVER" submit --parsable -- sleep 30)

@@ -234,7 +234,7 @@ static char *nodelist(const dr_ctld_t *c, const ctld_job_t *cj)
     if (!cj->nnodes)
         return NULL;
     /* the names on the stack for the usual few nodes */
-    const char *few[64], **names = cj->nnodes <= 64 ? few : calloc(cj->nnodes, sizeof *names);
+    const char *few[64] = {0}, **names = cj->nnodes <= 64 ? few : calloc(cj->nnodes, sizeof *names);
     for (uint32_t i = 0; names && i < cj->nnodes; i++)
         names[i] = c->cl.nodes[cj->nodes[i]].name;
     char *nl = names ? dr_hostlist_compress(names, cj->nnodes) : NULL;

@@ -270,6 +270,20 @@ def run(wd, a):
             ok("overview: chart panels drawn (%s)" % ", ".join(charts))
         else:
             bad("overview: charts %s" % charts)
+        # the controller samples every second here (--stats-interval 1s):
+        # within a few seconds the charts are drawn from its own series
+        real = wd.wait("charts drawn from the controller's own /v1/stats samples",
+                       "refreshSoon(); var u=document.querySelectorAll('#chart-util polyline'),"
+                       "q=document.querySelectorAll('#chart-queue polyline');"
+                       "return u.length===2 && q.length===2 && "
+                       "u[0].getAttribute('points').split(' ').length>=3 ? "
+                       "{util:[...u].map(l=>l.dataset.series),"
+                       " points:u[0].getAttribute('points').split(' ').length} : null", timeout=15.0)
+        if real and sorted(real["util"]) == sorted([a.h100_type, a.a100_type]):
+            ok("charts: utilisation per GPU type (%s) and queue length from the live controller's "
+               "series (%d samples)" % (", ".join(real["util"]), real["points"]))
+        elif real:
+            bad("charts from the live series: %s" % real)
         shots["overview"] = wd.screenshot(os.path.join(a.shots, "overview.png"))
         charts_sample(wd, a)
 

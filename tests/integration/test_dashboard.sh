@@ -32,7 +32,7 @@ NodeName=n1 Gpus=H100-SXM:4 Cpus=8 MemGB=64
 NodeName=n2 Gpus=A100-80GB-SXM:4 Cpus=8 MemGB=64
 Account=vision
 CONF
-cl_droverd || { bad "cluster start"; finish; }
+cl_droverd --stats-interval 1s || { bad "cluster start"; finish; }
 cl_agent n1
 cl_agent n2
 cl_wait_nodes 2 || { bad "agents"; finish; }

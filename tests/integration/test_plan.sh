@@ -63,6 +63,68 @@ else
     bad "one H100: $(head -c 300 "$T/err")"
 fi
 
+# --- the seed's claims, as docs/planner.md ("The seed's claims, checked")
+# quotes the planner on them.  The ranges are the doc's figures +-10%: a
+# planner change that moves an answer further must update the doc too.  The
+# verdicts are checked on their own: e.g. "1e23 FLOPs is 5 million seconds"
+# must stay at least 10x off on H100s, whatever the planner's efficiency.
+SRC=${DROVER_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+# seed_plan NAME ARGS... -> $T/seed.json, or a failure named NAME
+seed_plan() {
+    n=$1
+    shift
+    if "$DROVER" plan train --types H100 --json "$@" >"$T/seed.json" 2>"$T/err"; then
+        return 0
+    fi
+    bad "seed claims, $n: $(head -c 300 "$T/err")"
+    return 1
+}
+if seed_plan "70B/1e23 on one H100" --params 70B --tokens 238B --gpu H100 --gpus 1; then
+    jq_check "seed claims: 70B on 238B tokens is 1e23 FLOPs" "$T/seed.json" '
+        (.train_flops / 1e23 - 1 | fabs) < 0.01'
+    jq_check "seed claims: 70B does not fit one H100" "$T/seed.json" '
+        .options[0] | .exact and (.fits | not) and .memory_per_gpu_gb > 1000'
+fi
+if seed_plan "70B/1e23 on one H100 with offload" --params 70B --tokens 238B --gpu H100 --gpus 1 --offload; then
+    jq_check "seed claims: 70B does not fit one H100 even offloaded" "$T/seed.json" '
+        .options[0] | .exact and (.fits | not) and .memory_per_gpu_gb > 260'
+fi
+if seed_plan "70B/1e23 on 64 H100s" --params 70B --tokens 238B --gpu H100 --gpus 64; then
+    jq_check "seed claims: 70B/1e23 on 64 H100s bf16: 35.7 d, 54.9k GPU-h (+-10%)" "$T/seed.json" '
+        .options[0] | .fits and .gpus == 64
+        and .wall_time_days > 32.1 and .wall_time_days < 39.3
+        and .gpu_hours > 49400 and .gpu_hours < 60400'
+    jq_check "seed claims: 1e23 FLOPs is >= 10x '5 million seconds' of one GPU" "$T/seed.json" '
+        .options[0] | .gpu_hours * 3600 >= 10 * 5e6 and .mfu < 0.6'
+    jq_check "seed claims: energy is GPU TDP only (0.7 kWh per H100-hour)" "$T/seed.json" '
+        .options[0] | ((.energy_kwh / .gpu_hours - 0.7) | fabs) < 1e-6'
+    jq_check "seed claims: cost is GPU-hours x \$6.88" "$T/seed.json" '
+        .options[0] | ((.cost_usd / .gpu_hours - 6.88) | fabs) < 1e-6'
+fi
+if seed_plan "70B/1e23 on 64 H100s fp8" --params 70B --tokens 238B --gpu H100 --gpus 64 --precision fp8; then
+    jq_check "seed claims: 70B/1e23 on 64 H100s fp8: 22.2 d, 34.1k GPU-h (+-10%)" "$T/seed.json" '
+        .options[0] | .fits and .wall_time_days > 20.0 and .wall_time_days < 24.4
+        and .gpu_hours > 30700 and .gpu_hours < 37500 and .gpu_hours * 3600 >= 10 * 5e6'
+fi
+if seed_plan "13B/500B on one H100" --params 13B --tokens 500B --gpu H100 --gpus 1; then
+    jq_check "seed claims: 13B does not fit one H100 without offload" "$T/seed.json" '
+        .options[0] | .exact and (.fits | not) and .memory_per_gpu_gb > 80'
+fi
+if seed_plan "13B/500B on one H100, fp8" --params 13B --tokens 500B --gpu H100 --gpus 1 --offload --precision fp8; then
+    jq_check "seed claims: 13B/500B fp8 offloaded: 623 d = 20.5 months (+-10%)" "$T/seed.json" '
+        .options[0] | .fits and .wall_time_days > 561 and .wall_time_days < 685'
+fi
+if seed_plan "13B/500B on one H100, bf16" --params 13B --tokens 500B --gpu H100 --gpus 1 --offload --precision bf16; then
+    jq_check "seed claims: 13B/500B bf16 offloaded: 942 d (+-10%), >1.5x '18 months'" "$T/seed.json" '
+        .options[0] | .fits and .wall_time_days > 848 and .wall_time_days < 1036
+        and .wall_time_days > 1.5 * 18 * 30.44'
+fi
+# the doc still quotes the figures the ranges above are built on
+for q in "35.7 days" "54.9k" "22.2 days" "34.1k" "623 days" "942 days" "1048.2 GB" "198.8 GB"; do
+    grep -qF -- "$q" "$SRC/docs/planner.md" && ok "seed claims: docs/planner.md quotes $q" ||
+        bad "seed claims: docs/planner.md no longer quotes '$q' (update the test's range with the doc)"
+done
+
 # --- serving and arrays ---
 if "$DROVER" plan serve --model llama-3-8b --rate 50 --prompt 1000 --output 200 --ttft 500ms \
     --precision fp8 --json >"$T/s.json" 2>"$T/err"; then

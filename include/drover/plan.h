@@ -124,6 +124,7 @@ typedef struct dr_plan_option {
     dr_perfmodel_serve_est_t serve;
     uint32_t replicas;
     double cost_usd_hr, energy_kwh_hr;
+    double startup_s; /* training: start-up and per-job overheads included in wall_s */
     /* array */
     double task_s; /* seconds per task on this GPU */
     uint32_t waves;
@@ -140,6 +141,8 @@ typedef struct dr_plan_result {
     dr_plan_option_t *opts;   /* ranked: the exact configuration first, then by cost */
     size_t n;
     char explanation[2048]; /* one paragraph on the top choice */
+    char verdict_text[512]; /* the decision rule applied to the top choice, printed first */
+    double planned_batch;   /* training: the global batch (sequences) planned, 0 = the model's */
     bool any_meets;
 } dr_plan_result_t;
 
@@ -157,6 +160,19 @@ char *dr_plan_json(const dr_plan_req_t *req, const dr_plan_result_t *res);
 /* Cost versus wall time, one line per GPU type, as an SVG document
  * (malloc'd; NULL on allocation failure). */
 char *dr_plan_svg(const dr_plan_req_t *req, const dr_plan_result_t *res);
+
+/* Small runs (docs/planner.md, "Small jobs"): a run takes at least this
+ * many optimizer steps, so an unpinned global batch shrinks for short runs
+ * and no more data-parallel ranks are offered than the work can use. */
+#define DR_PLAN_MIN_STEPS 100
+/* A larger configuration is preferred only when it saves this fraction of
+ * the wall time and at least DR_PLAN_MIN_SAVING_S seconds (half an hour is
+ * not worth a bigger allocation's queue wait and failure exposure). */
+#define DR_PLAN_MIN_SAVING   0.05
+#define DR_PLAN_MIN_SAVING_S 1800.0
+/* Start-up and per-job overheads of a training job on `gpus` GPUs in
+ * `nodes` nodes of a model with `params` parameters (seconds). */
+double dr_plan_startup_s(double params, uint32_t gpus, uint32_t nodes);
 
 /* The largest cluster the planner considers for one job (GPUs). */
 #define DR_PLAN_MAX_GPUS 65536u

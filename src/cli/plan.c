@@ -14,53 +14,54 @@
 
 static void plan_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: drover plan train --model NAME|SPEC | --params N  --tokens N  [options]\n"
-            "       drover plan serve --model NAME|SPEC --rate RPS --prompt N --output N "
-            "[options]\n"
-            "       drover plan array --tasks N --task-time DUR --ref-gpu TYPE [options]\n"
-            "\n"
-            "model (train, serve):\n"
-            "  --model NAME|SPEC   a preset (--list-models) or key=value shape, e.g.\n"
-            "                      llama-3-70b, llama-2-7b,seq=8192, layers=80,hidden=8192,...\n"
-            "  --params N          parameter count alone (7B, 70e9); the shape follows GPT-3\n"
-            "  --precision P       bf16 (default), fp8, fp16, fp32\n"
-            "train:\n"
-            "  --tokens N          training tokens (300B, 2T)\n"
-            "  --seq N             sequence length (default: the model's)\n"
-            "  --batch N           global batch in sequences (default: published or GPT-3 rule)\n"
-            "  --batch-tokens N    global batch in tokens\n"
-            "  --zero S            ZeRO stage 0-3 (default: the cheapest that fits)\n"
-            "  --offload           optimizer states in host memory (ZeRO-Offload)\n"
-            "  --recompute R       none, selective, full, auto (default)\n"
-            "  --no-flash          explicit attention (no FlashAttention)\n"
-            "  --tp N --pp N --micro-batch N   pin parts of the layout\n"
-            "serve:\n"
-            "  --rate RPS          requests per second to sustain\n"
-            "  --prompt N --output N   tokens per request (default 1024 / 256)\n"
-            "  --ttft DUR --tpot DUR --latency DUR   latency targets (200ms, 1.5s)\n"
-            "  --kv-precision P    KV cache precision (default fp8 with fp8 weights, else bf16)\n"
-            "  --max-batch N       engine cap on requests in flight (default 2048)\n"
-            "array:\n"
-            "  --tasks N --task-time DUR --ref-gpu TYPE   N tasks of DUR GPU time on TYPE\n"
-            "  --task-mem GB       GPU memory per task\n"
-            "  --bound compute|memory   how task time scales across GPU types (default compute)\n"
-            "all:\n"
-            "  --deadline DUR      finish within (36h, 30d, 4w, 18mo); ranks by cost among those\n"
-            "                      that meet it\n"
-            "  --max-gpus N        GPU budget\n"
-            "  --gpu TYPE [--gpus N]  evaluate this configuration first\n"
-            "  --types A,B,...     GPU types to consider (default: the whole catalog)\n"
-            "  --neocloud          use the neocloud price column instead of on-demand\n"
-            "  --power-price USD   electricity price per kWh (adds a power cost)\n"
-            "  --pue F             facility overhead on GPU energy (default 1.0 = GPUs only)\n"
-            "  --net KIND:GBIT     inter-node network per GPU: ib:400, roce:200, eth:100\n"
-            "                      (default: each GPU's reference system)\n"
-            "  --catalog FILE      GPU catalog CSV (default: built in)\n"
-            "  --json              print JSON (schema in docs/cli.md)\n"
-            "  --plot FILE.svg     write cost vs time per GPU type\n"
-            "  --all               show every option (default: the best 8 and the requested one)\n"
-            "  --list-models       list model presets\n");
+    fprintf(
+        f, "usage: drover plan train --model NAME|SPEC | --params N  --tokens N  [options]\n"
+           "       drover plan serve --model NAME|SPEC --rate RPS --prompt N --output N "
+           "[options]\n"
+           "       drover plan array --tasks N --task-time DUR --ref-gpu TYPE [options]\n"
+           "\n"
+           "model (train, serve):\n"
+           "  --model NAME|SPEC   a preset (--list-models) or key=value shape, e.g.\n"
+           "                      llama-3-70b, llama-2-7b,seq=8192, layers=80,hidden=8192,...\n"
+           "  --params N          parameter count alone (7B, 70e9); the shape follows GPT-3\n"
+           "  --precision P       bf16 (default), fp8, fp16, fp32\n"
+           "train:\n"
+           "  --tokens N          training tokens (300B, 2T)\n"
+           "  --flops N           or the compute budget instead (1e23): tokens = N / (6 x params)\n"
+           "  --seq N             sequence length (default: the model's)\n"
+           "  --batch N           global batch in sequences (default: published or GPT-3 rule)\n"
+           "  --batch-tokens N    global batch in tokens\n"
+           "  --zero S            ZeRO stage 0-3 (default: the cheapest that fits)\n"
+           "  --offload           optimizer states in host memory (ZeRO-Offload)\n"
+           "  --recompute R       none, selective, full, auto (default)\n"
+           "  --no-flash          explicit attention (no FlashAttention)\n"
+           "  --tp N --pp N --micro-batch N   pin parts of the layout\n"
+           "serve:\n"
+           "  --rate RPS          requests per second to sustain (required)\n"
+           "  --prompt N --output N   tokens per request (default 1024 / 256)\n"
+           "  --ttft DUR --tpot DUR --latency DUR   latency targets (200ms, 1.5s)\n"
+           "  --kv-precision P    KV cache precision (default fp8 with fp8 weights, else bf16)\n"
+           "  --max-batch N       engine cap on requests in flight (default 2048)\n"
+           "array:\n"
+           "  --tasks N --task-time DUR --ref-gpu TYPE   N tasks of DUR GPU time on TYPE\n"
+           "  --task-mem GB       GPU memory per task\n"
+           "  --bound compute|memory   how task time scales across GPU types (default compute)\n"
+           "all:\n"
+           "  --deadline DUR      finish within (36h, 30d, 4w, 18mo); ranks by cost among those\n"
+           "                      that meet it\n"
+           "  --max-gpus N        GPU budget\n"
+           "  --gpu TYPE [--gpus N]  evaluate this configuration first\n"
+           "  --types A,B,...     GPU types to consider (default: the whole catalog)\n"
+           "  --neocloud          use the neocloud price column instead of on-demand\n"
+           "  --power-price USD   electricity price per kWh (adds a power cost)\n"
+           "  --pue F             facility overhead on GPU energy (default 1.0 = GPUs only)\n"
+           "  --net KIND:GBIT     inter-node network per GPU: ib:400, roce:200, eth:100\n"
+           "                      (default: each GPU's reference system)\n"
+           "  --catalog FILE      GPU catalog CSV (default: built in)\n"
+           "  --json              print JSON (schema in docs/cli.md)\n"
+           "  --plot FILE.svg     write cost vs time per GPU type\n"
+           "  --all               show every option (default: the best 8 and the requested one)\n"
+           "  --list-models       list model presets\n");
 }
 
 static int parse_prec(const char *s, dr_precision_t *out)
@@ -280,6 +281,7 @@ enum {
     O_MODEL = 256,
     O_PARAMS,
     O_TOKENS,
+    O_FLOPS,
     O_SEQ,
     O_BATCH,
     O_BATCHTOK,
@@ -325,6 +327,7 @@ static const struct option plan_opts[] = {
     {"model", required_argument, 0, O_MODEL},
     {"params", required_argument, 0, O_PARAMS},
     {"tokens", required_argument, 0, O_TOKENS},
+    {"flops", required_argument, 0, O_FLOPS},
     {"seq", required_argument, 0, O_SEQ},
     {"batch", required_argument, 0, O_BATCH},
     {"batch-tokens", required_argument, 0, O_BATCHTOK},
@@ -369,8 +372,8 @@ static const struct option plan_opts[] = {
 
 typedef struct plan_args {
     const char *model, *catalog, *plot, *types;
-    double params, batch_tokens;
-    bool json, all, have_params, kv_set;
+    double params, batch_tokens, flops;
+    bool json, all, have_params, kv_set, have_tokens, have_flops, have_rate;
     char types_buf[1024];
 } plan_args_t;
 
@@ -385,9 +388,9 @@ static const char *opt_name(int c)
 /* Options that only make sense for one kind of plan. */
 static bool opt_allowed(dr_plan_kind_t k, int c)
 {
-    bool train = c == O_TOKENS || c == O_SEQ || c == O_BATCH || c == O_BATCHTOK || c == O_ZERO ||
-                 c == O_OFFLOAD || c == O_RECOMP || c == O_NOFLASH || c == O_TP || c == O_PP ||
-                 c == O_MB;
+    bool train = c == O_TOKENS || c == O_FLOPS || c == O_SEQ || c == O_BATCH || c == O_BATCHTOK ||
+                 c == O_ZERO || c == O_OFFLOAD || c == O_RECOMP || c == O_NOFLASH || c == O_TP ||
+                 c == O_PP || c == O_MB;
     bool serve = c == O_RATE || c == O_PROMPT || c == O_OUTPUT || c == O_TTFT || c == O_TPOT ||
                  c == O_LATENCY || c == O_KVPREC || c == O_MAXBATCH;
     bool array = c == O_TASKS || c == O_TASKTIME || c == O_REFGPU || c == O_TASKMEM || c == O_BOUND;
@@ -410,7 +413,14 @@ static int parse_one(dr_plan_req_t *r, plan_args_t *pa, int c, const char *v)
     switch (c) {
     case O_MODEL: pa->model = v; return 0;
     case O_PARAMS: pa->have_params = true; return parse_count_opt("--params", v, &pa->params);
-    case O_TOKENS: return parse_count_opt("--tokens", v, &r->train.tokens);
+    case O_TOKENS: pa->have_tokens = true; return parse_count_opt("--tokens", v, &r->train.tokens);
+    case O_FLOPS:
+        pa->have_flops = true;
+        if (parse_count_opt("--flops", v, &pa->flops))
+            return 2;
+        if (!(pa->flops > 0))
+            return cli_usage_error("--flops: '%s' must be positive", v);
+        return 0;
     case O_SEQ: return parse_u32_opt("--seq", v, &r->train.seq_len);
     case O_BATCH: return parse_count_opt("--batch", v, &r->train.global_batch);
     case O_BATCHTOK: return parse_count_opt("--batch-tokens", v, &pa->batch_tokens);
@@ -432,7 +442,13 @@ static int parse_one(dr_plan_req_t *r, plan_args_t *pa, int c, const char *v)
     case O_TP: return parse_u32_opt("--tp", v, &r->train.tp);
     case O_PP: return parse_u32_opt("--pp", v, &r->train.pp);
     case O_MB: return parse_u32_opt("--micro-batch", v, &r->train.micro_batch);
-    case O_RATE: return parse_count_opt("--rate", v, &r->rate_rps);
+    case O_RATE:
+        pa->have_rate = true;
+        if (parse_count_opt("--rate", v, &r->rate_rps))
+            return 2;
+        if (!(r->rate_rps > 0))
+            return cli_usage_error("--rate: '%s' must be more than 0 requests/s", v);
+        return 0;
     case O_PROMPT: return parse_count_opt("--prompt", v, &r->serve.prompt_tokens);
     case O_OUTPUT: return parse_count_opt("--output", v, &r->serve.output_tokens);
     case O_TTFT: return parse_dur_opt("--ttft", v, &r->ttft_s);
@@ -595,6 +611,10 @@ int cli_plan(int argc, char **argv)
             return rc;
         if (kind == DR_PLAN_TRAIN) {
             r.train.arch = arch;
+            if (pa.have_tokens && pa.have_flops)
+                return cli_usage_error("give --tokens or --flops, not both");
+            if (pa.have_flops) /* the compute budget: 6 x N x D */
+                r.train.tokens = pa.flops / (6 * arch.params);
             if (pa.batch_tokens > 0) {
                 if (r.train.global_batch > 0)
                     return cli_usage_error("give --batch or --batch-tokens, not both");
@@ -608,6 +628,9 @@ int cli_plan(int argc, char **argv)
                 return cli_usage_error("--batch: at least one sequence");
         } else {
             r.serve.arch = arch;
+            if (!pa.have_rate)
+                return cli_usage_error("plan serve: --rate RPS is required (the requests per "
+                                       "second to sustain, e.g. --rate 10)");
         }
     }
     dr_catalog_t cat;
@@ -635,6 +658,8 @@ int cli_plan(int argc, char **argv)
             free(js);
         }
     } else {
+        print_wrapped(res.verdict_text); /* the answer first, where a user reads it */
+        printf("\n");
         if (kind == DR_PLAN_TRAIN)
             print_train(&res, pa.all);
         else if (kind == DR_PLAN_SERVE)

@@ -1184,12 +1184,14 @@ int dr_perfmodel_serve_eval(const dr_perfmodel_serve_t *s, const dr_gpu_spec_t *
 
     /* continuous batching: B requests complete every osl decode steps plus
      * their B prefills */
-    double cycle = osl * o->decode_step_s + b * pf;
+    /* the first output token comes from the prefill: osl - 1 decode steps */
+    double dec = osl > 1 ? osl - 1 : 0;
+    double cycle = dec * o->decode_step_s + b * pf;
     o->tokens_per_s = b * osl / cycle;
     o->requests_per_s = b / cycle;
-    o->tpot_s = cycle / osl;
+    o->tpot_s = dec > 0 ? cycle / dec : o->decode_step_s;
     o->ttft_s = pf + (b > 1 ? o->decode_step_s : 0); /* its prefill shares a step with decodes */
-    o->latency_s = o->ttft_s + osl * o->tpot_s;
+    o->latency_s = o->ttft_s + dec * o->tpot_s;
     o->fits = true;
     return DR_OK;
 }

@@ -290,7 +290,8 @@ int dr_plan_model_parse(const char *spec, dr_perfmodel_arch_t *out, dr_err_t *er
     if (!spec)
         return dr_err_set(err, DR_EINVAL, "model: empty specification");
     const char *p = spec;
-    bool first = true, shape = false;
+    bool first = true, shape = false, params_set = false;
+    char base[64] = "";
     while (*p) {
         const char *comma = strchr(p, ',');
         size_t n = comma ? (size_t)(comma - p) : strlen(p);
@@ -313,7 +314,11 @@ int dr_plan_model_parse(const char *spec, dr_perfmodel_arch_t *out, dr_err_t *er
             int rc = model_kv(out, s, eq + 1, err);
             if (rc)
                 return rc;
-            shape = true;
+            if (strcasecmp(s, "params") == 0)
+                params_set = true;
+            else if (strcasecmp(s, "seq") != 0 && strcasecmp(s, "batch_tokens") != 0 &&
+                     strcasecmp(s, "name") != 0 && strcasecmp(s, "dropout") != 0)
+                shape = true; /* only these change the parameter count */
         } else if (first) {
             const dr_plan_preset_t *pr = dr_plan_preset_find(s);
             if (!pr) {
@@ -331,6 +336,7 @@ int dr_plan_model_parse(const char *spec, dr_perfmodel_arch_t *out, dr_err_t *er
                 }
             } else {
                 *out = pr->arch;
+                snprintf(base, sizeof base, "%s", pr->name);
             }
         } else {
             return dr_err_set(err, DR_EINVAL, "model: '%.40s' is not key=value", s);
@@ -348,10 +354,21 @@ int dr_plan_model_parse(const char *spec, dr_perfmodel_arch_t *out, dr_err_t *er
         snprintf(out->name, sizeof out->name, "%.3g%s-parameter model",
                  out->params >= 1e12 ? out->params / 1e12 : out->params / 1e9,
                  out->params >= 1e12 ? "T" : "B");
-    /* a changed shape invalidates the published parameter count */
-    if (shape && out->params > 0 && out->layers && out->hidden) {
+    /* A changed shape invalidates the published parameter count; an explicit
+     * params= that the shape contradicts is refused rather than silently
+     * replaced by the shape's count (the FLOPs and memory come from the
+     * shape, so planning "13B" on a 7B shape would report the wrong model). */
+    if (out->params > 0 && out->layers && out->hidden && out->heads) {
         double sp = dr_perfmodel_arch_shape_params(out);
-        if (sp > 0 && fabs(sp - out->params) / out->params > 0.1 && out->heads)
+        bool off = sp > 0 && fabs(sp - out->params) / out->params > 0.1;
+        if (off && params_set)
+            return dr_err_set(err, DR_EINVAL,
+                              "model: params=%.3g contradicts the shape%s%s (%u layers, hidden "
+                              "%u: %.3g parameters); give the shape too (layers=, hidden=, "
+                              "heads=, ffn=) or --params %.3g alone for a GPT-3-shaped model",
+                              out->params, base[0] ? " of " : "", base, out->layers, out->hidden,
+                              sp, out->params);
+        if (off && shape)
             out->params = 0;
     }
     return dr_perfmodel_arch_complete(out, err);
@@ -541,6 +558,31 @@ static void cat_f(char *buf, size_t cap, const char *fmt, ...)
 
 /* ---- training ---- */
 
+/* Start-up constants (docs/planner.md, "Small jobs"): reasoned, not fitted.
+ * PROC: Python start, `import torch`, CUDA context and model construction,
+ * typically 20-60 s before the first step on one node.  LOAD: weights in bf16
+ * (2 bytes per parameter) read by every node, and the final weights written
+ * once, at 2 GB/s per node (one NVMe drive or a parallel-filesystem client's
+ * share; NFS is slower).  INIT: torch.distributed rendezvous and NCCL
+ * communicator set-up, a few rounds per doubling of nodes plus a per-rank
+ * bootstrap exchange; zero on one GPU. */
+#define STARTUP_PROC_S              30.0
+#define DR_PLAN_MAX_SEQ             1048576u
+#define STARTUP_STORAGE_BPS         2e9
+#define STARTUP_INIT_S              5.0
+#define STARTUP_INIT_PER_DOUBLING_S 5.0
+#define STARTUP_INIT_PER_GPU_S      0.01
+
+double dr_plan_startup_s(double params, uint32_t gpus, uint32_t nodes)
+{
+    double io = 2 * 2.0 * params / STARTUP_STORAGE_BPS; /* read, then the final save */
+    double init = 0;
+    if (gpus > 1)
+        init = STARTUP_INIT_S + STARTUP_INIT_PER_DOUBLING_S * log2(nodes > 1 ? nodes : 1) +
+               STARTUP_INIT_PER_GPU_S * gpus;
+    return STARTUP_PROC_S + io + init;
+}
+
 static double cost_key(const dr_plan_option_t *o)
 {
     return isfinite(o->cost_usd) ? o->cost_usd : o->gpu_hours * 1e6; /* unknown prices last */
@@ -576,18 +618,26 @@ static int plan_train_type(const dr_plan_req_t *r, const dr_gpu_spec_t *g, uint3
         if (rc)
             return rc;
         if (!e.fits) {
-            /* keep the most informative failure: the largest count tried */
-            best_fail = e;
+            /* keep the most informative failure: the largest count tried,
+             * but a real cause (memory) over "the batch cannot feed more
+             * GPUs", which only follows from the smaller counts failing */
+            if (!have_fail || !strstr(e.reason, "cannot keep") ||
+                strstr(best_fail.reason, "cannot keep"))
+                best_fail = e;
             have_fail = true;
             if (strstr(e.reason, "cannot keep") && ne > 0)
                 break; /* the batch cannot feed more GPUs */
             continue;
         }
+        uint32_t nodes = (counts[i] + o->node_gpus - 1) / o->node_gpus;
+        e.wall_s += dr_plan_startup_s(r->train.arch.params, counts[i], nodes);
         ests[ne++] = e;
         double wall = e.wall_s;
         double price = price_of(r, g);
         if (push_point(o, &ccap, counts[i], wall, counts[i] * wall / 3600 * price) != 0)
             return dr_err_set(err, DR_ENOMEM, "plan: out of memory");
+        if (ne > 1 && wall >= ests[ne - 2].wall_s)
+            break; /* more GPUs no longer help: the work cannot use them */
     }
     if (ne == 0) {
         o->fits = false;
@@ -636,7 +686,22 @@ static int plan_train_type(const dr_plan_req_t *r, const dr_gpu_spec_t *g, uint3
                 pick = i;
             }
     }
+    if (r->deadline_s <= 0 || ests[pick].wall_s <= r->deadline_s) {
+        /* more hardware must buy a meaningful saving: the smallest count
+         * within DR_PLAN_MIN_SAVING of the chosen time (and within the
+         * deadline) wins */
+        double lim = fmax(ests[pick].wall_s * (1 + DR_PLAN_MIN_SAVING),
+                          ests[pick].wall_s + DR_PLAN_MIN_SAVING_S);
+        for (size_t i = 0; i < ne; i++)
+            if (ests[i].gpus < ests[pick].gpus && ests[i].wall_s <= lim &&
+                (r->deadline_s <= 0 || ests[i].wall_s <= r->deadline_s)) {
+                pick = i;
+                break;
+            }
+    }
     const dr_perfmodel_train_est_t *e = &ests[pick];
+    o->startup_s = dr_plan_startup_s(r->train.arch.params, e->gpus,
+                                     (e->gpus + o->node_gpus - 1) / o->node_gpus);
     o->train = *e;
     o->fits = true;
     o->gpus = e->gpus;
@@ -975,6 +1040,44 @@ static void explain_train(const dr_plan_req_t *r, dr_plan_result_t *res)
     }
 }
 
+/* The decision framework, applied to the top choice and printed before the
+ * table: "Single GPU fits? Use it. Fits one node? Maybe. Needs more than one
+ * node? Cluster." */
+static void verdict_text(dr_plan_result_t *res)
+{
+    const dr_plan_option_t *top = NULL;
+    for (size_t i = 0; i < res->n && !top; i++)
+        if (res->opts[i].fits && (res->opts[i].meets || !res->any_meets))
+            top = &res->opts[i];
+    char *x = res->verdict_text;
+    size_t cap = sizeof res->verdict_text;
+    x[0] = '\0';
+    if (!top) {
+        cat_f(x, cap, "Verdict: nothing considered can run it.");
+        return;
+    }
+    char w[32] = "";
+    if (isfinite(top->wall_s))
+        human_s(top->wall_s, w, sizeof w);
+    switch (top->verdict) {
+    case DR_VERDICT_SINGLE_GPU:
+        cat_f(x, cap, "Verdict: ONE GPU - a single GPU fits, use it (1 x %s", top->gpu);
+        break;
+    case DR_VERDICT_SINGLE_NODE:
+        cat_f(x, cap, "Verdict: ONE NODE - fits one node, maybe no cluster needed (%u x %s",
+              top->gpus, top->gpu);
+        break;
+    default:
+        cat_f(x, cap, "Verdict: CLUSTER - needs more than one node (%u x %s in %u nodes", top->gpus,
+              top->gpu, top->nodes);
+        break;
+    }
+    cat_f(x, cap, "%s%s).", w[0] ? ", " : "", w);
+    cat_f(x, cap,
+          " Rule: single GPU fits? Use it. Fits one node? Maybe. Needs more than one "
+          "node? Cluster.");
+}
+
 static void explain_serve(const dr_plan_req_t *r, dr_plan_result_t *res)
 {
     char *x = res->explanation;
@@ -1048,6 +1151,34 @@ static int check_train(const dr_plan_req_t *r, dr_err_t *err)
     if (r->train.global_batch < 0 || !isfinite(r->train.global_batch))
         return dr_err_set(err, DR_EINVAL, "global batch: %g must be positive",
                           r->train.global_batch);
+    /* pinned layout parts: name the real cause, not the search's failure */
+    const dr_perfmodel_arch_t *a = &r->train.arch;
+    uint32_t seq = r->train.seq_len ? r->train.seq_len : a->seq_len;
+    if (r->train.tp && a->heads && a->heads % r->train.tp)
+        return dr_err_set(err, DR_EINVAL,
+                          "--tp %u: must divide the model's %u attention heads (e.g. 1, 2, 4, 8)",
+                          r->train.tp, a->heads);
+    if (r->train.tp && r->train.tp > DR_PLAN_MAX_GPUS)
+        return dr_err_set(err, DR_EINVAL, "--tp %u: more than the %u GPUs considered", r->train.tp,
+                          DR_PLAN_MAX_GPUS);
+    if (r->train.pp && a->layers && r->train.pp > a->layers)
+        return dr_err_set(err, DR_EINVAL, "--pp %u: more stages than the model's %u layers",
+                          r->train.pp, a->layers);
+    if (r->train.seq_len > DR_PLAN_MAX_SEQ)
+        return dr_err_set(err, DR_EINVAL,
+                          "--seq %u: longer than the %u tokens the planner models (published "
+                          "training contexts reach about 1M; %s's own is %u)",
+                          r->train.seq_len, DR_PLAN_MAX_SEQ, a->name, a->seq_len);
+    if (seq && r->train.tokens < seq && r->train.seq_len)
+        return dr_err_set(err, DR_EINVAL,
+                          "--seq %u: longer than the whole training set of %.0f tokens", seq,
+                          r->train.tokens);
+    double batch =
+        r->train.global_batch > 0 ? r->train.global_batch : dr_perfmodel_default_batch(a, seq);
+    if (r->train.micro_batch && r->train.micro_batch > batch)
+        return dr_err_set(err, DR_EINVAL,
+                          "--micro-batch %u: more sequences than the global batch of %.0f",
+                          r->train.micro_batch, batch);
     return DR_OK;
 }
 
@@ -1079,6 +1210,15 @@ static int no_fit_error(const dr_plan_req_t *r, const dr_plan_result_t *res, dr_
         if (strstr(res->opts[i].gpu, "MI35") || strstr(res->opts[i].gpu, "B200"))
             reason = res->opts[i].note;
     uint32_t maxg = r->max_gpus ? r->max_gpus : DR_PLAN_MAX_GPUS;
+    if (r->ntypes > 0 && r->kind != DR_PLAN_ARRAY) {
+        /* the user chose the types: what stops each of them is the answer */
+        char why[900] = "";
+        for (size_t i = 0; i < res->n && i < 4; i++)
+            cat_f(why, sizeof why, "%s%s: %.200s", i ? "; " : "", res->opts[i].gpu,
+                  res->opts[i].note);
+        return dr_err_set(err, DR_EINVAL, "--types: none of the GPU types given can %s %s: %s",
+                          r->kind == DR_PLAN_TRAIN ? "train" : "serve", a->name, why);
+    }
     if (r->kind == DR_PLAN_TRAIN) {
         double state = 16 * a->params, biggest = 0;
         const char *bg = "";
@@ -1155,13 +1295,15 @@ static int serve_floor_error(const dr_plan_req_t *r, const dr_gpu_spec_t *const 
                           "--tpot %.3g s is below the physical floor: each output token of %s "
                           "reads all the weights, at least %.3g s even on %u x %s",
                           r->tpot_s, r->serve.arch.name, best_tpot, tpp, gp);
-    double floor_lat = best_ttft + r->serve.output_tokens * best_tpot;
+    /* the first output token comes from the prefill */
+    double floor_lat = best_ttft + (r->serve.output_tokens - 1) * best_tpot;
     if (r->latency_s > 0 && r->latency_s < floor_lat)
         return dr_err_set(err, DR_EINVAL,
                           "--latency %.3g s is below the physical floor: the prompt's forward "
                           "pass (%.3g s) plus %.0f decode steps (%.3g s each) take at least "
                           "%.3g s on the fastest GPU in the catalog",
-                          r->latency_s, best_ttft, r->serve.output_tokens, best_tpot, floor_lat);
+                          r->latency_s, best_ttft, r->serve.output_tokens - 1, best_tpot,
+                          floor_lat);
     return DR_OK;
 }
 
@@ -1173,6 +1315,7 @@ int dr_plan_run(const dr_plan_req_t *r, const dr_catalog_t *cat, dr_plan_result_
     memset(res, 0, sizeof *res);
     if (!r || !cat)
         return dr_err_set(err, DR_EINVAL, "plan: no request or catalog");
+    dr_plan_req_t small; /* a training request with its batch cut for a short run */
     res->kind = r->kind;
     int rc = check_common(r, err);
     if (rc)
@@ -1193,10 +1336,36 @@ int dr_plan_run(const dr_plan_req_t *r, const dr_catalog_t *cat, dr_plan_result_
         if ((rc = check_train(r, err)))
             return rc;
         res->arch = r->train.arch;
+        if (r->train.global_batch <= 0) {
+            /* a short run still takes DR_PLAN_MIN_STEPS optimizer steps: the
+             * batch shrinks, and with it the data parallelism it can feed */
+            uint32_t seq = r->train.seq_len ? r->train.seq_len : r->train.arch.seq_len;
+            double b = dr_perfmodel_default_batch(&r->train.arch, seq);
+            double seqs = r->train.tokens / (seq ? seq : 1);
+            if (seqs / b < DR_PLAN_MIN_STEPS) {
+                small = *r;
+                small.train.global_batch = fmax(1, floor(seqs / DR_PLAN_MIN_STEPS));
+                r = &small;
+                res->planned_batch = small.train.global_batch;
+            }
+        }
         break;
     case DR_PLAN_SERVE:
-        if (!isfinite(r->rate_rps) || r->rate_rps < 0)
-            return dr_err_set(err, DR_EINVAL, "rate: %g requests/s must be >= 0", r->rate_rps);
+        if (!isfinite(r->rate_rps) || r->rate_rps <= 0)
+            return dr_err_set(err, DR_EINVAL,
+                              "rate: %g requests/s - give the load to sustain, e.g. --rate 10",
+                              r->rate_rps);
+        if (r->serve.arch.seq_len && r->serve.prompt_tokens > r->serve.arch.seq_len)
+            return dr_err_set(err, DR_EINVAL,
+                              "--prompt %.0f tokens: longer than %s's context of %u tokens",
+                              r->serve.prompt_tokens, r->serve.arch.name, r->serve.arch.seq_len);
+        if (r->serve.arch.seq_len &&
+            r->serve.prompt_tokens + r->serve.output_tokens > r->serve.arch.seq_len)
+            return dr_err_set(err, DR_EINVAL,
+                              "--prompt %.0f + --output %.0f tokens: longer than %s's context of "
+                              "%u tokens",
+                              r->serve.prompt_tokens, r->serve.output_tokens, r->serve.arch.name,
+                              r->serve.arch.seq_len);
         if (r->ttft_s < 0 || r->tpot_s < 0 || r->latency_s < 0)
             return dr_err_set(err, DR_EINVAL, "latency targets must be positive");
         if (!(r->serve.prompt_tokens >= 1) || !(r->serve.output_tokens >= 1))
@@ -1291,10 +1460,22 @@ int dr_plan_run(const dr_plan_req_t *r, const dr_catalog_t *cat, dr_plan_result_
         res->train_flops = 6 * a->params * r->train.tokens;
         res->model_flops = (6 * a->params + 12.0 * a->layers * a->hidden * seq) * r->train.tokens;
         explain_train(r, res);
+        if (res->planned_batch > 0)
+            cat_f(res->explanation, sizeof res->explanation,
+                  " A run this short is planned with a global batch of %.0f sequences so that it "
+                  "takes at least %d optimizer steps (--batch to pin it).",
+                  res->planned_batch, DR_PLAN_MIN_STEPS);
+        const dr_plan_option_t *t = res->n ? &res->opts[0] : NULL;
+        if (t && t->fits && isfinite(t->startup_s))
+            cat_f(res->explanation, sizeof res->explanation,
+                  " Wall times include %.0f s of start-up and per-job overhead (process start, "
+                  "loading and saving the weights, distributed initialisation).",
+                  t->startup_s);
     } else if (r->kind == DR_PLAN_SERVE) {
         explain_serve(r, res);
     } else {
         explain_array(r, res);
     }
+    verdict_text(res);
     return DR_OK;
 }

@@ -99,6 +99,7 @@ static json_t *train_opt(const dr_plan_option_t *o, bool *bad)
     put(j, "meets_deadline", json_boolean(o->fits && o->meets), bad);
     put(j, "wall_time_s", num(o->fits ? o->wall_s : NAN), bad);
     put(j, "wall_time_days", num(o->fits ? o->wall_s / 86400 : NAN), bad);
+    put(j, "startup_s", num(o->fits ? o->startup_s : NAN), bad);
     put(j, "gpu_hours", num(o->fits ? o->gpu_hours : NAN), bad);
     put(j, "cost_usd", num(o->fits ? o->cost_usd : NAN), bad);
     put(j, "energy_kwh", num(o->fits ? o->energy_kwh : NAN), bad);
@@ -287,6 +288,9 @@ char *dr_plan_json(const dr_plan_req_t *req, const dr_plan_result_t *res)
     put(root, "options", opts, &bad);
     put(root, "recommended", rec >= 0 ? json_integer(rec) : json_null(), &bad);
     put(root, "explanation", json_string(res->explanation), &bad);
+    put(root, "verdict_text", json_string(res->verdict_text), &bad);
+    if (res->kind == DR_PLAN_TRAIN && res->planned_batch > 0)
+        put(root, "planned_global_batch", json_real(res->planned_batch), &bad);
     char *out =
         bad ? NULL
             : json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(8));

@@ -152,7 +152,7 @@ expect_fail "zero tokens" 1 "positive number of tokens" -- plan train --model ll
 expect_fail "model larger than any cluster" 1 "any cluster the planner considers" -- plan train --params 500T --tokens 1T
 expect_fail "model larger than the budget" 1 "larger than the GPU budget allows" -- plan train --params 20T --tokens 1T --max-gpus 64
 expect_fail "ttft below one forward pass" 1 "below the physical floor" -- \
-    plan serve --model llama-3-70b --rate 1 --prompt 8192 --ttft 1ms
+    plan serve --model llama-3-70b --rate 1 --prompt 7936 --ttft 1ms
 expect_fail "deadline shorter than one task" 1 "shorter than one task" -- \
     plan array --tasks 10 --task-time 2h --ref-gpu A100 --deadline 10m
 expect_fail "unknown model" 1 "unknown model 'llama-9'" -- plan train --model llama-9 --tokens 1T
@@ -167,5 +167,49 @@ expect_fail "option of another kind" 2 "does not apply" -- plan train --model ll
 expect_fail "unknown kind" 2 "unknown kind" -- plan fly
 expect_fail "bad precision" 2 "--precision" -- plan train --model llama-2-7b --tokens 1T --precision int3
 expect_fail "bad net" 2 "--net" -- plan train --model llama-2-7b --tokens 1T --net fast
+
+# --- issue 13: small jobs and plain mistakes ---
+"$DROVER" plan train --model llama-2-7b --tokens 5M --types A100-80GB >"$T/small" 2>"$T/err" &&
+    head -n 1 "$T/small" | grep -q "^Verdict: ONE NODE" &&
+    ok "small job: the verdict comes first, one node" || bad "small job verdict: $(head -c 400 "$T/small") $(cat "$T/err")"
+if "$DROVER" plan train --model llama-2-7b --tokens 5M --types A100-80GB --json >"$T/small.json" 2>"$T/err"; then
+    jq_check "small job: a few GPUs for minutes, start-up included" "$T/small.json" '
+        (.options[0] | .gpus <= 8 and .wall_time_s > 60 and .startup_s >= 30)
+        and .planned_global_batch <= 12 and (.verdict_text | test("ONE NODE"))'
+else
+    bad "small job json: $(head -c 300 "$T/err")"
+fi
+"$DROVER" plan train --model llama-2-7b --tokens 5M --types A100-80GB --offload >"$T/one" 2>"$T/err" &&
+    head -n 1 "$T/one" | grep -q "^Verdict: ONE GPU" &&
+    ok "small job that fits one GPU: one GPU" || bad "one GPU: $(head -c 400 "$T/one")"
+if "$DROVER" plan train --model llama-2-7b --tokens 1 --types A100-80GB --json >"$T/tok1.json" 2>"$T/err"; then
+    jq_check "one token: not 0 ms" "$T/tok1.json" '.options[0] | .wall_time_s >= 30'
+else
+    bad "one token: $(head -c 300 "$T/err")"
+fi
+if "$DROVER" plan train --model llama-3-70b --flops 1e23 --types H100 --json >"$T/fl.json" 2>"$T/err"; then
+    jq_check "--flops 1e23: tokens = flops / 6N" "$T/fl.json" '
+        (.train_flops > 0.999e23 and .train_flops < 1.001e23)'
+else
+    bad "--flops: $(head -c 300 "$T/err")"
+fi
+expect_fail "--tokens and --flops" 2 "not both" -- plan train --model llama-2-7b --tokens 1T --flops 1e23
+expect_fail "params= against a preset's shape" 1 "contradicts the shape of llama-2-7b" -- \
+    plan train --model llama-2-7b,params=13e9 --tokens 1T
+expect_fail "--tp 3" 1 "--tp 3: must divide the model's 32 attention heads" -- plan train --model llama-2-7b --tokens 1T --tp 3
+expect_fail "--pp 1000" 1 "--pp 1000: more stages than the model's 32 layers" -- plan train --model llama-2-7b --tokens 1T --pp 1000
+expect_fail "huge --seq" 1 "--seq 10000000: longer than" -- plan train --model llama-2-7b --tokens 1T --seq 10000000
+expect_fail "huge --micro-batch" 1 "--micro-batch 100000: more sequences than the global batch" -- \
+    plan train --model llama-2-7b --tokens 1T --micro-batch 100000
+expect_fail "--types K80" 1 "K80-12GB has no known tensor-core rate" -- plan train --model llama-2-7b --tokens 1T --types K80
+expect_fail "serve without --rate" 2 "--rate RPS is required" -- plan serve --model llama-3-8b --prompt 100 --output 10
+expect_fail "serve --rate 0" 2 "must be more than 0" -- plan serve --model llama-3-8b --rate 0
+expect_fail "prompt past the context" 1 "longer than Llama-3-8B's context of 8192 tokens" -- \
+    plan serve --model llama-3-8b --rate 1 --prompt 10000 --output 10
+if "$DROVER" plan serve --model llama-3-8b --rate 1 --prompt 100 --output 1 --types H100 --json >"$T/o1.json" 2>"$T/err"; then
+    jq_check "1-token output: no extra decode step" "$T/o1.json" '.options[0] | (.latency_s - .ttft_s | fabs) < 1e-9'
+else
+    bad "1-token output: $(head -c 300 "$T/err")"
+fi
 
 finish

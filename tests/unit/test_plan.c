@@ -478,6 +478,114 @@ static void test_array_plan(void **state)
     dr_plan_result_free(&res);
 }
 
+/* Issue 13, small jobs: start-up and minimum steps, never more hardware than
+ * the work can use, one GPU when one fits and is enough. */
+static void test_small_jobs(void **state)
+{
+    (void)state;
+    dr_err_t err;
+    dr_plan_result_t res;
+    /* 5M tokens of a 7B model on A100s: a few GPUs for minutes, not 1,024
+     * for seconds; every wall time includes the start-up */
+    dr_plan_req_t r = train_req("llama-2-7b", 5e6);
+    r.types[0] = "A100-80GB";
+    r.ntypes = 1;
+    assert_int_equal(dr_plan_run(&r, &cat, &res, &err), 0);
+    const dr_plan_option_t *o = &res.opts[0];
+    assert_true(o->fits);
+    assert_true(o->gpus <= 8);
+    assert_true(o->startup_s >= 30 && o->wall_s > o->startup_s);
+    assert_true(o->wall_s > 60);
+    /* at least DR_PLAN_MIN_STEPS steps: 5M / 4096 = 1220 sequences */
+    assert_true(res.planned_batch > 0 && res.planned_batch <= 1220.0 / DR_PLAN_MIN_STEPS);
+    for (size_t i = 0; i < o->ncurve; i++)
+        assert_true(o->curve[i].gpus <= 256); /* the sweep stops when GPUs stop helping */
+    tu_assert_contains(res.verdict_text, "ONE NODE");
+    dr_plan_result_free(&res);
+    /* one token: still the start-up, never "0 ms" */
+    r.train.tokens = 1;
+    assert_int_equal(dr_plan_run(&r, &cat, &res, &err), 0);
+    assert_true(res.opts[0].fits && res.opts[0].wall_s >= 30);
+    dr_plan_result_free(&res);
+    /* when one GPU fits (ZeRO-Offload) and the run is short, the answer is one GPU */
+    r.train.tokens = 5e6;
+    r.train.cpu_offload = true;
+    assert_int_equal(dr_plan_run(&r, &cat, &res, &err), 0);
+    assert_int_equal(res.opts[0].gpus, 1);
+    assert_int_equal(res.opts[0].verdict, DR_VERDICT_SINGLE_GPU);
+    tu_assert_contains(res.verdict_text, "ONE GPU");
+    dr_plan_result_free(&res);
+    /* start-up grows with the model and the nodes */
+    assert_true(dr_plan_startup_s(70e9, 1, 1) > dr_plan_startup_s(7e9, 1, 1));
+    assert_true(dr_plan_startup_s(7e9, 1024, 128) > dr_plan_startup_s(7e9, 8, 1));
+}
+
+/* Issue 13, plain mistakes: each pinned input is checked and the real cause named. */
+static void test_plain_mistakes(void **state)
+{
+    (void)state;
+    dr_err_t err;
+    dr_plan_result_t res;
+    dr_perfmodel_arch_t a;
+    /* params= against a preset's shape: refused, not silently 6.74B */
+    assert_int_equal(dr_plan_model_parse("llama-2-7b,params=13e9", &a, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "params=1.3e+10 contradicts the shape of llama-2-7b");
+    /* consistent with the shape, or with no shape: kept */
+    assert_int_equal(dr_plan_model_parse("llama-2-7b,params=6.9e9", &a, &err), 0);
+    assert_true(fabs(a.params - 6.9e9) < 1);
+    assert_int_equal(dr_plan_model_parse("params=13e9", &a, &err), 0);
+    assert_true(fabs(a.params - 13e9) < 1);
+    /* seq= does not change the parameter count */
+    assert_int_equal(dr_plan_model_parse("llama-2-7b,seq=8192", &a, &err), 0);
+    assert_true(fabs(a.params - 6.74e9) < 1 && a.seq_len == 8192);
+    /* a shape override recomputes the count */
+    assert_int_equal(dr_plan_model_parse("llama-2-7b,layers=64", &a, &err), 0);
+    assert_true(a.params > 12e9);
+    dr_plan_req_t r = train_req("llama-2-7b", 1e12);
+    r.train.tp = 3;
+    assert_int_equal(dr_plan_run(&r, &cat, &res, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "--tp 3: must divide the model's 32 attention heads");
+    r = train_req("llama-2-7b", 1e12);
+    r.train.pp = 1000;
+    assert_int_equal(dr_plan_run(&r, &cat, &res, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "--pp 1000: more stages than the model's 32 layers");
+    r = train_req("llama-2-7b", 1e12);
+    r.train.seq_len = 10000000;
+    assert_int_equal(dr_plan_run(&r, &cat, &res, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "--seq 10000000: longer than");
+    r = train_req("llama-2-7b", 1e12);
+    r.train.micro_batch = 100000;
+    assert_int_equal(dr_plan_run(&r, &cat, &res, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "--micro-batch 100000: more sequences than the global batch");
+    r = train_req("llama-2-7b", 1e12);
+    r.types[0] = "K80";
+    r.ntypes = 1;
+    assert_int_equal(dr_plan_run(&r, &cat, &res, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "--types: none of the GPU types given can train");
+    assert_null(strstr(err.msg, "cannot keep"));
+    /* serving: no rate, a prompt past the context, and the 1-token output */
+    dr_plan_req_t s;
+    dr_plan_req_init(&s, DR_PLAN_SERVE);
+    assert_int_equal(dr_plan_model_parse("llama-3-8b", &s.serve.arch, &err), 0);
+    s.serve.prompt_tokens = 100;
+    s.serve.output_tokens = 1;
+    s.types[0] = "H100";
+    s.ntypes = 1;
+    assert_int_equal(dr_plan_run(&s, &cat, &res, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "--rate 10");
+    s.rate_rps = 1;
+    s.serve.prompt_tokens = 10000;
+    assert_int_equal(dr_plan_run(&s, &cat, &res, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "10000 tokens: longer than Llama-3-8B's context of 8192");
+    s.serve.prompt_tokens = 100;
+    assert_int_equal(dr_plan_run(&s, &cat, &res, &err), 0);
+    const dr_plan_option_t *o = &res.opts[0];
+    assert_true(o->fits);
+    /* the first token comes from the prefill: no decode step after it */
+    assert_true(fabs(o->serve.latency_s - o->serve.ttft_s) < 1e-9);
+    dr_plan_result_free(&res);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -485,6 +593,7 @@ int main(void)
         cmocka_unit_test(test_presets),     cmocka_unit_test(test_model_parse),
         cmocka_unit_test(test_train_plan),  cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_serve_plan),  cmocka_unit_test(test_array_plan),
+        cmocka_unit_test(test_small_jobs),  cmocka_unit_test(test_plain_mistakes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1040,6 +1040,38 @@ static void explain_train(const dr_plan_req_t *r, dr_plan_result_t *res)
     }
 }
 
+/* Single GPU fits? Use it: when the top choice needs several GPUs only for
+ * the optimizer state, say whether ZeRO-Offload would fit one of them (the
+ * usual way a 7B model is fine-tuned on one 80 GB GPU). */
+static void offload_hint(const dr_plan_req_t *r, const dr_catalog_t *cat, dr_plan_result_t *res)
+{
+    const dr_plan_option_t *top = NULL;
+    for (size_t i = 0; i < res->n && !top; i++)
+        if (res->opts[i].fits && (res->opts[i].meets || !res->any_meets))
+            top = &res->opts[i];
+    if (!top || top->gpus <= 1 || r->train.cpu_offload || r->gpus)
+        return;
+    const dr_gpu_spec_t *g = dr_catalog_find(cat, top->gpu);
+    if (!g)
+        return;
+    dr_perfmodel_net_t net;
+    net_for(r, g, &net);
+    dr_perfmodel_train_t job = r->train;
+    job.cpu_offload = true;
+    dr_perfmodel_train_est_t e;
+    dr_err_t err;
+    if (dr_perfmodel_train_best(&job, g, 1, &net, &e, &err) != 0 || !e.fits)
+        return;
+    double wall = e.wall_s + dr_plan_startup_s(r->train.arch.params, 1, 1);
+    if (r->deadline_s > 0 && wall > r->deadline_s)
+        return;
+    char w[32];
+    human_s(wall, w, sizeof w);
+    cat_f(res->explanation, sizeof res->explanation,
+          " With --offload (optimizer states in host memory) it fits one %s and takes %s.", g->name,
+          w);
+}
+
 /* The decision framework, applied to the top choice and printed before the
  * table: "Single GPU fits? Use it. Fits one node? Maybe. Needs more than one
  * node? Cluster." */
@@ -1465,6 +1497,7 @@ int dr_plan_run(const dr_plan_req_t *r, const dr_catalog_t *cat, dr_plan_result_
                   " A run this short is planned with a global batch of %.0f sequences so that it "
                   "takes at least %d optimizer steps (--batch to pin it).",
                   res->planned_batch, DR_PLAN_MIN_STEPS);
+        offload_hint(r, cat, res);
         const dr_plan_option_t *t = res->n ? &res->opts[0] : NULL;
         if (t && t->fits && isfinite(t->startup_s))
             cat_f(res->explanation, sizeof res->explanation,

@@ -501,6 +501,9 @@ static void test_small_jobs(void **state)
     for (size_t i = 0; i < o->ncurve; i++)
         assert_true(o->curve[i].gpus <= 256); /* the sweep stops when GPUs stop helping */
     tu_assert_contains(res.verdict_text, "ONE NODE");
+    /* ... and says one GPU would do with the optimizer in host memory */
+    tu_assert_contains(res.explanation, "With --offload");
+    tu_assert_contains(res.explanation, "fits one A100-80GB-SXM");
     dr_plan_result_free(&res);
     /* one token: still the start-up, never "0 ms" */
     r.train.tokens = 1;

@@ -621,8 +621,10 @@ static int plan_train_type(const dr_plan_req_t *r, const dr_gpu_spec_t *g, uint3
             /* keep the most informative failure: the largest count tried,
              * but a real cause (memory) over "the batch cannot feed more
              * GPUs", which only follows from the smaller counts failing */
-            if (!have_fail || !strstr(e.reason, "cannot keep") ||
-                strstr(best_fail.reason, "cannot keep"))
+            bool told = !strstr(e.reason, "cannot keep") && e.mem.capacity > 0;
+            bool had =
+                have_fail && !strstr(best_fail.reason, "cannot keep") && best_fail.mem.capacity > 0;
+            if (!have_fail || told || !had)
                 best_fail = e;
             have_fail = true;
             if (strstr(e.reason, "cannot keep") && ne > 0)
@@ -1376,7 +1378,8 @@ int dr_plan_run(const dr_plan_req_t *r, const dr_catalog_t *cat, dr_plan_result_
             double seqs = r->train.tokens / (seq ? seq : 1);
             if (seqs / b < DR_PLAN_MIN_STEPS) {
                 small = *r;
-                small.train.global_batch = fmax(1, floor(seqs / DR_PLAN_MIN_STEPS));
+                small.train.global_batch =
+                    fmax(fmax(1, r->train.micro_batch), floor(seqs / DR_PLAN_MIN_STEPS));
                 r = &small;
                 res->planned_batch = small.train.global_batch;
             }

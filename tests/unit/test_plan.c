@@ -505,6 +505,12 @@ static void test_small_jobs(void **state)
     tu_assert_contains(res.explanation, "With --offload");
     tu_assert_contains(res.explanation, "fits one A100-80GB-SXM");
     dr_plan_result_free(&res);
+    /* a pinned micro-batch larger than the short run's batch still plans */
+    r.train.micro_batch = 16;
+    assert_int_equal(dr_plan_run(&r, &cat, &res, &err), 0);
+    assert_true(res.opts[0].fits && res.planned_batch >= 16);
+    dr_plan_result_free(&res);
+    r.train.micro_batch = 0;
     /* one token: still the start-up, never "0 ms" */
     r.train.tokens = 1;
     assert_int_equal(dr_plan_run(&r, &cat, &res, &err), 0);

@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent/gpu_priv.h"
 
@@ -19,6 +20,7 @@
 typedef uint32_t rsmi_status_t;
 #define RSMI_STATUS_SUCCESS       0u
 #define RSMI_STATUS_NOT_SUPPORTED 2u
+#define RSMI_STATUS_INIT_ERROR    8u /* rsmi_init without an amdgpu driver, among others */
 typedef int rsmi_memory_type_t;
 #define RSMI_MEM_TYPE_VRAM 0
 
@@ -119,6 +121,14 @@ static int rocm_device(const rocm_api_t *api, uint32_t i, dr_gpu_info_t *g, dr_e
 static int rocm_query(const rocm_api_t *api, dr_gpu_list_t *out, dr_err_t *err)
 {
     rsmi_status_t st = api->init(0);
+    if (st == RSMI_STATUS_INIT_ERROR && access("/sys/module/amdgpu", F_OK) != 0) {
+        /* the library without the kernel driver (Debian's slurm packages
+         * install it on any node): no AMD GPU here, not a failed one -
+         * as NVML's "driver not loaded" */
+        dr_err_t e = {0};
+        rocm_fail(api, &e, "rsmi_init", -1, st);
+        return dr_err_set(err, DR_ENOENT, "%s, and no amdgpu driver is loaded", e.msg);
+    }
     if (st != RSMI_STATUS_SUCCESS)
         return rocm_fail(api, err, "rsmi_init", -1, st);
     uint32_t n = 0;

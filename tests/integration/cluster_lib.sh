@@ -41,7 +41,7 @@ cl_cleanup() {
         ip netns pids "$ns" 2>/dev/null | xargs -r kill -KILL 2>/dev/null
         ip netns del "$ns" 2>/dev/null
     done
-    [ -n "${CL_FWD_WAS:-}" ] && echo "$CL_FWD_WAS" >/proc/sys/net/ipv4/ip_forward
+    [ -n "${CL_FWD_HELD:-}" ] && cl_fwd_release
     if [ "$fails" -ne 0 ]; then
         for f in "$T"/*.log; do
             [ -f "$f" ] || continue
@@ -110,10 +110,38 @@ cl_netns() {
     # talk to MASTER_ADDR on another node): a route, and forwarding on the
     # host for the test's lifetime (restored on exit)
     ip -n "$ns" route add default via "10.$CL_SUBNET.$2.1"
-    if [ -z "${CL_FWD_WAS:-}" ]; then
-        CL_FWD_WAS=$(cat /proc/sys/net/ipv4/ip_forward)
+    [ -n "${CL_FWD_HELD:-}" ] || cl_fwd_hold
+}
+
+# Forwarding is one host-wide switch and the cluster tests run in parallel:
+# each test that needs it holds it (a file named by its pid), and the last
+# holder to leave puts back what the machine had before the first came.
+# (Each test restoring its own earlier value cut the namespaces of a test
+# still running - a torchrun gang timed out in CI.)
+CL_FWD_DIR=/run/drover-tests-forwarding
+cl_fwd_hold() {
+    (
+        flock 9
+        mkdir -p "$CL_FWD_DIR"
+        [ -f "$CL_FWD_DIR/was" ] || cat /proc/sys/net/ipv4/ip_forward >"$CL_FWD_DIR/was"
+        : >"$CL_FWD_DIR/$$"
         echo 1 >/proc/sys/net/ipv4/ip_forward
-    fi
+    ) 9>"$CL_FWD_DIR.lock"
+    CL_FWD_HELD=1
+}
+cl_fwd_release() {
+    (
+        flock 9
+        rm -f "$CL_FWD_DIR/$$"
+        for f in "$CL_FWD_DIR"/[0-9]*; do # holders that died without leaving
+            [ -e "$f" ] && ! kill -0 "${f##*/}" 2>/dev/null && rm -f "$f"
+        done
+        if ! ls "$CL_FWD_DIR"/[0-9]* >/dev/null 2>&1 && [ -f "$CL_FWD_DIR/was" ]; then
+            cat "$CL_FWD_DIR/was" >/proc/sys/net/ipv4/ip_forward
+            rm -f "$CL_FWD_DIR/was"
+        fi
+    ) 9>"$CL_FWD_DIR.lock"
+    CL_FWD_HELD=""
 }
 
 # cl_agent NODE [NETNS-IDX]: start an agent for NODE (inside namespace IDX

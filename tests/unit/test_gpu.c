@@ -212,6 +212,29 @@ static void test_rocm_two_gpus(void **state)
     expect_balanced();
 }
 
+/* The library without the kernel driver (rsmi_init's INIT_ERROR and no
+ * amdgpu module): no AMD GPU, so discovery moves on, as NVML's "driver not
+ * loaded"; the same status with the driver loaded is a failure. */
+static void test_rocm_no_driver(void **state)
+{
+    (void)state;
+    setenv("FAKE_ROCM_GPUS", TWO_MI300X, 1);
+    setenv("FAKE_ROCM_FAIL", "rsmi_init=8", 1);
+    dr_gpu_list_t l;
+    dr_err_t err = {0};
+    int rc = dr_gpu_rocm_discover(FAKE_ROCM, &l, &err);
+    if (access("/sys/module/amdgpu", F_OK) != 0) {
+        assert_int_equal(rc, DR_ENOENT);
+        tu_assert_contains(err.msg, "rsmi_init");
+        tu_assert_contains(err.msg, "no amdgpu driver is loaded");
+    } else {
+        assert_int_equal(rc, DR_EIO);
+    }
+    assert_null(l.gpus);
+    expect_balanced();
+    unsetenv("FAKE_ROCM_FAIL");
+}
+
 static void test_rocm_failures(void **state)
 {
     (void)state;
@@ -527,6 +550,7 @@ int main(void)
         cmocka_unit_test_setup(test_nvml_partial_support, env_reset),
         cmocka_unit_test_setup(test_nvml_absent, env_reset),
         cmocka_unit_test_setup(test_rocm_two_gpus, env_reset),
+        cmocka_unit_test_setup(test_rocm_no_driver, env_reset),
         cmocka_unit_test_setup(test_rocm_failures, env_reset),
         cmocka_unit_test_setup(test_discover_order, env_reset),
         cmocka_unit_test_setup(test_declared_cpu_only, env_reset),

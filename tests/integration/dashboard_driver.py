@@ -207,7 +207,10 @@ def charts_sample(wd, a):
     got = wd.wait("charts drawn from a /v1/stats series",
                   "var u=document.querySelectorAll('#chart-util polyline'),"
                   "q=document.querySelectorAll('#chart-queue polyline');"
-                  "return u.length===2 && q.length===2 ? {util:[...u].map(l=>l.dataset.series),"
+                  "return u.length===2 && q.length===2 &&"
+                  " u[0].getAttribute('points').split(' ').length===30 &&"
+                  " document.getElementById('cost-rate').textContent==='$15.58/h' ?"
+                  " {util:[...u].map(l=>l.dataset.series),"
                   " points:u[0].getAttribute('points').split(' ').length,"
                   " rate:document.getElementById('cost-rate').textContent} : null")
     if got and got["points"] == 30 and sorted(got["util"]) == sorted([a.h100_type, a.a100_type]) \

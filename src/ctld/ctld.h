@@ -331,7 +331,7 @@ typedef struct dr_ctld {
     size_t nwaits, waits_cap;
     struct ctld_metrics *metrics; /* GET /metrics: counters, histograms (metrics.c) */
     struct ctld_series *series;   /* GET /v1/stats: the samples of the last 24 h (stats.c) */
-    struct ctld_events *events; /* GET /v1/events streams (events.c) */
+    struct ctld_events *events;   /* GET /v1/events streams (events.c) */
 } dr_ctld_t;
 
 /* main/driver */

@@ -15,7 +15,8 @@ CL_APORT=$((CL_PORT + 1))
 CL_KEY="$T/cluster.key"
 CL_STATE="$T/state"
 export DROVER_SERVER="$CL_STATE/droverd.sock"
-CL_SUBNET=$((($$ % 200) + 20))
+CL_SUBNET="" # 10.SUBNET.x.y of this test's namespaces: chosen by cl_netns
+CL_VETH=""
 
 cl_cleanup() {
     for p in $CL_PIDS; do kill -TERM "$p" 2>/dev/null; done
@@ -41,6 +42,9 @@ cl_cleanup() {
         ip netns pids "$ns" 2>/dev/null | xargs -r kill -KILL 2>/dev/null
         ip netns del "$ns" 2>/dev/null
     done
+    # the host ends too: a namespace still held by a dying process keeps its
+    # veth pair, and a later test on the same subnet would route into it
+    for v in $CL_VETH; do ip link del "$v" 2>/dev/null; done
     [ -n "${CL_FWD_HELD:-}" ] && cl_fwd_release
     if [ "$fails" -ne 0 ]; then
         for f in "$T"/*.log; do
@@ -100,8 +104,13 @@ cl_netns() {
     ip netns add "$ns" || return 1
     CL_NETNS="$CL_NETNS $ns"
     ip link add "vh$$$2" type veth peer name "vn$$$2" || return 1
+    CL_VETH="$CL_VETH vh$$$2"
     ip link set "vn$$$2" netns "$ns"
-    ip addr add "10.$CL_SUBNET.$2.1/30" dev "vh$$$2"
+    if [ -z "$CL_SUBNET" ]; then
+        cl_subnet_claim "vh$$$2" "$2" || return 1
+    else
+        ip addr add "10.$CL_SUBNET.$2.1/30" dev "vh$$$2"
+    fi
     ip link set "vh$$$2" up
     ip -n "$ns" addr add "10.$CL_SUBNET.$2.2/30" dev "vn$$$2"
     ip -n "$ns" link set "vn$$$2" up
@@ -111,6 +120,30 @@ cl_netns() {
     # host for the test's lifetime (restored on exit)
     ip -n "$ns" route add default via "10.$CL_SUBNET.$2.1"
     [ -n "${CL_FWD_HELD:-}" ] || cl_fwd_hold
+}
+
+# cl_subnet_claim VETH IDX: choose this test's 10.SUBNET.0.0/16 - one no
+# address on the host is in yet - and put VETH's address in it, under a lock
+# (the cluster tests run in parallel: the pid alone, as before, let two tests
+# or a test and a leftover veth share a subnet, and the agents' SYN-ACKs went
+# out the other test's veth: "connect timed out" in CI)
+cl_subnet_claim() {
+    CL_SUBNET=$(
+        (
+            flock 9
+            s0=$((($$ % 200) + 20))
+            k=0
+            while [ $k -lt 200 ]; do
+                s=$(((s0 - 20 + k) % 200 + 20))
+                if ! ip -4 -o addr show | grep -q " inet 10\.$s\."; then
+                    ip addr add "10.$s.$2.1/30" dev "$1" && echo "$s"
+                    exit
+                fi
+                k=$((k + 1))
+            done
+        ) 9>/run/drover-tests-subnet.lock
+    )
+    [ -n "$CL_SUBNET" ] || { echo "no free 10.x subnet for the namespaces"; return 1; }
 }
 
 # Forwarding is one host-wide switch and the cluster tests run in parallel:

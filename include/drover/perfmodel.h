@@ -15,8 +15,8 @@
  *            parallel all-reduces over NVLink or PCIe, pipeline bubble
  *            (p-1)/(v m) and point-to-point sends, data-parallel gradient
  *            reduction over the slowest link crossed (NVLink, InfiniBand,
- *            RoCE or TCP Ethernet), the optimizer step, and expected losses to
- *            failures at scale.
+ *            RoCE or TCP Ethernet), the optimizer step, and what failures and
+ *            checkpoints cost a run (resilience.h).
  *
  * Pure: no I/O, no clocks.  Not fitting is not an error: the estimate says
  * fits = false, throughput 0 and why.  Errors (DR_EINVAL) are for inputs that
@@ -33,6 +33,7 @@
 #include "drover/error.h"
 #include "drover/job.h"
 #include "drover/perf.h"
+#include "drover/resilience.h"
 
 #define DR_PERFMODEL_REASON_MAX 256
 
@@ -95,6 +96,9 @@ typedef struct dr_perfmodel_train {
     /* constraints for the layout search (0 = free): a published run's
      * tensor/pipeline degrees, micro-batch, interleaving */
     uint32_t tp, pp, micro_batch, interleave;
+    /* failures and checkpoints (resilience.h; 0 = its defaults) */
+    double storage_gbs; /* aggregate checkpoint write bandwidth, GB/s */
+    double gpu_mtbf_h;  /* GPU-hours between interruptions */
 } dr_perfmodel_train_t;
 
 /* Defaults: bf16, ZeRO and recomputation chosen by the search, FlashAttention,
@@ -217,8 +221,9 @@ typedef struct dr_perfmodel_train_est {
     double achieved_tflops_per_gpu; /* model FLOPs/s per GPU */
     double mfu;                     /* achieved / peak */
     double hfu;                     /* including recomputation */
-    double goodput;                 /* expected fraction of wall time not lost to failures */
-    double wall_s;                  /* tokens / tokens_per_s / goodput (0 if tokens is 0) */
+    double goodput; /* expected fraction of wall time that is useful training (res.effective) */
+    dr_res_t res;   /* checkpoints, failures, the Young-Daly interval */
+    double wall_s;  /* tokens / tokens_per_s / goodput (0 if tokens is 0) */
 } dr_perfmodel_train_est_t;
 
 /* Evaluate one layout.  DR_EINVAL when the inputs make no sense (the message

@@ -60,12 +60,6 @@
  * effective host memory bandwidth of a CPU Adam step (ZeRO-Offload). */
 #define PM_PCIE_HOST_GBS 25.0
 #define PM_HOST_ADAM_GBS 50.0
-/* Failures: Llama 3 (Dubey et al. 2024, sec. 3.3.4) saw 419 unexpected
- * interruptions in 54 days on up to 16,384 H100s, i.e. one per ~50,700
- * GPU-hours, and kept > 90% effective training time, i.e. at most ~20
- * minutes lost per interruption (restart plus work since the checkpoint). */
-#define PM_GPU_MTBF_H         50700.0
-#define PM_LOSS_PER_FAILURE_H (1.0 / 3.0)
 /* Inference engine cap on requests in flight (TensorRT-LLM default
  * max_batch_size) and the token budget of one engine step (max_num_tokens). */
 #define PM_SERVE_MAX_BATCH  2048u
@@ -751,12 +745,6 @@ static int check_layout(const dr_perfmodel_train_t *job, uint32_t gpus,
     return DR_OK;
 }
 
-static double goodput(uint32_t gpus)
-{
-    double lambda = gpus / PM_GPU_MTBF_H; /* interruptions per hour */
-    return 1.0 / (1.0 + lambda * PM_LOSS_PER_FAILURE_H);
-}
-
 /* The step model for a complete, valid layout. */
 static void eval_layout(const ctx_t *c, uint32_t gpus, const dr_perfmodel_layout_t *l,
                         dr_perfmodel_train_est_t *o)
@@ -867,7 +855,17 @@ static void eval_layout(const ctx_t *c, uint32_t gpus, const dr_perfmodel_layout
     double hw_per_token =
         lc.hw_flops * l->tp * a->layers / (l->micro_batch * seq) + 6.0 * a->vocab * a->hidden;
     o->hfu = o->tokens_per_s * hw_per_token / gpus / c->peak_lin;
-    o->goodput = goodput(gpus);
+    /* failures and checkpoints: the checkpoint is the whole model state,
+     * written by every node in parallel */
+    dr_res_in_t ri = {.params = c->params_model,
+                      .gpus = gpus,
+                      .nodes = o->nodes,
+                      .step_s = o->step_s,
+                      .restart_s = dr_res_launch_s(gpus, o->nodes),
+                      .storage_gbs = job->storage_gbs,
+                      .gpu_mtbf_h = job->gpu_mtbf_h};
+    dr_res_eval(&ri, &o->res);
+    o->goodput = o->res.effective;
     if (job->tokens > 0)
         o->wall_s = job->tokens / o->tokens_per_s / o->goodput;
     o->fits = true;
@@ -883,6 +881,11 @@ static int validate_job(const dr_perfmodel_train_t *job, const dr_gpu_spec_t *gp
         return dr_err_set(err, DR_EINVAL, "ZeRO stage %d: must be 0, 1, 2 or 3", job->zero_stage);
     if (!isfinite(gpu->mem_gb) || gpu->mem_gb <= 0)
         return dr_err_set(err, DR_EINVAL, "%s: memory size unknown", gpu->name);
+    if (!isfinite(job->storage_gbs) || job->storage_gbs < 0)
+        return dr_err_set(err, DR_EINVAL, "storage bandwidth: %g GB/s must be positive",
+                          job->storage_gbs);
+    if (!isfinite(job->gpu_mtbf_h) || job->gpu_mtbf_h < 0)
+        return dr_err_set(err, DR_EINVAL, "GPU MTBF: %g hours must be positive", job->gpu_mtbf_h);
     return DR_OK;
 }
 

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "drover/resilience.h"
 #include "drover/time.h"
 #include "drover/util.h"
 
@@ -558,29 +559,18 @@ static void cat_f(char *buf, size_t cap, const char *fmt, ...)
 
 /* ---- training ---- */
 
-/* Start-up constants (docs/planner.md, "Small jobs"): reasoned, not fitted.
- * PROC: Python start, `import torch`, CUDA context and model construction,
- * typically 20-60 s before the first step on one node.  LOAD: weights in bf16
- * (2 bytes per parameter) read by every node, and the final weights written
- * once, at 2 GB/s per node (one NVMe drive or a parallel-filesystem client's
- * share; NFS is slower).  INIT: torch.distributed rendezvous and NCCL
- * communicator set-up, a few rounds per doubling of nodes plus a per-rank
- * bootstrap exchange; zero on one GPU. */
-#define STARTUP_PROC_S              30.0
-#define DR_PLAN_MAX_SEQ             1048576u
-#define STARTUP_STORAGE_BPS         2e9
-#define STARTUP_INIT_S              5.0
-#define STARTUP_INIT_PER_DOUBLING_S 5.0
-#define STARTUP_INIT_PER_GPU_S      0.01
+/* Start-up and per-job overheads (docs/planner.md, "Small jobs"): the launch
+ * (resilience.h: process start, distributed initialisation), then the
+ * weights in bf16 (2 bytes per parameter) read by every node, and the final
+ * weights written once, at 2 GB/s per node (one NVMe drive or a parallel-
+ * filesystem client's share; NFS is slower). */
+#define DR_PLAN_MAX_SEQ     1048576u
+#define STARTUP_STORAGE_BPS (DR_RES_NODE_GBS * 1e9)
 
 double dr_plan_startup_s(double params, uint32_t gpus, uint32_t nodes)
 {
     double io = 2 * 2.0 * params / STARTUP_STORAGE_BPS; /* read, then the final save */
-    double init = 0;
-    if (gpus > 1)
-        init = STARTUP_INIT_S + STARTUP_INIT_PER_DOUBLING_S * log2(nodes > 1 ? nodes : 1) +
-               STARTUP_INIT_PER_GPU_S * gpus;
-    return STARTUP_PROC_S + io + init;
+    return dr_res_launch_s(gpus, nodes) + io;
 }
 
 static double cost_key(const dr_plan_option_t *o)

@@ -215,6 +215,7 @@ typedef struct dr_perfmodel_train_est {
     double bubble_s;              /* pipeline fill and drain */
     double dp_comm_s;             /* data-parallel / ZeRO collectives not hidden behind compute */
     double optim_s;               /* optimizer step */
+    double straggle_s;            /* waiting for the slowest node */
     double tokens_per_s;          /* whole job */
     double samples_per_s;         /* sequences per second */
     double model_flops_per_token; /* 6N + 12·L·h·s (PaLM appendix B) */

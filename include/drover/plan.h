@@ -125,6 +125,12 @@ typedef struct dr_plan_option {
     uint32_t replicas;
     double cost_usd_hr, energy_kwh_hr;
     double startup_s; /* training: start-up and per-job overheads included in wall_s */
+    /* training: wall_s is what such a run typically takes; the range runs
+     * from the fast end (the best published MFU for the generation at this
+     * scale, mfu_ceiling) to the slow end (docs/planner.md, "Optimism") */
+    double wall_fast_s, wall_slow_s;
+    double mfu_ceiling;
+    bool capped; /* the model's own estimate was above the ceiling */
     /* array */
     double task_s; /* seconds per task on this GPU */
     uint32_t waves;
@@ -140,9 +146,15 @@ typedef struct dr_plan_result {
     double model_flops;       /* (6N + 12·L·h·s)·D, FLOPs the MFU counts */
     dr_plan_option_t *opts;   /* ranked: the exact configuration first, then by cost */
     size_t n;
-    char explanation[2048]; /* one paragraph on the top choice */
+    char explanation[4096]; /* one paragraph on the top choice */
+    char assumptions[1024]; /* training: the planner's default choices, stated (printed in
+                               every plan) */
     char verdict_text[512]; /* the decision rule applied to the top choice, printed first */
-    double planned_batch;   /* training: the global batch (sequences) planned, 0 = the model's */
+    double planned_batch;   /* training: a short run's batch cap (sequences), 0 = none */
+    double default_batch;   /* training: the model's default batch (published or GPT-3 rule) */
+    double opt_batch;       /* training: DeepSeek LLM's B_opt(6ND) in sequences */
+    double alt_wall_s;      /* training: the top choice's wall time at default_batch (NAN if
+                               not computed or the same batch) */
     bool any_meets;
 } dr_plan_result_t;
 
@@ -173,6 +185,14 @@ char *dr_plan_svg(const dr_plan_req_t *req, const dr_plan_result_t *res);
 /* Start-up and per-job overheads of a training job on `gpus` GPUs in
  * `nodes` nodes of a model with `params` parameters (seconds). */
 double dr_plan_startup_s(double params, uint32_t gpus, uint32_t nodes);
+
+/* The best model-FLOPs utilisation published for g's generation in
+ * precision p on `nodes` nodes: the bound on what a plan promises. */
+double dr_plan_best_mfu(const dr_gpu_spec_t *g, dr_precision_t p, uint32_t nodes);
+
+/* DeepSeek LLM's loss-optimal global batch (tokens) for `flops` of
+ * training compute: 0.292 x C^0.3271 (docs/planner.md, "The batch"). */
+double dr_plan_batch_opt_tokens(double flops);
 
 /* The largest cluster the planner considers for one job (GPUs). */
 #define DR_PLAN_MAX_GPUS 65536u

@@ -40,28 +40,28 @@
 #define DR_RES_MIN_INTERVAL_S 300.0
 
 typedef struct dr_res_in {
-    double params;       /* parameters (checkpoint size) */
-    uint32_t gpus;       /* GPUs in the job */
-    uint32_t nodes;      /* nodes (each writes its shard) */
-    double step_s;       /* seconds per optimizer step (the interval is a whole number of steps) */
-    double restart_s;    /* process start + distributed initialisation (0 = none) */
-    double storage_gbs;  /* aggregate checkpoint bandwidth, GB/s (0 = the default above) */
-    double gpu_mtbf_h;   /* GPU-hours between interruptions (0 = DR_RES_GPU_MTBF_H) */
-    double ckpt_bytes;   /* checkpoint size (0 = params x DR_RES_CKPT_BYTES_PER_PARAM) */
+    double params;      /* parameters (checkpoint size) */
+    uint32_t gpus;      /* GPUs in the job */
+    uint32_t nodes;     /* nodes (each writes its shard) */
+    double step_s;      /* seconds per optimizer step (the interval is a whole number of steps) */
+    double restart_s;   /* process start + distributed initialisation (0 = none) */
+    double storage_gbs; /* aggregate checkpoint bandwidth, GB/s (0 = the default above) */
+    double gpu_mtbf_h;  /* GPU-hours between interruptions (0 = DR_RES_GPU_MTBF_H) */
+    double ckpt_bytes;  /* checkpoint size (0 = params x DR_RES_CKPT_BYTES_PER_PARAM) */
 } dr_res_in_t;
 
 typedef struct dr_res {
-    double ckpt_bytes;   /* one checkpoint */
-    double storage_gbs;  /* bandwidth it is written at */
-    double write_s;      /* delta: the training pause to write one */
-    double job_mtbf_s;   /* M: mean time between interruptions of this job */
-    double restart_s;    /* R: failure to computing again (detect, restart, read the checkpoint) */
-    double interval_s;   /* tau: Young-Daly sqrt(2 delta M), at least DR_RES_MIN_INTERVAL_S,
-                            a whole number of steps */
+    double ckpt_bytes;  /* one checkpoint */
+    double storage_gbs; /* bandwidth it is written at */
+    double write_s;     /* delta: the training pause to write one */
+    double job_mtbf_s;  /* M: mean time between interruptions of this job */
+    double restart_s;   /* R: failure to computing again (detect, restart, read the checkpoint) */
+    double interval_s;  /* tau: Young-Daly sqrt(2 delta M), at least DR_RES_MIN_INTERVAL_S,
+                           a whole number of steps */
     double interval_steps;
-    double ckpt_frac;    /* delta / tau: time spent writing checkpoints */
-    double fail_frac;    /* (R + tau/2) / M: restarts and recomputed work */
-    double effective;    /* 1 / (1 + ckpt_frac + fail_frac): useful share of wall time */
+    double ckpt_frac; /* delta / tau: time spent writing checkpoints */
+    double fail_frac; /* (R + tau/2) / M: restarts and recomputed work */
+    double effective; /* 1 / (1 + ckpt_frac + fail_frac): useful share of wall time */
 } dr_res_t;
 
 /* Seconds from launch to the first step, without reading weights: the
@@ -70,10 +70,10 @@ typedef struct dr_res {
  * communicator set-up - a few rounds per doubling of nodes plus a per-rank
  * bootstrap exchange; no initialisation on one GPU.  Reasoned, not fitted
  * (docs/planner.md, "Small jobs"). */
-#define DR_RES_PROC_S               30.0
-#define DR_RES_INIT_S               5.0
-#define DR_RES_INIT_PER_DOUBLING_S  5.0
-#define DR_RES_INIT_PER_GPU_S       0.01
+#define DR_RES_PROC_S              30.0
+#define DR_RES_INIT_S              5.0
+#define DR_RES_INIT_PER_DOUBLING_S 5.0
+#define DR_RES_INIT_PER_GPU_S      0.01
 double dr_res_launch_s(uint32_t gpus, uint32_t nodes);
 
 /* The checkpoint and failure budget of a run.  Inputs <= 0 take their

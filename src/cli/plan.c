@@ -36,6 +36,9 @@ static void plan_usage(FILE *f)
            "  --recompute R       none, selective, full, auto (default)\n"
            "  --no-flash          explicit attention (no FlashAttention)\n"
            "  --tp N --pp N --micro-batch N   pin parts of the layout\n"
+           "  --storage-gbs N     checkpoint write bandwidth, all nodes together (default 2 per\n"
+           "                      node up to 2000)\n"
+           "  --gpu-mtbf H        GPU-hours between interruptions (default 50700, Llama 3)\n"
            "serve:\n"
            "  --rate RPS          requests per second to sustain (required)\n"
            "  --prompt N --output N   tokens per request (default 1024 / 256)\n"
@@ -315,6 +318,8 @@ enum {
     O_POWER,
     O_PUE,
     O_NET,
+    O_STORAGE,
+    O_MTBF,
     O_CATALOG,
     O_JSON,
     O_PLOT,
@@ -361,6 +366,8 @@ static const struct option plan_opts[] = {
     {"power-price", required_argument, 0, O_POWER},
     {"pue", required_argument, 0, O_PUE},
     {"net", required_argument, 0, O_NET},
+    {"storage-gbs", required_argument, 0, O_STORAGE},
+    {"gpu-mtbf", required_argument, 0, O_MTBF},
     {"catalog", required_argument, 0, O_CATALOG},
     {"json", no_argument, 0, O_JSON},
     {"plot", required_argument, 0, O_PLOT},
@@ -503,6 +510,18 @@ static int parse_one(dr_plan_req_t *r, plan_args_t *pa, int c, const char *v)
         r->net_set = true;
         return 0;
     }
+    case O_STORAGE:
+        if (parse_count_opt("--storage-gbs", v, &r->train.storage_gbs) || r->train.storage_gbs <= 0)
+            return cli_usage_error("--storage-gbs: '%s' must be a positive bandwidth in GB/s "
+                                   "(all nodes together)",
+                                   v);
+        return 0;
+    case O_MTBF:
+        if (parse_count_opt("--gpu-mtbf", v, &r->train.gpu_mtbf_h) || r->train.gpu_mtbf_h <= 0)
+            return cli_usage_error("--gpu-mtbf: '%s' must be positive GPU-hours between "
+                                   "interruptions (Llama 3: 50700)",
+                                   v);
+        return 0;
     case O_CATALOG: pa->catalog = v; return 0;
     case O_JSON: pa->json = true; return 0;
     case O_PLOT: pa->plot = v; return 0;
@@ -668,6 +687,8 @@ int cli_plan(int argc, char **argv)
             print_array(&res, pa.all);
         printf("\n");
         print_wrapped(res.explanation);
+        if (kind == DR_PLAN_TRAIN && res.assumptions[0])
+            print_wrapped(res.assumptions);
         if (!pa.all && res.n > 8)
             printf("(%zu more options: --all)\n", res.n - 8);
     }

@@ -60,6 +60,17 @@
  * effective host memory bandwidth of a CPU Adam step (ZeRO-Offload). */
 #define PM_PCIE_HOST_GBS 25.0
 #define PM_HOST_ADAM_GBS 50.0
+/* At scale (docs/planner.md, "Optimism"): a collective across more nodes
+ * gets less of each NIC's bandwidth (more switch hops and congestion, ring
+ * and tree latencies growing with the rank count): the inter-node
+ * bandwidth of a data-parallel reduction over n nodes is divided by
+ * 1 + K log2(n).  And every synchronous step waits for its slowest node:
+ * with a per-node step-time jitter of sigma (thermal throttling, OS noise,
+ * a slow link), the expected maximum over n nodes is about
+ * sigma sqrt(2 ln n) above the mean (Llama 3, sec. 3.3.4, names stragglers
+ * as a cost at 16K GPUs).  Both reasoned, not fitted. */
+#define PM_NET_SCALE_K     0.03
+#define PM_STRAGGLER_SIGMA 0.01
 /* Inference engine cap on requests in flight (TensorRT-LLM default
  * max_batch_size) and the token budget of one engine step (max_num_tokens). */
 #define PM_SERVE_MAX_BATCH  2048u
@@ -810,8 +821,9 @@ static void eval_layout(const ctx_t *c, uint32_t gpus, const dr_perfmodel_layout
         if (per_node > l->dp)
             per_node = l->dp;
         uint32_t nodes = ceil_div(l->dp, per_node);
+        double inter = c->ln.inter_gbs / (1 + PM_NET_SCALE_K * log2(nodes > 1 ? nodes : 1));
         double ar = allreduce_s(gbytes, per_node, c->ln.intra_gbs, c->ln.intra_lat) +
-                    allreduce_s(gbytes / per_node, nodes, c->ln.inter_gbs, c->ln.inter_lat);
+                    allreduce_s(gbytes / per_node, nodes, inter, c->ln.inter_lat);
         /* hidden behind the backward pass of the last micro-batch (ZeRO-3:
          * behind each micro-batch, whose parameters are gathered for the
          * forward and again for the backward); while hidden, NCCL's kernels
@@ -846,7 +858,9 @@ static void eval_layout(const ctx_t *c, uint32_t gpus, const dr_perfmodel_layout
     o->bubble_s = bubble;
     o->dp_comm_s = dp_s;
     o->optim_s = opt;
-    o->step_s = m * stage + p2p + bubble + dp_s + opt;
+    double base = m * stage + p2p + bubble + dp_s + opt;
+    o->straggle_s = o->nodes > 1 ? base * PM_STRAGGLER_SIGMA * sqrt(2 * log(o->nodes)) : 0;
+    o->step_s = base + o->straggle_s;
     double tokens_step = o->global_batch * seq;
     o->tokens_per_s = tokens_step / o->step_s;
     o->samples_per_s = o->global_batch / o->step_s;

@@ -578,10 +578,121 @@ static double cost_key(const dr_plan_option_t *o)
     return isfinite(o->cost_usd) ? o->cost_usd : o->gpu_hours * 1e6; /* unknown prices last */
 }
 
+/* ---- optimism (docs/planner.md, "Optimism") ----
+ *
+ * The layout search finds the best layout the model knows of, and a search
+ * over an imperfect model finds its errors.  So what it promises is bounded
+ * by the best model-FLOPs utilisation published for the GPU generation at
+ * that scale: the GPU's measured matmul efficiency times a fraction that
+ * falls per doubling of nodes, through Korthikanti et al. 2022 (530B on
+ * 2,240 A100s: 54.2% MFU) and Llama 3 (405B on 8,192 and 16,384 H100s: 43%
+ * and 41%, Table 4), set to pass just above all three.  The plan's point
+ * estimate is what such a run typically achieves: PLAN_TYPICAL of that
+ * bound's throughput - the median, over the 41 published training runs of
+ * bench/plan_validation --size-only (ordinary stacks and record runs
+ * together, no exclusions), of bound time / reported time.  The range runs
+ * from the bound (the fast end) to PLAN_SLOW of its throughput (the slow
+ * end: 90% of those runs were faster).  Fitted on those runs only, never on
+ * bench/data/plan_validation_v2.csv. */
+#define PLAN_BEST_F0           0.88
+#define PLAN_BEST_PER_DOUBLING 0.03
+#define PLAN_BEST_MAX          0.75
+#define PLAN_TYPICAL           0.74
+#define PLAN_SLOW              0.60
+
+double dr_plan_best_mfu(const dr_gpu_spec_t *g, dr_precision_t p, uint32_t nodes)
+{
+    double f = PLAN_BEST_F0 - PLAN_BEST_PER_DOUBLING * log2(nodes > 1 ? nodes : 1);
+    return dr_perfmodel_matmul_eff(g, p) * fmax(0.3, fmin(PLAN_BEST_MAX, f));
+}
+
+typedef struct span {
+    double fast_s, slow_s; /* wall time at the bound and at the slow end */
+    double ceiling;        /* the bound on MFU */
+    bool capped;           /* the model's own estimate was above it */
+} span_t;
+
+/* The model's estimate -> the plan's: capped at the bound, then typical. */
+static void temper(const dr_plan_req_t *r, const dr_gpu_spec_t *g, dr_perfmodel_train_est_t *e,
+                   span_t *sp)
+{
+    sp->ceiling = dr_plan_best_mfu(g, e->precision, e->nodes);
+    sp->capped = e->mfu > sp->ceiling;
+    double hi = e->tokens_per_s * (sp->capped ? sp->ceiling / e->mfu : 1.0);
+    /* a batch or layout the user pinned describes their run: the model's
+     * own number for it (what bench/plan_validation checks with each
+     * paper's batch and layout); the typical discount is for a run the
+     * planner chose everything of */
+    const dr_perfmodel_train_t *t = &r->train;
+    bool chosen = !t->tp && !t->pp && !t->micro_batch && !t->interleave && t->global_batch <= 0;
+    double pt = hi * (chosen ? PLAN_TYPICAL : 1.0), k = pt / e->tokens_per_s;
+    e->tokens_per_s = pt;
+    e->samples_per_s *= k;
+    e->achieved_tflops_per_gpu *= k;
+    e->mfu *= k;
+    e->hfu *= k;
+    e->step_s /= k;
+    if (e->res.interval_s > 0)
+        e->res.interval_steps = fmax(1, ceil(e->res.interval_s / e->step_s - 1e-9));
+    sp->fast_s = sp->slow_s = 0;
+    if (r->train.tokens > 0) {
+        e->wall_s = r->train.tokens / pt / e->goodput;
+        sp->fast_s = r->train.tokens / hi / e->goodput;
+        sp->slow_s = r->train.tokens / (hi * PLAN_SLOW) / e->goodput;
+    }
+}
+
+/* The global batches a plan may choose from (sequences): DR_PLAN_BATCHES at
+ * most, ascending; none when the user pinned the batch. */
+#define DR_PLAN_BATCHES 12
+typedef struct batch_set {
+    double b[DR_PLAN_BATCHES];
+    size_t n;
+} batch_set_t;
+
+/* The fastest layout on `gpus` GPUs over the candidate batches: among
+ * those within 2% of the fastest, the smallest batch (the safer one for
+ * convergence). */
+static int train_best_batch(const dr_plan_req_t *r, const batch_set_t *bs, const dr_gpu_spec_t *g,
+                            uint32_t gpus, const dr_perfmodel_net_t *net,
+                            dr_perfmodel_train_est_t *out, dr_err_t *err)
+{
+    if (!bs || bs->n == 0)
+        return dr_perfmodel_train_best(&r->train, g, gpus, net, out, err);
+    dr_perfmodel_train_est_t ests[DR_PLAN_BATCHES];
+    size_t best = SIZE_MAX, fail = 0;
+    for (size_t i = 0; i < bs->n; i++) {
+        dr_perfmodel_train_t job = r->train;
+        job.global_batch = bs->b[i];
+        int rc = dr_perfmodel_train_best(&job, g, gpus, net, &ests[i], err);
+        if (rc)
+            return rc;
+        if (!ests[i].fits) {
+            /* the informative failure: memory over "cannot keep busy" */
+            if (!strstr(ests[i].reason, "cannot keep") || strstr(ests[fail].reason, "cannot keep"))
+                fail = i;
+            continue;
+        }
+        if (best == SIZE_MAX || ests[i].tokens_per_s > ests[best].tokens_per_s)
+            best = i;
+    }
+    if (best == SIZE_MAX) {
+        *out = ests[fail];
+        return DR_OK;
+    }
+    for (size_t i = 0; i < best; i++)
+        if (ests[i].fits && ests[i].tokens_per_s >= 0.98 * ests[best].tokens_per_s) {
+            best = i;
+            break;
+        }
+    *out = ests[best];
+    return DR_OK;
+}
+
 /* Evaluate one type: sweep GPU counts (or just `fixed`), keep the curve,
  * choose one count. */
-static int plan_train_type(const dr_plan_req_t *r, const dr_gpu_spec_t *g, uint32_t fixed,
-                           dr_plan_option_t *o, dr_err_t *err)
+static int plan_train_type(const dr_plan_req_t *r, const batch_set_t *bs, const dr_gpu_spec_t *g,
+                           uint32_t fixed, dr_plan_option_t *o, dr_err_t *err)
 {
     memset(o, 0, sizeof *o);
     snprintf(o->gpu, sizeof o->gpu, "%s", g->name);
@@ -601,10 +712,11 @@ static int plan_train_type(const dr_plan_req_t *r, const dr_gpu_spec_t *g, uint3
     bool have_fail = false;
     /* all fitting estimates, to choose among */
     dr_perfmodel_train_est_t ests[64];
+    span_t spans[64];
     size_t ne = 0;
     for (size_t i = 0; i < nc; i++) {
         dr_perfmodel_train_est_t e;
-        int rc = dr_perfmodel_train_best(&r->train, g, counts[i], &net, &e, err);
+        int rc = train_best_batch(r, bs, g, counts[i], &net, &e, err);
         if (rc)
             return rc;
         if (!e.fits) {
@@ -622,7 +734,11 @@ static int plan_train_type(const dr_plan_req_t *r, const dr_gpu_spec_t *g, uint3
             continue;
         }
         uint32_t nodes = (counts[i] + o->node_gpus - 1) / o->node_gpus;
-        e.wall_s += dr_plan_startup_s(r->train.arch.params, counts[i], nodes);
+        double up = dr_plan_startup_s(r->train.arch.params, counts[i], nodes);
+        temper(r, g, &e, &spans[ne]);
+        e.wall_s += up;
+        spans[ne].fast_s += up;
+        spans[ne].slow_s += up;
         ests[ne++] = e;
         double wall = e.wall_s;
         double price = price_of(r, g);
@@ -695,6 +811,10 @@ static int plan_train_type(const dr_plan_req_t *r, const dr_gpu_spec_t *g, uint3
     o->startup_s = dr_plan_startup_s(r->train.arch.params, e->gpus,
                                      (e->gpus + o->node_gpus - 1) / o->node_gpus);
     o->train = *e;
+    o->wall_fast_s = spans[pick].fast_s;
+    o->wall_slow_s = spans[pick].slow_s;
+    o->mfu_ceiling = spans[pick].ceiling;
+    o->capped = spans[pick].capped;
     o->fits = true;
     o->gpus = e->gpus;
     o->nodes = (e->gpus + o->node_gpus - 1) / o->node_gpus;
@@ -1004,9 +1124,6 @@ static void explain_train(const dr_plan_req_t *r, dr_plan_result_t *res)
               "(TP %.2f s, pipeline %.2f s, DP %.2f s).",
               e->step_s, step_other / e->step_s * 100, e->tp_comm_s, e->bubble_s + e->pp_comm_s,
               e->dp_comm_s);
-    if (e->goodput < 0.99)
-        cat_f(x, cap, " At this scale about %.0f%% of wall time is expected lost to failures.",
-              (1 - e->goodput) * 100);
     if (top->gpus > 1 && !top->exact) {
         double state = 16 * a->params / 1073741824.0, one = NAN;
         for (size_t i = 0; i < top->ncurve; i++)
@@ -1050,6 +1167,7 @@ static void offload_hint(const dr_plan_req_t *r, const dr_catalog_t *cat, dr_pla
     net_for(r, g, &net);
     dr_perfmodel_train_t job = r->train;
     job.cpu_offload = true;
+    job.global_batch = top->train.global_batch; /* the batch the plan chose */
     dr_perfmodel_train_est_t e;
     dr_err_t err;
     if (dr_perfmodel_train_best(&job, g, 1, &net, &e, &err) != 0 || !e.fits)
@@ -1331,6 +1449,209 @@ static int serve_floor_error(const dr_plan_req_t *r, const dr_gpu_spec_t *const 
     return DR_OK;
 }
 
+/* ---- the batch ---- */
+
+/* DeepSeek LLM (Bi et al. 2024, arXiv 2401.02954, sec. 3.1, eq. 1): the
+ * loss-optimal global batch for a compute budget C (FLOPs), fitted over
+ * 1e17-3e20 FLOPs and used by them for their 7B and 67B runs (9.4M and
+ * 18.9M tokens; the formula gives 9.2M and 19M).  Beyond their range it is
+ * an extrapolation, which is why the plan says what a smaller pinned batch
+ * would cost. */
+#define BOPT_K   0.2920
+#define BOPT_EXP 0.3271
+
+double dr_plan_batch_opt_tokens(double flops)
+{
+    return flops > 0 ? BOPT_K * pow(flops, BOPT_EXP) : 0;
+}
+
+/* The batches a plan may choose from when the user pinned none: from the
+ * smaller to the larger of the model's default (its published batch, or
+ * the GPT-3 paper's size rule) and B_opt(C) - convergence is shown for both
+ * - doubling; never so large that the run takes fewer than
+ * DR_PLAN_MIN_STEPS optimizer steps. */
+static void batch_candidates(const dr_plan_req_t *r, dr_plan_result_t *res, batch_set_t *bs)
+{
+    const dr_perfmodel_arch_t *a = &r->train.arch;
+    uint32_t seq = r->train.seq_len ? r->train.seq_len : a->seq_len ? a->seq_len : 2048;
+    double def = dr_perfmodel_default_batch(a, seq);
+    double opt = fmax(1, round(dr_plan_batch_opt_tokens(6 * a->params * r->train.tokens) / seq));
+    double most =
+        fmax(fmax(1, r->train.micro_batch), floor(r->train.tokens / seq / DR_PLAN_MIN_STEPS));
+    double lo = fmin(def, opt), hi = fmin(fmax(def, opt), most);
+    lo = fmin(lo, hi);
+    res->default_batch = def;
+    res->opt_batch = opt;
+    if (def > most)
+        res->planned_batch = most; /* a short run: the batch shrinks for the steps */
+    bs->n = 0;
+    for (double b = lo; b < hi * (1 - 1e-9) && bs->n + 1 < DR_PLAN_BATCHES; b *= 2)
+        bs->b[bs->n++] = round(b);
+    bs->b[bs->n++] = round(hi);
+}
+
+/* ---- the whole run: range, batch, failures, precision, defaults ---- */
+
+static const dr_plan_option_t *top_of(const dr_plan_result_t *res)
+{
+    for (size_t i = 0; i < res->n; i++)
+        if (res->opts[i].fits && (res->opts[i].meets || !res->any_meets))
+            return &res->opts[i];
+    return NULL;
+}
+
+/* The top choice re-planned on its own GPU type and count with one thing
+ * changed (the batch or the precision): its wall time, NAN if it does not
+ * fit. */
+static double replan_wall(const dr_plan_req_t *r, const dr_catalog_t *cat,
+                          const dr_plan_option_t *top, double batch, dr_precision_t prec)
+{
+    const dr_gpu_spec_t *g = dr_catalog_find(cat, top->gpu);
+    if (!g)
+        return NAN;
+    dr_plan_req_t q = *r;
+    q.train.global_batch = batch;
+    q.train.precision = prec;
+    /* the discount of a run the planner chose stays, as for the top */
+    bool chosen = !r->train.tp && !r->train.pp && !r->train.micro_batch && !r->train.interleave &&
+                  r->train.global_batch <= 0;
+    dr_perfmodel_net_t net;
+    net_for(r, g, &net);
+    dr_perfmodel_train_est_t e;
+    dr_err_t err;
+    if (dr_perfmodel_train_best(&q.train, g, top->gpus, &net, &e, &err) != 0 || !e.fits)
+        return NAN;
+    span_t sp;
+    q.train.global_batch = chosen ? 0 : batch; /* temper() reads whether the user pinned it */
+    temper(&q, g, &e, &sp);
+    return e.wall_s + top->startup_s;
+}
+
+static void explain_run(const dr_plan_req_t *r, const dr_catalog_t *cat, dr_plan_result_t *res)
+{
+    const dr_plan_option_t *top = top_of(res);
+    char *x = res->explanation;
+    size_t cap = sizeof res->explanation;
+    res->alt_wall_s = NAN;
+    if (!top)
+        return;
+    const dr_perfmodel_train_est_t *e = &top->train;
+    char a[32], b[32], w[32];
+    /* the range */
+    if (top->wall_fast_s > 0 && top->wall_slow_s > 0) {
+        human_s(top->wall_fast_s, a, sizeof a);
+        human_s(top->wall_slow_s, b, sizeof b);
+        cat_f(x, cap,
+              " Range: %s to %s - the fast end at the best MFU published for this GPU "
+              "generation at %u node%s (%.0f%%)",
+              a, b, top->nodes, top->nodes == 1 ? "" : "s", top->mfu_ceiling * 100);
+        if (top->capped)
+            cat_f(x, cap, ", which caps what the layout search rated higher");
+        cat_f(x, cap, "; the estimate is what such runs typically achieve.");
+    }
+    /* the batch */
+    if (r->train.global_batch <= 0 && res->default_batch > 0) {
+        double seq = r->train.seq_len ? r->train.seq_len : res->arch.seq_len;
+        cat_f(x, cap,
+              " Batch: %.0f sequences (%.3gM tokens) per step, chosen between the model's default "
+              "of %.0f (%s) and DeepSeek LLM's loss-optimal B_opt(C) = %.0f for %.2e FLOPs",
+              e->global_batch, e->global_batch * seq / 1e6, res->default_batch,
+              res->arch.batch_tokens > 0 ? "its published batch" : "the GPT-3 paper's rule",
+              res->opt_batch, res->train_flops);
+        if (res->planned_batch > 0)
+            cat_f(x, cap, ", at most %.0f so that the run takes %d steps", res->planned_batch,
+                  DR_PLAN_MIN_STEPS);
+        double lo = fmin(res->default_batch, res->opt_batch);
+        if (fabs(lo - e->global_batch) / e->global_batch > 0.05) {
+            res->alt_wall_s = replan_wall(r, cat, top, lo, r->train.precision);
+            if (isfinite(res->alt_wall_s)) {
+                human_s(res->alt_wall_s, a, sizeof a);
+                cat_f(x, cap, "; pinned at %.0f (--batch %.0f) it would take %s (%+.0f%%)", lo, lo,
+                      a, (res->alt_wall_s / top->wall_s - 1) * 100);
+            }
+        }
+        cat_f(x, cap, ".");
+    }
+    /* failures and checkpoints */
+    const dr_res_t *q = &e->res;
+    if (q->job_mtbf_s > 0 && isfinite(q->interval_s)) {
+        char every[32], ck[32];
+        human_s(q->job_mtbf_s, a, sizeof a);
+        human_s(q->interval_s, ck, sizeof ck);
+        double min = ceil(q->interval_s / 60);
+        if (min < 120)
+            snprintf(every, sizeof every, "%.0fm", min);
+        else
+            snprintf(every, sizeof every, "%.0fh", ceil(q->interval_s / 3600));
+        cat_f(x, cap,
+              " Failures and checkpoints: one interruption every %s is expected on %u GPUs (Llama "
+              "3: one per %.0f GPU-hours); a checkpoint is %.3g GB (14 bytes per parameter), "
+              "written in %.3g s at %.0f GB/s; the Young-Daly interval is %s: submit with "
+              "--checkpoint-every %s. Effective training time %.1f%% (writing checkpoints "
+              "%.1f%%, restarts and recomputed work %.1f%%), already in the wall time.",
+              a, top->gpus, r->train.gpu_mtbf_h > 0 ? r->train.gpu_mtbf_h : DR_RES_GPU_MTBF_H,
+              q->ckpt_bytes / 1e9, q->write_s, q->storage_gbs, ck, every, q->effective * 100,
+              q->ckpt_frac / (1 + q->ckpt_frac + q->fail_frac) * 100,
+              q->fail_frac / (1 + q->ckpt_frac + q->fail_frac) * 100);
+    }
+    /* FP8 */
+    const dr_gpu_spec_t *g = dr_catalog_find(cat, top->gpu);
+    dr_precision_t used;
+    if (g && e->precision == DR_PREC_BF16 &&
+        isfinite(dr_perfmodel_peak_tflops(g, DR_PREC_FP8, &used)) && used == DR_PREC_FP8) {
+        double w8 = replan_wall(r, cat, top,
+                                r->train.global_batch > 0 ? r->train.global_batch : e->global_batch,
+                                DR_PREC_FP8);
+        if (isfinite(w8)) {
+            human_s(w8, w, sizeof w);
+            cat_f(x, cap,
+                  " In FP8 (--precision fp8; DeepSeek-V3 trained in FP8 on 2,048 H800s, Llama 3 "
+                  "405B stayed in BF16 at 16K GPUs) it would take %s (%+.0f%%).",
+                  w, (w8 / top->wall_s - 1) * 100);
+        }
+    }
+}
+
+/* The planner's default choices, stated in every training plan. */
+static void assumptions(const dr_plan_req_t *r, dr_plan_result_t *res)
+{
+    const dr_plan_option_t *top = top_of(res);
+    char *x = res->assumptions;
+    size_t cap = sizeof res->assumptions;
+    x[0] = '\0';
+    const dr_perfmodel_train_t *t = &r->train;
+    cat_f(x, cap, "Assumed:");
+    if (t->global_batch > 0)
+        cat_f(x, cap, " batch %.0f sequences (given);", t->global_batch);
+    else if (top)
+        cat_f(x, cap, " batch %.0f sequences (the planner's choice, --batch to pin);",
+              top->train.global_batch);
+    cat_f(x, cap, " precision %s%s;",
+          dr_precision_name(t->precision == DR_PREC_UNSET ? DR_PREC_BF16 : t->precision),
+          t->precision == DR_PREC_BF16 || t->precision == DR_PREC_UNSET ? " (default, --precision)"
+                                                                        : " (given)");
+    cat_f(x, cap, " layout%s searched (TP x PP x DP, ZeRO stage, recomputation, micro-batch%s);",
+          t->tp || t->pp || t->micro_batch ? " partly" : "",
+          t->tp || t->pp || t->micro_batch ? ": the rest as given"
+                                           : "; --tp --pp --zero --recompute");
+    cat_f(x, cap, " %s, %s;", t->flash_attention ? "FlashAttention" : "explicit attention",
+          t->tp_overlap ? "TP overlapped with GEMMs (Megatron-Core/TransformerEngine)"
+                        : "TP not overlapped");
+    if (r->net_set)
+        cat_f(x, cap, " network %s %.0f Gbit/s per GPU (given);",
+              dr_perfmodel_netkind_name(r->net_kind), r->net_gbit);
+    else
+        cat_f(x, cap, " network: each GPU type's reference system (--net);");
+    if (t->storage_gbs > 0)
+        cat_f(x, cap, " checkpoint storage %.0f GB/s (given);", t->storage_gbs);
+    else
+        cat_f(x, cap, " checkpoint storage %.0f GB/s per node up to %.0f GB/s (--storage-gbs);",
+              DR_RES_NODE_GBS, DR_RES_MAX_GBS);
+    cat_f(x, cap, " one interruption per %.0f GPU-hours (%s).",
+          t->gpu_mtbf_h > 0 ? t->gpu_mtbf_h : DR_RES_GPU_MTBF_H,
+          t->gpu_mtbf_h > 0 ? "given" : "Llama 3; --gpu-mtbf");
+}
+
 /* ---- the planner ---- */
 
 int dr_plan_run(const dr_plan_req_t *r, const dr_catalog_t *cat, dr_plan_result_t *res,
@@ -1339,7 +1660,7 @@ int dr_plan_run(const dr_plan_req_t *r, const dr_catalog_t *cat, dr_plan_result_
     memset(res, 0, sizeof *res);
     if (!r || !cat)
         return dr_err_set(err, DR_EINVAL, "plan: no request or catalog");
-    dr_plan_req_t small; /* a training request with its batch cut for a short run */
+    batch_set_t batches = {{0}, 0}; /* training: the batches the plan chooses from */
     res->kind = r->kind;
     int rc = check_common(r, err);
     if (rc)
@@ -1360,20 +1681,8 @@ int dr_plan_run(const dr_plan_req_t *r, const dr_catalog_t *cat, dr_plan_result_
         if ((rc = check_train(r, err)))
             return rc;
         res->arch = r->train.arch;
-        if (r->train.global_batch <= 0) {
-            /* a short run still takes DR_PLAN_MIN_STEPS optimizer steps: the
-             * batch shrinks, and with it the data parallelism it can feed */
-            uint32_t seq = r->train.seq_len ? r->train.seq_len : r->train.arch.seq_len;
-            double b = dr_perfmodel_default_batch(&r->train.arch, seq);
-            double seqs = r->train.tokens / (seq ? seq : 1);
-            if (seqs / b < DR_PLAN_MIN_STEPS) {
-                small = *r;
-                small.train.global_batch =
-                    fmax(fmax(1, r->train.micro_batch), floor(seqs / DR_PLAN_MIN_STEPS));
-                r = &small;
-                res->planned_batch = small.train.global_batch;
-            }
-        }
+        if (r->train.global_batch <= 0)
+            batch_candidates(r, res, &batches);
         break;
     case DR_PLAN_SERVE:
         if (!isfinite(r->rate_rps) || r->rate_rps <= 0)
@@ -1429,7 +1738,7 @@ int dr_plan_run(const dr_plan_req_t *r, const dr_catalog_t *cat, dr_plan_result_
         uint32_t fixed = is_exact ? r->gpus : (exact ? 0 : r->gpus);
         dr_plan_option_t *o = &res->opts[res->n];
         switch (r->kind) {
-        case DR_PLAN_TRAIN: rc = plan_train_type(r, g, fixed, o, err); break;
+        case DR_PLAN_TRAIN: rc = plan_train_type(r, &batches, g, fixed, o, err); break;
         case DR_PLAN_SERVE: rc = plan_serve_type(r, g, fixed, o, err); break;
         case DR_PLAN_ARRAY: rc = plan_array_type(r, g, ref, fixed, o); break;
         }
@@ -1490,7 +1799,9 @@ int dr_plan_run(const dr_plan_req_t *r, const dr_catalog_t *cat, dr_plan_result_
                   " A run this short is planned with a global batch of %.0f sequences so that it "
                   "takes at least %d optimizer steps (--batch to pin it).",
                   res->planned_batch, DR_PLAN_MIN_STEPS);
+        explain_run(r, cat, res);
         offload_hint(r, cat, res);
+        assumptions(r, res);
         const dr_plan_option_t *t = res->n ? &res->opts[0] : NULL;
         if (t && t->fits && isfinite(t->startup_s))
             cat_f(res->explanation, sizeof res->explanation,

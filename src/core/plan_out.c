@@ -144,9 +144,27 @@ static json_t *train_opt(const dr_plan_option_t *o, bool *bad)
         put(st, "bubble_s", num(e->bubble_s), bad);
         put(st, "dp_comm_s", num(e->dp_comm_s), bad);
         put(st, "optimizer_s", num(e->optim_s), bad);
+        put(st, "straggler_s", num(e->straggle_s), bad);
     }
     put(j, "step", st, bad);
     put(j, "goodput", num(o->fits ? e->goodput : NAN), bad);
+    put(j, "wall_time_fast_s", num(o->fits && o->wall_fast_s > 0 ? o->wall_fast_s : NAN), bad);
+    put(j, "wall_time_slow_s", num(o->fits && o->wall_slow_s > 0 ? o->wall_slow_s : NAN), bad);
+    put(j, "mfu_ceiling", num(o->fits ? o->mfu_ceiling : NAN), bad);
+    put(j, "capped", json_boolean(o->fits && o->capped), bad);
+    json_t *rs = json_object();
+    if (rs && o->fits) {
+        const dr_res_t *q = &e->res;
+        put(rs, "checkpoint_gb", num(q->ckpt_bytes / 1e9), bad);
+        put(rs, "storage_gbs", num(q->storage_gbs), bad);
+        put(rs, "checkpoint_write_s", num(q->write_s), bad);
+        put(rs, "job_mtbf_s", num(q->job_mtbf_s), bad);
+        put(rs, "restart_s", num(q->restart_s), bad);
+        put(rs, "checkpoint_every_s", num(q->interval_s), bad);
+        put(rs, "checkpoint_every_steps", num(q->interval_steps), bad);
+        put(rs, "effective_fraction", num(q->effective), bad);
+    }
+    put(j, "resilience", rs, bad);
     put(j, "curve", curve_json(o, bad), bad);
     return j;
 }
@@ -291,6 +309,13 @@ char *dr_plan_json(const dr_plan_req_t *req, const dr_plan_result_t *res)
     put(root, "verdict_text", json_string(res->verdict_text), &bad);
     if (res->kind == DR_PLAN_TRAIN && res->planned_batch > 0)
         put(root, "planned_global_batch", json_real(res->planned_batch), &bad);
+    if (res->kind == DR_PLAN_TRAIN) {
+        put(root, "default_global_batch", num(res->default_batch > 0 ? res->default_batch : NAN),
+            &bad);
+        put(root, "opt_global_batch", num(res->opt_batch > 0 ? res->opt_batch : NAN), &bad);
+        put(root, "default_batch_wall_time_s", num(res->alt_wall_s), &bad);
+        put(root, "assumptions", json_string(res->assumptions), &bad);
+    }
     char *out =
         bad ? NULL
             : json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(8));

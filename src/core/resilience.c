@@ -18,10 +18,10 @@ void dr_res_eval(const dr_res_in_t *in, dr_res_t *o)
     double gpus = in->gpus ? in->gpus : 1;
     double nodes = in->nodes ? in->nodes : 1;
     double mtbf_h = in->gpu_mtbf_h > 0 ? in->gpu_mtbf_h : DR_RES_GPU_MTBF_H;
-    o->ckpt_bytes = in->ckpt_bytes > 0 ? in->ckpt_bytes
-                                       : fmax(0, in->params) * DR_RES_CKPT_BYTES_PER_PARAM;
-    o->storage_gbs = in->storage_gbs > 0 ? in->storage_gbs
-                                         : fmin(DR_RES_MAX_GBS, nodes * DR_RES_NODE_GBS);
+    o->ckpt_bytes =
+        in->ckpt_bytes > 0 ? in->ckpt_bytes : fmax(0, in->params) * DR_RES_CKPT_BYTES_PER_PARAM;
+    o->storage_gbs =
+        in->storage_gbs > 0 ? in->storage_gbs : fmin(DR_RES_MAX_GBS, nodes * DR_RES_NODE_GBS);
     o->write_s = o->ckpt_bytes / (o->storage_gbs * 1e9);
     o->job_mtbf_s = mtbf_h * 3600.0 / gpus;
     /* the restart reads the checkpoint back at the same bandwidth */

@@ -567,7 +567,8 @@ static void test_sanity(void **state)
     assert_true(e.hfu >= e.mfu * 0.99);
     assert_true(e.goodput > 0.95 && e.goodput <= 1);
     /* the step's parts add up */
-    double parts = e.compute_s + e.tp_comm_s + e.pp_comm_s + e.bubble_s + e.dp_comm_s + e.optim_s;
+    double parts = e.compute_s + e.tp_comm_s + e.pp_comm_s + e.bubble_s + e.dp_comm_s + e.optim_s +
+                   e.straggle_s;
     assert_close(parts, e.step_s, 1e-9);
     /* goodput falls at 16K GPUs (Llama 3: > 90% effective training time) */
     dr_perfmodel_train_t big = job_of("llama-3.1-405b");

@@ -203,6 +203,29 @@ expect_fail "huge --seq" 1 "--seq 10000000: longer than" -- plan train --model l
 expect_fail "huge --micro-batch" 1 "--micro-batch 100000: more sequences than the global batch" -- \
     plan train --model llama-2-7b --tokens 1T --micro-batch 100000
 expect_fail "--types K80" 1 "K80-12GB has no known tensor-core rate" -- plan train --model llama-2-7b --tokens 1T --types K80
+expect_fail "--storage-gbs 0" 2 "--storage-gbs: '0' must be a positive bandwidth" -- \
+    plan train --model llama-2-7b --tokens 1T --storage-gbs 0
+expect_fail "--gpu-mtbf x" 2 "--gpu-mtbf: 'x' must be positive GPU-hours" -- \
+    plan train --model llama-2-7b --tokens 1T --gpu-mtbf x
+# issue 13: the whole run at frontier scale, as a user sizing it would ask
+if "$DROVER" plan train --params 405B --tokens 15.6T --gpu H100 --gpus 16384 --types H100 \
+    --json >"$T/big.json" 2>"$T/err"; then
+    jq_check "405B on 16K H100s: a batch between the default and B_opt, the default's cost said" \
+        "$T/big.json" '.options[0] as $o | $o.layout.global_batch > .default_global_batch
+            and $o.layout.global_batch <= .opt_global_batch * 1.01
+            and .default_batch_wall_time_s > $o.wall_time_s'
+    jq_check "405B on 16K H100s: a range around the estimate, capped at the published best" \
+        "$T/big.json" '.options[0] | .wall_time_fast_s < .wall_time_s and .wall_time_s < .wall_time_slow_s
+            and .mfu <= .mfu_ceiling'
+    jq_check "405B on 16K H100s: checkpoint every 5-60 min, effective time 90-96%" "$T/big.json" '
+        .options[0].resilience | .checkpoint_every_s >= 300 and .checkpoint_every_s <= 3600
+            and .effective_fraction > 0.90 and .effective_fraction < 0.96'
+    jq_check "405B on 16K H100s: the defaults stated" "$T/big.json" '
+        (.assumptions | test("^Assumed: batch [0-9]+ sequences")) and (.assumptions | test("precision bf16"))
+        and (.explanation | test("--checkpoint-every [0-9]+[mh]"))'
+else
+    bad "405B on 16K H100s: $(head -c 300 "$T/err")"
+fi
 expect_fail "serve without --rate" 2 "--rate RPS is required" -- plan serve --model llama-3-8b --prompt 100 --output 10
 expect_fail "serve --rate 0" 2 "must be more than 0" -- plan serve --model llama-3-8b --rate 0
 expect_fail "prompt past the context" 1 "longer than Llama-3-8B's context of 8192 tokens" -- \

@@ -152,6 +152,15 @@ static dr_plan_req_t train_req(const char *model, double tokens)
     return r;
 }
 
+/* Pin a request to exactly `gpus` x `gpu`, that type alone considered. */
+static void pin_to(dr_plan_req_t *r, const char *gpu, uint32_t gpus)
+{
+    snprintf(r->gpu, sizeof r->gpu, "%s", gpu);
+    r->gpus = gpus;
+    r->types[0] = gpu;
+    r->ntypes = 1;
+}
+
 static void test_train_plan(void **state)
 {
     (void)state;
@@ -607,10 +616,7 @@ static void test_batch_choice(void **state)
     dr_err_t err;
     dr_plan_result_t res;
     dr_plan_req_t r = train_req("405B", 15.6e12);
-    snprintf(r.gpu, sizeof r.gpu, "H100");
-    r.gpus = 16384;
-    r.types[0] = "H100";
-    r.ntypes = 1;
+    pin_to(&r, "H100", 16384);
     assert_int_equal(dr_plan_run(&r, &cat, &res, &err), 0);
     const dr_plan_option_t *o = &res.opts[0];
     assert_true(o->exact && o->fits);
@@ -643,10 +649,7 @@ static void test_optimism(void **state)
     dr_err_t err;
     dr_plan_result_t res;
     dr_plan_req_t r = train_req("llama-2-70b", 2e12);
-    snprintf(r.gpu, sizeof r.gpu, "A100-80GB");
-    r.gpus = 1024;
-    r.types[0] = "A100-80GB";
-    r.ntypes = 1;
+    pin_to(&r, "A100-80GB", 1024);
     assert_int_equal(dr_plan_run(&r, &cat, &res, &err), 0);
     const dr_plan_option_t *o = &res.opts[0];
     assert_true(o->fits);
@@ -683,10 +686,7 @@ static void test_whole_run(void **state)
     dr_err_t err;
     dr_plan_result_t res;
     dr_plan_req_t r = train_req("llama-3.1-405b", 15.6e12);
-    snprintf(r.gpu, sizeof r.gpu, "H100");
-    r.gpus = 16384;
-    r.types[0] = "H100";
-    r.ntypes = 1;
+    pin_to(&r, "H100", 16384);
     assert_int_equal(dr_plan_run(&r, &cat, &res, &err), 0);
     const dr_plan_option_t *o = &res.opts[0];
     assert_true(o->fits);
@@ -717,9 +717,7 @@ static void test_whole_run(void **state)
     /* no FP8 alternative where the GPU has no FP8 */
     r.train.storage_gbs = 0;
     r.train.gpu_mtbf_h = 0;
-    snprintf(r.gpu, sizeof r.gpu, "A100-80GB");
-    r.types[0] = "A100-80GB";
-    r.gpus = 2048;
+    pin_to(&r, "A100-80GB", 2048);
     assert_int_equal(dr_plan_run(&r, &cat, &res, &err), 0);
     assert_null(strstr(res.explanation, "In FP8"));
     dr_plan_result_free(&res);

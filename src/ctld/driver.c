@@ -61,22 +61,34 @@ static ctld_job_t *of(dr_job_t *j)
 
 /* ---- history records beside the scheduler's ---- */
 
-void ctld_note(dr_ctld_t *c, uint64_t job, const char *what, const char *fmt, ...)
+/* Queue a note (committed with the next turn's records); NULL when memory
+ * ran out, which loses the note and nothing else. */
+static ctld_note_t *note_push(dr_ctld_t *c, const char *what, const char *fmt, va_list ap)
+    DR_PRINTF(3, 0);
+static ctld_note_t *note_push(dr_ctld_t *c, const char *what, const char *fmt, va_list ap)
 {
     char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
     char *d = dr_strdup(buf);
     if (!d || dr_grow((void **)&c->notes, &c->notes_cap, c->nnotes + 1, sizeof *c->notes) != 0) {
         free(d);
-        return;
+        return NULL;
     }
     ctld_note_t *n = &c->notes[c->nnotes++];
-    *n = (ctld_note_t){.job = job, .node = -1, .t = ctld_now(c), .detail = d};
+    *n = (ctld_note_t){.job = 0, .node = -1, .t = ctld_now(c), .detail = d};
     snprintf(n->what, sizeof n->what, "%s", what);
     ctld_turn_schedule(c);
+    return n;
+}
+
+void ctld_note(dr_ctld_t *c, uint64_t job, const char *what, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ctld_note_t *n = note_push(c, what, fmt, ap);
+    va_end(ap);
+    if (n)
+        n->job = job;
 }
 
 void ctld_node_note(dr_ctld_t *c, uint32_t node, const char *what, const char *from,
@@ -84,22 +96,15 @@ void ctld_node_note(dr_ctld_t *c, uint32_t node, const char *what, const char *f
 {
     if (c->stopping)
         return; /* the agents' connections closing on our way out change nothing */
-    char buf[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    ctld_note_t *n = note_push(c, what, fmt, ap);
     va_end(ap);
-    char *d = dr_strdup(buf);
-    if (!d || dr_grow((void **)&c->notes, &c->notes_cap, c->nnotes + 1, sizeof *c->notes) != 0) {
-        free(d);
+    if (!n)
         return;
-    }
-    ctld_note_t *n = &c->notes[c->nnotes++];
-    *n = (ctld_note_t){.job = 0, .node = (int32_t)node, .t = ctld_now(c), .detail = d};
-    snprintf(n->what, sizeof n->what, "%s", what);
+    n->node = (int32_t)node;
     snprintf(n->from, sizeof n->from, "%s", from);
     snprintf(n->to, sizeof n->to, "%s", ctld_node_state(c, node));
-    ctld_turn_schedule(c);
 }
 
 static void notes_clear(dr_ctld_t *c)

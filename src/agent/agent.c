@@ -72,6 +72,25 @@ void dr_agent_child_signals_reset(void)
     sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
+int dr_agent_write_all(int fd, const void *buf, size_t n)
+{
+    const char *b = buf;
+    while (n) {
+        ssize_t w = write(fd, b, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -1;
+        if (w == 0) {
+            errno = EIO;
+            return -1;
+        }
+        b += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
 void dr_agent_kill_child(pid_t pid, int sig)
 {
     if (pid <= 0)

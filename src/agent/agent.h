@@ -203,6 +203,9 @@ void dr_agent_child_signals_reset(void);
  * child (the SIGCHLD loop reaps every child: after that the pid may be
  * anyone's). */
 void dr_agent_kill_child(pid_t pid, int sig);
+/* Write all n bytes to fd, through EINTR and short writes: 0, or -1 with
+ * errno set (a pipe or file the agent, a keeper or a child writes). */
+int dr_agent_write_all(int fd, const void *buf, size_t n);
 
 dr_agent_job_t *dr_agent_job_find(const dr_agent_t *a, uint64_t job, uint32_t gen, uint32_t rank);
 dr_agent_job_t *dr_agent_job_by_pid(const dr_agent_t *a, pid_t pid);

@@ -69,16 +69,7 @@ static int mkdirs(const char *dir)
 
 static void out(int fd, const char *s)
 {
-    size_t n = strlen(s);
-    while (n > 0) {
-        ssize_t w = write(fd, s, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return;
-        s += w;
-        n -= (size_t)w;
-    }
+    (void)dr_agent_write_all(fd, s, strlen(s)); /* the reader sees no "end" if it fails */
 }
 
 /* The answer, one line each: "error MSG", or "from NAME SEQ" (or "none")

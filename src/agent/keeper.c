@@ -140,27 +140,13 @@ static int64_t page_lease(const dr_agent_t *a)
 
 /* ---- shared by both ends ---- */
 
-static int write_all(int fd, const uint8_t *b, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, b, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        b += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 static int send_msg(int fd, const dr_keep_msg_t *m)
 {
     uint8_t *b;
     size_t n;
     if (dr_keep_encode(m, &b, &n) != 0)
         return -1;
-    int rc = write_all(fd, b, n);
+    int rc = dr_agent_write_all(fd, b, n);
     free(b);
     return rc;
 }
@@ -759,7 +745,7 @@ int dr_agent_keeper_spawn(dr_agent_t *a, dr_agent_job_t *j, const uint8_t *spawn
             return -1;
         }
         err.msg[0] = '\0';
-        rc = write_all(fd, spawn, len) == 0 ? read_msg(fd, &buf, &cap, &m, &err) : -1;
+        rc = dr_agent_write_all(fd, spawn, len) == 0 ? read_msg(fd, &buf, &cap, &m, &err) : -1;
         if (rc != 0) {
             snprintf(detail, dlen, "keeper %ld: %s", (long)kp, err.msg[0] ? err.msg : "gone");
             close(fd);

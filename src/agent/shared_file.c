@@ -100,13 +100,8 @@ static int file_write(dr_agent_t *a, dr_agent_file_t *s, char *detail, size_t dl
         return -1;
     }
     const char *why = NULL;
-    for (size_t off = 0; off < s->len && !why;) {
-        ssize_t w = write(fd, s->text + off, s->len - off);
-        if (w <= 0)
-            why = "write";
-        else
-            off += (size_t)w;
-    }
+    if (dr_agent_write_all(fd, s->text, s->len) != 0)
+        why = "write";
     if (!why && s->chowned && fchown(fd, s->uid, s->gid) != 0)
         why = "chown";
     if (!why && fstat(fd, &s->id) != 0)

@@ -128,6 +128,9 @@ typedef struct dr_jobspec {
      * or "none" (started = ready); NULL = tcp for a service. */
     char *ready;
     int8_t hold; /* -H/--hold: submitted held until `drover release`; -1 = not given */
+    /* --test-only (sbatch's): only say when and where the job would start;
+     * nothing is created (POST /v1/jobs?test_only=1); -1 = not given */
+    int8_t test_only;
 } dr_jobspec_t;
 
 void dr_jobspec_init(dr_jobspec_t *s);
@@ -171,7 +174,8 @@ typedef enum dr_jobfield_id {
     DR_JF_SHARD_LIST,
     DR_JF_REPLICAS,
     DR_JF_READY,
-    DR_JF_HOLD, /* a flag */
+    DR_JF_HOLD,      /* a flag */
+    DR_JF_TEST_ONLY, /* a flag */
     DR_JF_N
 } dr_jobfield_id_t;
 

@@ -18,6 +18,7 @@ void dr_jobspec_init(dr_jobspec_t *s)
     s->requeue = -1;
     s->exclusive = -1;
     s->hold = -1;
+    s->test_only = -1;
 }
 
 void dr_jobspec_free(dr_jobspec_t *s)
@@ -82,6 +83,8 @@ static int validate_slurm(const dr_jobspec_t *s, dr_err_t *err)
         return dr_err_set(err, DR_EINVAL, "exclusive: %d is not -1, 0 or 1", s->exclusive);
     if (s->hold < -1 || s->hold > 1)
         return dr_err_set(err, DR_EINVAL, "hold: %d is not -1, 0 or 1", s->hold);
+    if (s->test_only < -1 || s->test_only > 1)
+        return dr_err_set(err, DR_EINVAL, "test_only: %d is not -1, 0 or 1", s->test_only);
     if (s->ndeps && !s->deps)
         return dr_err_set(err, DR_EINVAL, "dependency: %u terms but no array", s->ndeps);
     uint64_t refs = 0;

@@ -38,8 +38,8 @@ static void test_table(void **state)
             snprintf(dashed, sizeof dashed, "--%s", l[n]->sbatch);
             assert_ptr_equal(dr_jobfield_find(dashed), l[n]);
         }
-        assert_true(l[n]->takes_value ==
-                    (n != DR_JF_REQUEUE && n != DR_JF_EXCLUSIVE && n != DR_JF_HOLD));
+        assert_true(l[n]->takes_value == (n != DR_JF_REQUEUE && n != DR_JF_EXCLUSIVE &&
+                                          n != DR_JF_HOLD && n != DR_JF_TEST_ONLY));
         assert_non_null(l[n]->doc);
     }
     assert_int_equal(n, DR_JF_N);

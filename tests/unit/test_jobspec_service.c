@@ -107,6 +107,33 @@ static void test_hold(void **state)
     dr_jobspec_free(&s);
 }
 
+/* --test-only, and #SBATCH --test-only meaning the same (it was an
+ * ignored Slurm flag), and "test_only": true in the API's JSON */
+static void test_test_only(void **state)
+{
+    (void)state;
+    dr_jobspec_t s;
+    dr_err_t err;
+    spec_cmd(&s);
+    assert_int_equal(s.test_only, -1);
+    assert_int_equal(dr_jobspec_set(&s, "--test-only", "1", &err), 0);
+    assert_int_equal(s.test_only, 1);
+    const char script[] = "#!/bin/sh\n#SBATCH --test-only -N 1\necho hi\n";
+    dr_jobspec_t t;
+    dr_jobspec_init(&t);
+    assert_int_equal(dr_jobspec_parse_script(&t, "job.sh", script, sizeof script - 1, &err), 0);
+    assert_int_equal(t.test_only, 1);
+    assert_int_equal(t.nodes, 1);
+    assert_int_equal(t.nignored, 0);
+    dr_jobspec_free(&t);
+    dr_jobspec_init(&t);
+    const char js[] = "{\"argv\":[\"true\"],\"test_only\":true}";
+    assert_int_equal(dr_jobspec_from_json(&t, js, sizeof js - 1, &err), 0);
+    assert_int_equal(t.test_only, 1);
+    dr_jobspec_free(&t);
+    dr_jobspec_free(&s);
+}
+
 static void test_shard_list(void **state)
 {
     (void)state;
@@ -140,9 +167,8 @@ static void test_shard_list(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_replicas),
-        cmocka_unit_test(test_ready),
-        cmocka_unit_test(test_hold),
+        cmocka_unit_test(test_replicas),   cmocka_unit_test(test_ready),
+        cmocka_unit_test(test_hold),       cmocka_unit_test(test_test_only),
         cmocka_unit_test(test_shard_list),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -311,6 +311,13 @@ bool dr_sched_fairshare_active(const dr_sched_t *s);
 size_t dr_sched_npending(const dr_sched_t *s);
 size_t dr_sched_nrunning(const dr_sched_t *s);
 dr_job_t *const *dr_sched_pending(const dr_sched_t *s);
+/* The queue in order (the last pass's order, jobs queued since after it):
+ * *out gets the returned number of entries, of which those no longer
+ * PENDING leave at the next pass (skip them).  And the running (and
+ * starting) jobs, dr_sched_nrunning of them, in no order.  For a
+ * controller's start estimate (start_estimate.h). */
+size_t dr_sched_queue(const dr_sched_t *s, dr_job_t *const **out);
+dr_job_t *const *dr_sched_running(const dr_sched_t *s);
 const dr_eventlog_t *dr_sched_log(const dr_sched_t *s);
 dr_eventlog_t *dr_sched_log_mut(dr_sched_t *s);
 dr_cluster_t *dr_sched_cluster(dr_sched_t *s);

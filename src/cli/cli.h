@@ -38,6 +38,10 @@ int cli_scale(int argc, char **argv);   /* services.c */
 int cli_restart(int argc, char **argv);
 /* After `show`'s fields: a service's replica table (nothing for other jobs). */
 int cli_print_service(const json_t *job);
+/* A test-only reply (POST /v1/jobs?test_only=1) as one line: "job would
+ * start at 2026-12-02T05:00:00Z (in 12.0 min) on n2,n3" or "job would never
+ * start: REASON" (jobs.c; drover submit --test-only, drover plan). */
+void cli_test_only_line(const json_t *reply, const char *what, char *out, size_t n);
 /* srun.c: `srun` inside a job (the binary run under that name, or `drover srun`) */
 int cli_srun(int argc, char **argv);
 /* ckpt.c: `drover ckpt commit|verify|list` (no controller: files only) */

@@ -321,6 +321,36 @@ static int read_script(const char *path, char **buf, size_t *len, dr_err_t *err)
     return DR_OK;
 }
 
+/* "in 45 s", "in 12.0 min", "in 3.5 h", "in 2.1 days". */
+static void fmt_in(double s, char *out, size_t n)
+{
+    if (s < 90)
+        snprintf(out, n, "in %.0f s", s < 0 ? 0 : s);
+    else if (s < 90 * 60)
+        snprintf(out, n, "in %.1f min", s / 60);
+    else if (s < 36 * 3600)
+        snprintf(out, n, "in %.1f h", s / 3600);
+    else
+        snprintf(out, n, "in %.1f days", s / 86400);
+}
+
+void cli_test_only_line(const json_t *reply, const char *what, char *out, size_t n)
+{
+    const char *at = json_string_value(json_object_get(reply, "start_at"));
+    if (!at) {
+        const char *why = json_string_value(json_object_get(reply, "reason"));
+        snprintf(out, n, "%s would never start: %s", what, why ? why : "(no reason given)");
+        return;
+    }
+    char in[32];
+    fmt_in(json_number_value(json_object_get(reply, "start_in_s")), in, sizeof in);
+    size_t k = (size_t)snprintf(out, n, "%s would start at %s (%s)", what, at, in);
+    const json_t *nodes = json_object_get(reply, "nodes");
+    for (size_t i = 0; i < json_array_size(nodes) && k < n; i++)
+        k += (size_t)snprintf(out + k, n - k, "%s%s", i ? "," : " on ",
+                              json_string_value(json_array_get(nodes, i)));
+}
+
 int cli_submit(int argc, char **argv)
 {
     dr_jobspec_t s;
@@ -440,6 +470,7 @@ int cli_submit(int argc, char **argv)
     if (dr_jobspec_unsupported(&s, notes, sizeof notes))
         for (char *ln = notes, *nl; *ln && (nl = strchr(ln, '\n')); ln = nl + 1)
             fprintf(stderr, "drover: note: %.*s\n", (int)(nl - ln), ln);
+    bool test_only = s.test_only == 1;
     char *text = dr_jobspec_to_json(&s);
     dr_jobspec_free(&s);
     json_error_t jerr;
@@ -454,12 +485,28 @@ int cli_submit(int argc, char **argv)
         return rc;
     }
     json_t *reply = NULL;
-    rc = cli_client_json(&c, "POST", "/v1/jobs", body, &reply, &err);
+    rc = cli_client_json(&c, "POST", test_only ? "/v1/jobs?test_only=1" : "/v1/jobs", body, &reply,
+                         &err);
     json_decref(body);
     cli_client_free(&c);
     if (rc != DR_OK) {
         json_decref(reply);
         return cli_fail(&err);
+    }
+    if (test_only) { /* sbatch --test-only: an estimate, no job */
+        if (!json_is_true(json_object_get(reply, "test_only"))) {
+            json_decref(reply);
+            return fail_msg("submit: the controller did not answer as --test-only (too old?)");
+        }
+        if (as_json) {
+            cli_print_json(reply);
+        } else {
+            char line[1024];
+            cli_test_only_line(reply, "job", line, sizeof line);
+            printf("%s\n", line);
+        }
+        json_decref(reply);
+        return 0;
     }
     const json_t *id = json_object_get(reply, "id");
     if (!json_is_integer(id)) {

@@ -35,9 +35,24 @@ static void field_of(const char *msg, char *out, size_t n)
     out[k] = '\0';
 }
 
+/* ?test_only=1 (or true): only the start estimate (test_only.c). */
+static bool query_test_only(struct evhttp_request *req)
+{
+    const char *qs = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req));
+    struct evkeyvalq q;
+    TAILQ_INIT(&q);
+    if (!qs || evhttp_parse_query_str(qs, &q) != 0)
+        return false;
+    const char *v = evhttp_find_header(&q, "test_only");
+    bool on = v && (strcmp(v, "1") == 0 || dr_streq_ci(v, "true") || dr_streq_ci(v, "yes"));
+    evhttp_clear_headers(&q);
+    return on;
+}
+
 static void submit(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who)
 {
-    if (c->store_fail[0]) {
+    bool test_only = query_test_only(req);
+    if (c->store_fail[0] && !test_only) {
         /* nothing new is taken while nothing can be made durable; what runs
          * runs on, and the store is retried every second */
         ctld_reply_error(req, 507, NULL,
@@ -88,6 +103,12 @@ static void submit(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
         rc = ctld_account_admit(
             c, &cj->spec, cj->array ? (cj->array->svc ? cj->array->svc->want : cj->array->nidx) : 1,
             &err);
+    if (rc == DR_ENOSPC && (test_only || cj->spec.test_only == 1)) {
+        /* more than the cluster has: a test-only answer, never (a submit's 400) */
+        ctld_test_only_never(req, err.msg);
+        ctld_job_free(cj);
+        return;
+    }
     if (rc != DR_OK) {
         char field[64];
         field_of(err.msg, field, sizeof field);
@@ -96,6 +117,12 @@ static void submit(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
                          : rc == DR_ELIMIT ? 429
                                            : 400,
                          field, "%s", err.msg);
+        ctld_job_free(cj);
+        return;
+    }
+    if (test_only || cj->spec.test_only == 1) {
+        /* checked as a submit would be; nothing is inserted or stored */
+        ctld_test_only(c, req, cj, now);
         ctld_job_free(cj);
         return;
     }

@@ -732,6 +732,12 @@ void ctld_reply_error(struct evhttp_request *req, int status, const char *field,
                       ...) DR_PRINTF(4, 5);
 void ctld_api_jobs(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who,
                    const char *path);
+/* test_only.c: answer a checked, never-inserted submit with when and where
+ * it would start (POST /v1/jobs?test_only=1); cj stays the caller's. */
+void ctld_test_only(dr_ctld_t *c, struct evhttp_request *req, const ctld_job_t *cj, dr_time_t now);
+/* The answer for a request the cluster can never hold (why: the check's
+ * message). */
+void ctld_test_only_never(struct evhttp_request *req, const char *why);
 void ctld_api_nodes(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who,
                     const char *path);
 char *ctld_node_json(dr_ctld_t *c, uint32_t idx);

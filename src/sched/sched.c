@@ -1316,6 +1316,17 @@ dr_job_t *const *dr_sched_pending(const dr_sched_t *s)
     return s->pq ? s->pq + s->head : NULL;
 }
 
+size_t dr_sched_queue(const dr_sched_t *s, dr_job_t *const **out)
+{
+    *out = s->pq ? s->pq + s->head : NULL;
+    return s->pq ? s->tail - s->head : 0;
+}
+
+dr_job_t *const *dr_sched_running(const dr_sched_t *s)
+{
+    return s->run;
+}
+
 const dr_eventlog_t *dr_sched_log(const dr_sched_t *s)
 {
     return &s->log;

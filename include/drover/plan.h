@@ -80,6 +80,9 @@ typedef struct dr_plan_req {
     uint32_t gpus;                        /* its GPU count (0 = the planner's choice) */
     const char *types[DR_PLAN_MAX_TYPES]; /* GPU types to consider; none = whole catalog */
     size_t ntypes;
+    /* beside types[]: at most this many GPUs of that type (a cluster's
+     * count, drover plan --cluster); 0 = no cap but max_gpus */
+    uint32_t type_max[DR_PLAN_MAX_TYPES];
     bool neocloud;        /* price column: neocloud instead of on-demand */
     double power_usd_kwh; /* electricity price (0 = not costed) */
     double pue;           /* facility overhead on GPU energy (0 = 1.0) */

@@ -10,11 +10,30 @@
 #include "drover/catalog.h"
 #include "drover/cluster.h"
 #include "drover/error.h"
+#include "drover/plan.h"
 
 int cli_sim(int argc, char **argv);
 /* `drover sim --openb`: the openb packing benchmark (openb.c) */
 int cli_sim_openb(int argc, char **argv);
 int cli_plan(int argc, char **argv);
+/* plan_site.c: the GPU types and counts of the cluster a plan is for */
+typedef struct cli_site {
+    char name[DR_PLAN_MAX_TYPES][DR_GPU_NAME_MAX]; /* catalog names */
+    uint64_t count[DR_PLAN_MAX_TYPES];
+    size_t n;
+    bool live;     /* from a controller */
+    char what[96]; /* "FILE" or "the controller", for messages */
+} cli_site_t;
+/* From a cluster config (drover's or a slurm.conf; or a preset name). */
+int cli_site_from_file(cli_site_t *s, const dr_catalog_t *cat, const char *path, dr_err_t *err);
+/* From the controller's nodes that are up (GET /v1/nodes). */
+int cli_site_from_controller(cli_site_t *s, const dr_catalog_t *cat, dr_err_t *err);
+/* The plan's types := the site's (those of --types, if given), capped at its counts. */
+int cli_site_apply(const cli_site_t *s, dr_plan_req_t *r, const dr_catalog_t *cat, dr_err_t *err);
+/* Ask the controller when the plan's top choice would start (a test-only
+ * submit); `what` gets "8 x A100-80GB-SXM". */
+int cli_site_estimate(const dr_plan_result_t *res, json_t **reply, char *what, size_t wn,
+                      dr_err_t *err);
 int cli_config(int argc, char **argv); /* config.c: drover config check FILE */
 
 /* Live-cluster verbs: clients of the controller's HTTP API (docs/api.md,

@@ -61,6 +61,10 @@ static void plan_usage(FILE *f)
            "  --net KIND:GBIT     inter-node network per GPU: ib:400, roce:200, eth:100\n"
            "                      (default: each GPU's reference system)\n"
            "  --catalog FILE      GPU catalog CSV (default: built in)\n"
+           "  --cluster FILE      only the GPU types of this cluster config (drover's or a\n"
+           "                      slurm.conf), each at most as many GPUs as it has\n"
+           "  --controller        the same from the live controller's up nodes\n"
+           "                      ($DROVER_SERVER), and when the top choice would start there\n"
            "  --json              print JSON (schema in docs/cli.md)\n"
            "  --plot FILE.svg     write cost vs time per GPU type\n"
            "  --all               show every option (default: the best 8 and the requested one)\n"
@@ -321,6 +325,8 @@ enum {
     O_STORAGE,
     O_MTBF,
     O_CATALOG,
+    O_CLUSTER,
+    O_CONTROLLER,
     O_JSON,
     O_PLOT,
     O_ALL,
@@ -369,6 +375,8 @@ static const struct option plan_opts[] = {
     {"storage-gbs", required_argument, 0, O_STORAGE},
     {"gpu-mtbf", required_argument, 0, O_MTBF},
     {"catalog", required_argument, 0, O_CATALOG},
+    {"cluster", required_argument, 0, O_CLUSTER},
+    {"controller", no_argument, 0, O_CONTROLLER},
     {"json", no_argument, 0, O_JSON},
     {"plot", required_argument, 0, O_PLOT},
     {"all", no_argument, 0, O_ALL},
@@ -378,9 +386,9 @@ static const struct option plan_opts[] = {
 };
 
 typedef struct plan_args {
-    const char *model, *catalog, *plot, *types;
+    const char *model, *catalog, *plot, *types, *cluster;
     double params, batch_tokens, flops;
-    bool json, all, have_params, kv_set, have_tokens, have_flops, have_rate;
+    bool json, all, have_params, kv_set, have_tokens, have_flops, have_rate, controller;
     char types_buf[1024];
 } plan_args_t;
 
@@ -523,6 +531,8 @@ static int parse_one(dr_plan_req_t *r, plan_args_t *pa, int c, const char *v)
                                    v);
         return 0;
     case O_CATALOG: pa->catalog = v; return 0;
+    case O_CLUSTER: pa->cluster = v; return 0;
+    case O_CONTROLLER: pa->controller = true; return 0;
     case O_JSON: pa->json = true; return 0;
     case O_PLOT: pa->plot = v; return 0;
     case O_ALL: pa->all = true; return 0;
@@ -656,10 +666,37 @@ int cli_plan(int argc, char **argv)
     dr_err_t err;
     if (cli_load_catalog(&cat, pa.catalog, &err) != 0)
         return cli_fail(&err);
+    if (pa.cluster && pa.controller) {
+        dr_catalog_free(&cat);
+        return cli_usage_error("plan %s: give --cluster FILE or --controller, not both", argv[1]);
+    }
+    static cli_site_t site; /* r.types point into it */
+    if (pa.cluster || pa.controller) {
+        rc = pa.cluster ? cli_site_from_file(&site, &cat, pa.cluster, &err)
+                        : cli_site_from_controller(&site, &cat, &err);
+        if (rc == DR_OK)
+            rc = cli_site_apply(&site, &r, &cat, &err);
+        if (rc != DR_OK) {
+            dr_catalog_free(&cat);
+            return cli_fail(&err);
+        }
+    }
     dr_plan_result_t res;
     if (dr_plan_run(&r, &cat, &res, &err) != 0) {
         dr_catalog_free(&cat);
+        if (pa.cluster || pa.controller) /* the types were the cluster's, not --types alone */
+            dr_err_prefix(&err, "on %s: ", site.what);
         return cli_fail(&err);
+    }
+    /* on a live cluster: when would the top choice start? */
+    json_t *est = NULL;
+    char est_what[160] = "", est_line[1200] = "";
+    if (pa.controller) {
+        dr_err_t e2 = {0};
+        if (cli_site_estimate(&res, &est, est_what, sizeof est_what, &e2) == DR_OK)
+            cli_test_only_line(est, est_what, est_line, sizeof est_line);
+        else
+            snprintf(est_line, sizeof est_line, "start on the controller: not known (%s)", e2.msg);
     }
     int status = 0;
     if (pa.plot) {
@@ -669,6 +706,22 @@ int cli_plan(int argc, char **argv)
     }
     if (pa.json) {
         char *js = dr_plan_json(&r, &res);
+        if (js && (pa.cluster || pa.controller)) {
+            /* which cluster the plan is for, and the controller's estimate */
+            json_t *o = json_loads(js, JSON_PRESERVE_ORDER, NULL);
+            json_t *types = json_object();
+            for (size_t i = 0; i < site.n; i++)
+                json_object_set_new(types, site.name[i], json_integer((json_int_t)site.count[i]));
+            json_object_set_new(o, "cluster",
+                                json_pack("{s:s,s:o}", "from", site.what, "gpus", types));
+            if (pa.controller)
+                json_object_set_new(o, "start_estimate",
+                                    est ? json_incref(est) : json_string(est_line));
+            free(js);
+            js = o ? json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(8))
+                   : NULL;
+            json_decref(o);
+        }
         if (!js) {
             fprintf(stderr, "drover: out of memory\n");
             status = 1;
@@ -678,6 +731,15 @@ int cli_plan(int argc, char **argv)
         }
     } else {
         print_wrapped(res.verdict_text); /* the answer first, where a user reads it */
+        if (est_line[0])
+            print_wrapped(est_line);
+        if (pa.cluster || pa.controller) {
+            printf("cluster (%s):", site.what);
+            for (size_t i = 0; i < site.n; i++)
+                printf("%s %llu x %s", i ? "," : "", (unsigned long long)site.count[i],
+                       site.name[i]);
+            printf("\n");
+        }
         printf("\n");
         if (kind == DR_PLAN_TRAIN)
             print_train(&res, pa.all);
@@ -692,6 +754,7 @@ int cli_plan(int argc, char **argv)
         if (!pa.all && res.n > 8)
             printf("(%zu more options: --all)\n", res.n - 8);
     }
+    json_decref(est);
     dr_plan_result_free(&res);
     dr_catalog_free(&cat);
     return status;

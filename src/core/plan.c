@@ -471,6 +471,19 @@ static size_t gpu_counts(uint32_t node, uint32_t maxg, uint32_t *out, size_t cap
     return n;
 }
 
+/* The most GPUs of type g to plan: the budget, and the cap beside g in
+ * types[] (a one-row catalog finds g by the name or alias given, as
+ * types_of did). */
+static uint32_t type_max_gpus(const dr_plan_req_t *r, const dr_gpu_spec_t *g)
+{
+    uint32_t m = r->max_gpus ? r->max_gpus : DR_PLAN_MAX_GPUS;
+    dr_catalog_t one = {.gpus = (dr_gpu_spec_t *)g, .n = 1, .cap = 1};
+    for (size_t i = 0; i < r->ntypes; i++)
+        if (r->type_max[i] && r->type_max[i] < m && dr_catalog_find(&one, r->types[i]))
+            m = r->type_max[i];
+    return m;
+}
+
 static int push_point(dr_plan_option_t *o, size_t *cap, uint32_t gpus, double wall, double cost)
 {
     dr_plan_point_t p = {gpus, wall, cost};
@@ -701,7 +714,7 @@ static int plan_train_type(const dr_plan_req_t *r, const batch_set_t *bs, const 
     if (net.node_gpus == 0)
         net.node_gpus = 1;
     o->node_gpus = host_gpus(g, net.node_gpus);
-    uint32_t maxg = r->max_gpus ? r->max_gpus : DR_PLAN_MAX_GPUS;
+    uint32_t maxg = type_max_gpus(r, g);
     uint32_t counts[64];
     size_t nc = fixed ? 1 : gpu_counts(net.node_gpus, maxg, counts, 64);
     if (fixed)
@@ -918,9 +931,10 @@ static int plan_serve_type(const dr_plan_req_t *r, const dr_gpu_spec_t *g, uint3
         if (fixed_gpus)
             replicas = fixed_gpus / tp;
         uint64_t gpus = (uint64_t)replicas * tp;
-        if (gpus > DR_PLAN_MAX_GPUS || (r->max_gpus && gpus > r->max_gpus && !fixed_gpus)) {
+        uint32_t maxg = type_max_gpus(r, g);
+        if (gpus > DR_PLAN_MAX_GPUS || (maxg < DR_PLAN_MAX_GPUS && gpus > maxg && !fixed_gpus)) {
             snprintf(why, sizeof why, "needs %llu GPUs for the rate (budget %u)",
-                     (unsigned long long)gpus, r->max_gpus ? r->max_gpus : DR_PLAN_MAX_GPUS);
+                     (unsigned long long)gpus, maxg);
             continue;
         }
         double cost = gpus * (isfinite(o->price_hr) ? o->price_hr : 1e6);
@@ -998,7 +1012,7 @@ static int plan_array_type(const dr_plan_req_t *r, const dr_gpu_spec_t *g, const
     }
     o->task_s = r->task_gpu_s * sr / sg;
     double tasks = r->tasks;
-    uint32_t maxg = r->max_gpus ? r->max_gpus : DR_PLAN_MAX_GPUS;
+    uint32_t maxg = type_max_gpus(r, g);
     double gpus;
     if (fixed) {
         gpus = fixed;

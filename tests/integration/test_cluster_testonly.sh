@@ -5,7 +5,9 @@
 # tolerance) on the node that frees then; a pending job ahead that takes
 # those GPUs pushes it to the next limit end; nothing is created (the job
 # list and the next id are unchanged); #SBATCH --test-only means the same;
-# an impossible request says never, with the reason.
+# an impossible request says never, with the reason.  And `drover plan
+# --controller` plans for the live cluster's types and counts only, and says
+# when its top choice would start there.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster_lib.sh"
 cd "$T" || exit 1
@@ -98,6 +100,24 @@ after=$(njobs)
     bad "jobs: $before before, $after after"
 D=$("$DROVER" submit --parsable --gpus-per-node 1 -t 1m -- true)
 [ "$D" = "$((C + 1))" ] && ok "no id was taken by a test-only submit (next is $D)" || bad "next id $D after $C"
+"$DROVER" cancel "$D" >/dev/null # pending behind B: it would be ahead of the plan's job
 
-"$DROVER" cancel "$A" "$B" "$D" >/dev/null 2>&1
+# drover plan --controller: the types and counts of the up nodes, and when
+# the top choice (4 tasks at once: 4 A100s for a minute) would start here
+"$DROVER" plan array --tasks 4 --task-time 1m --ref-gpu H100 --controller --json >"$T/p.json" 2>"$T/p.err"
+now=$(date +%s.%N)
+got=$(jq -r .start_estimate.start_in_s "$T/p.json")
+want=$(awk -v s="$startB" -v n="$now" 'BEGIN { print s + 300 - n }')
+jq -e '(.cluster.gpus == {"A100-80GB-SXM": 8}) and ([.options[].gpu] | unique == ["A100-80GB-SXM"]) and
+    ([.options[].gpus] | max <= 8) and (.options[0].gpus == 4)' "$T/p.json" >/dev/null && near "$got" "$want" 3 &&
+    ok "plan --controller: only the cluster's 8 A100s; 4 of them would start in $got s" ||
+    bad "plan --controller: $(head -c 600 "$T/p.json") $(cat "$T/p.err"), wanted start in $want s"
+out=$("$DROVER" plan array --tasks 4 --task-time 1m --ref-gpu H100 --controller 2>&1)
+line=$(echo "$out" | grep "^4 x A100-80GB-SXM would start at ")
+case "$line" in *" (in "*" min) on $nodeB") true ;; *) false ;; esac &&
+    echo "$out" | grep -q "^cluster (the controller): 8 x A100-80GB-SXM" &&
+    ok "plan --controller table: $line" || bad "plan --controller table: $out"
+[ "$(njobs)" = "$((after + 1))" ] && ok "plan --controller created no job" || bad "plan created a job: $(njobs)"
+
+"$DROVER" cancel "$A" "$B" >/dev/null 2>&1
 finish

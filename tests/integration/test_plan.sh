@@ -236,4 +236,48 @@ else
     bad "1-token output: $(head -c 300 "$T/err")"
 fi
 
+# --- --cluster FILE: the hardware one has ---
+cat >"$T/a100.conf" <<CONF
+NodeName=a[1-2] Gpus=A100-80GB-SXM:8 Cpus=64 MemGB=512
+NodeName=c1 Cpus=16 MemGB=64
+CONF
+for args in "train --model llama-2-7b --tokens 20B" "train --params 70B --tokens 10B" \
+    "serve --model llama-3-8b --rate 5" "array --tasks 1000 --task-time 1h --ref-gpu H100"; do
+    # shellcheck disable=SC2086
+    if "$DROVER" plan $args --cluster "$T/a100.conf" --all --json >"$T/c.json" 2>"$T/err"; then
+        jq_check "--cluster, $args: only A100s, at most the 16 it has" "$T/c.json" '
+            ([.options[].gpu] | unique == ["A100-80GB-SXM"]) and ([.options[].gpus] | max <= 16)
+            and (.options[0].fits) and .cluster.gpus == {"A100-80GB-SXM": 16}'
+    else
+        bad "--cluster, $args: $(head -c 300 "$T/err")"
+    fi
+done
+# the same job on the whole catalog's choice of counts goes past 16
+"$DROVER" plan array --tasks 1000 --task-time 1h --ref-gpu H100 --types A100-80GB-SXM --json >"$T/c2.json" 2>&1
+jq_check "without --cluster the array takes more than 16 A100s" "$T/c2.json" '.options[0].gpus > 16'
+# a slurm.conf: its types, each capped; --types narrows to those it has
+cat >"$T/slurm.conf" <<CONF
+ClusterName=x
+GresTypes=gpu
+NodeName=g[1-3] CPUs=64 RealMemory=512000 Gres=gpu:a100:4 State=UNKNOWN
+NodeName=h1 CPUs=64 RealMemory=512000 Gres=gpu:h100:8 State=UNKNOWN
+PartitionName=gpu Nodes=ALL Default=YES State=UP
+CONF
+"$DROVER" plan array --tasks 1000 --task-time 1h --ref-gpu H100 --cluster "$T/slurm.conf" --json >"$T/c3.json" 2>&1
+jq_check "--cluster slurm.conf: A100 (12) and H100 (8), each capped" "$T/c3.json" '
+    ([.options[] | select(.gpu == "A100-80GB-SXM") | .gpus] == [12]) and
+    ([.options[] | select(.gpu == "H100-SXM-80GB") | .gpus] == [8]) and (.options | length == 2)'
+expect_fail "--cluster with --types it lacks" 1 "has none of these GPU types" -- \
+    plan train --model llama-2-7b --tokens 20B --cluster "$T/slurm.conf" --types L4
+expect_fail "--cluster: a 70B service past its 16 GPUs" 1 "on $T/a100.conf: " -- \
+    plan serve --model llama-2-70b --rate 200 --cluster "$T/a100.conf"
+expect_fail "--cluster and --controller" 2 "not both" -- \
+    plan train --model llama-2-7b --tokens 20B --cluster "$T/a100.conf" --controller
+if "$DROVER" plan train --model llama-2-7b --tokens 20B --cluster "$T/a100.conf" >"$T/c.txt" 2>"$T/err" &&
+    grep -q "^cluster ($T/a100.conf): 16 x A100-80GB-SXM" "$T/c.txt"; then
+    ok "--cluster table names the cluster's GPUs"
+else
+    bad "--cluster table: $(head -c 400 "$T/c.txt" "$T/err")"
+fi
+
 finish

@@ -157,6 +157,53 @@ static void test_backfill_around_reservation(void **st)
     unfill(&c, a);
 }
 
+/* Shares of a GPU and CPUs count as placement counts them: a half GPU
+ * does not fit beside 600 milli, 16 CPUs do not fit beside 24 of 32. */
+static void test_shares_and_cpus(void **st)
+{
+    (void)st;
+    dr_cluster_t c;
+    build(&c);
+    dr_place_opts_t ff = {.strategy = DR_PLACE_FIRST_FIT};
+    dr_job_req_t part = {.nodes = 1, .gpus_per_node = 1, .gpu_milli = 600};
+    dr_job_req_t three = req(1, 3), four = req(1, 4);
+    dr_alloc_t a[3];
+    assert_int_equal(dr_place(&c, &part, 1, &ff, &a[0]), DR_OK);  /* n0 GPU 0 */
+    assert_int_equal(dr_place(&c, &three, 1, &ff, &a[1]), DR_OK); /* n0 GPUs 1-3 */
+    four.cpu_milli_per_node = 24000;
+    assert_int_equal(dr_place(&c, &four, 1, &ff, &a[2]), DR_OK); /* n1, 24 CPUs */
+    assert_int_equal(a[2].slots[0].node, 1);
+    dr_est_running_t run[3] = {{&a[0], S(100)}, {&a[1], S(80)}, {&a[2], S(50)}};
+    dr_start_est_t e;
+    /* half a GPU: not beside the 600 milli, so when n1 frees at 50 s */
+    dr_job_req_t half = {.nodes = 1, .gpus_per_node = 1, .gpu_milli = 500};
+    est(&c, run, 3, NULL, 0, half, 60, &e);
+    assert_true(e.start == S(50));
+    dr_alloc_free(&e.alloc);
+    /* 400 milli fit now, beside it */
+    half.gpu_milli = 400;
+    est(&c, run, 3, NULL, 0, half, 60, &e);
+    assert_true(e.start == S(10));
+    assert_int_equal(node_of(&e), 0);
+    dr_alloc_free(&e.alloc);
+    /* a CPU job of 16 CPUs: n0 has all 32 free now */
+    dr_job_req_t cpu = {.nodes = 1, .cpu_milli_per_node = 16000};
+    est(&c, run, 3, NULL, 0, cpu, 60, &e);
+    assert_true(e.start == S(10));
+    dr_alloc_free(&e.alloc);
+    /* ahead: a CPU job of 32 CPUs takes n0 now until 1000 s; then 16 CPUs
+     * wait for n1's 24 to be given back at 50 s */
+    dr_job_req_t cpu32 = {.nodes = 1, .cpu_milli_per_node = 32000};
+    dr_est_job_t ahead = {.req = &cpu32, .limit = S(990)};
+    est(&c, run, 3, &ahead, 1, cpu, 60, &e);
+    assert_true(e.start == S(50));
+    assert_int_equal(node_of(&e), 1);
+    dr_alloc_free(&e.alloc);
+    for (int i = 0; i < 3; i++)
+        dr_alloc_free(&a[i]);
+    dr_cluster_free(&c);
+}
+
 static void test_never(void **st)
 {
     (void)st;
@@ -190,6 +237,7 @@ int main(void)
         cmocka_unit_test(test_full_starts_at_first_limit),
         cmocka_unit_test(test_job_ahead_pushes_later),
         cmocka_unit_test(test_backfill_around_reservation),
+        cmocka_unit_test(test_shares_and_cpus),
         cmocka_unit_test(test_never),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

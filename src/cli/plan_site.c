@@ -134,8 +134,10 @@ int cli_site_estimate(const dr_plan_result_t *res, json_t **reply, char *what, s
         return dr_err_set(err, DR_EINVAL, "no option fits: nothing to ask the controller");
     /* a job of that many GPUs of that type, its limit the plan's wall time
      * (a service runs until stopped: no limit) */
-    json_t *body = json_pack("{s:[s],s:I,s:s}", "argv", "true", "gpus", (json_int_t)o->gpus,
-                             "gpu_type", o->gpu);
+    /* test_only in the body too: a controller that ignored the query would
+     * refuse the field rather than run the job */
+    json_t *body = json_pack("{s:[s],s:I,s:s,s:b}", "argv", "true", "gpus", (json_int_t)o->gpus,
+                             "gpu_type", o->gpu, "test_only", 1);
     if (body && res->kind != DR_PLAN_SERVE && isfinite(o->wall_s) && o->wall_s > 0)
         json_object_set_new(body, "time_limit", json_integer((json_int_t)ceil(o->wall_s)));
     if (!body)
@@ -147,6 +149,8 @@ int cli_site_estimate(const dr_plan_result_t *res, json_t **reply, char *what, s
         rc = cli_client_json(&c, "POST", "/v1/jobs?test_only=1", body, reply, err);
     cli_client_free(&c);
     json_decref(body);
+    if (rc == DR_OK && !json_is_true(json_object_get(*reply, "test_only")))
+        rc = dr_err_set(err, DR_EINVAL, "the controller did not answer as a test-only submit");
     if (rc != DR_OK) {
         json_decref(*reply);
         *reply = NULL;

@@ -106,11 +106,13 @@ void ctld_test_only(dr_ctld_t *c, struct evhttp_request *req, const ctld_job_t *
         char why[160];
         if (e.start <= now)
             snprintf(why, sizeof why, "what it needs is free now");
+        else if (nahead == 0)
+            snprintf(why, sizeof why, "when running jobs reach their time limits");
         else
             snprintf(why, sizeof why,
                      "when running jobs reach their time limits, behind %zu pending job%s that "
-                     "come first",
-                     nahead, nahead == 1 ? "" : "s");
+                     "come%s first",
+                     nahead, nahead == 1 ? "" : "s", nahead == 1 ? "s" : "");
         json_object_set_new(o, "reason", json_string(why));
         if (e.alloc.nslots && e.alloc.slots[0].gpu != DR_NO_GPU)
             json_object_set_new(o, "gpu_type", json_string(c->cl.types[e.alloc.type].name));

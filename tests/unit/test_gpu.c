@@ -501,12 +501,16 @@ static void test_type_from_product(void **state)
         {"AMD Instinct MI300X VF", "MI300X-192GB"},
         {"AMD Instinct MI325X", "MI325X-256GB"},
         {"AMD Instinct MI355X", "MI355X-288GB"},
+        /* ROCm shows each GCD of an MI250X (or MI250: 208 of its 220 CUs, the
+         * same string) as one GPU of 64 GB */
+        {"AMD Instinct MI250X/MI250", "MI250X-GCD-64GB"},
         /* declared names and aliases normalise to the canonical name */
         {"H100-SXM-80GB", "H100-SXM-80GB"},
         {"h100", "H100-SXM-80GB"},
         {"A100", "A100-80GB-SXM"},
         {"MI300X", "MI300X-192GB"},
         {"TPU-v5e", "TPU-v5e"},
+        {"TPU-v4", "TPU-v4"},
         /* a form factor or size the catalog does not have: no type, not a wrong one */
         {"NVIDIA H100 PCIe", NULL},
         {"NVIDIA H100 NVL", NULL},
@@ -520,7 +524,6 @@ static void test_type_from_product(void **state)
         {"NVIDIA L40", NULL},
         {"NVIDIA H20", NULL},
         {"NVIDIA GH200 480GB", NULL},
-        {"AMD Instinct MI250X/MI250", NULL},
         {"AMD Instinct MI300A", NULL},
         {"NVIDIA GeForce RTX 4090", NULL},
         {"", NULL},

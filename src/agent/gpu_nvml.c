@@ -102,7 +102,7 @@ static const char *nvml_str(const nvml_api_t *api, nvmlReturn_t rc)
 static int nvml_fail(const nvml_api_t *api, dr_err_t *err, const char *call, long dev,
                      nvmlReturn_t rc)
 {
-    char where[16] = "";
+    char where[24] = ""; /* "(" + any long + ")" */
     if (dev >= 0)
         snprintf(where, sizeof where, "(%ld)", dev);
     return dr_err_set(err, DR_EIO, "nvml: %s%s: %s (%d)", call, where, nvml_str(api, rc), rc);

@@ -76,7 +76,7 @@ static int rocm_fail(const rocm_api_t *api, dr_err_t *err, const char *call, lon
     const char *s = NULL;
     if (api->status_string(st, &s) != RSMI_STATUS_SUCCESS || !s)
         s = "unknown status";
-    char where[16] = "";
+    char where[24] = ""; /* "(" + any long + ")" */
     if (dev >= 0)
         snprintf(where, sizeof where, "(%ld)", dev);
     return dr_err_set(err, DR_EIO, "rocm: %s%s: %s (%u)", call, where, s, (unsigned)st);

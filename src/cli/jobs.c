@@ -1093,6 +1093,76 @@ int cli_events(int argc, char **argv)
     return 0;
 }
 
+/* ------------------------------------------------- one POST per job named */
+
+/* What a per-job POST's answer means to one verb: its exit status (0 ok). */
+typedef int (*job_reply_fn)(cli_client_t *c, const char *arg, long long id, int rc, json_t *reply,
+                            dr_err_t *err, void *ud);
+
+/* POST /v1/jobs/ID/ACTION for every job argument (the options were checked
+ * by the verb): the last failing status, and no more tries once the
+ * controller is unreachable. */
+static int post_each_job(int argc, char **argv, const char *server, const char *action,
+                         job_reply_fn on_reply, void *ud)
+{
+    cli_client_t c;
+    int rc = open_client(&c, server), status = 0;
+    if (rc != 0)
+        return rc;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--server") == 0) {
+            i++;
+            continue;
+        }
+        if (argv[i][0] == '-')
+            continue;
+        dr_err_t err = {0};
+        long long id = 0;
+        json_t *reply = NULL;
+        if ((rc = resolve_job(&c, argv[i], &id, &err)) == DR_OK) {
+            char target[96];
+            snprintf(target, sizeof target, "/v1/jobs/%lld/%s", id, action);
+            rc = cli_client_json(&c, "POST", target, NULL, &reply, &err);
+        }
+        int st = on_reply(&c, argv[i], id, rc, reply, &err, ud);
+        if (st)
+            status = st;
+        json_decref(reply);
+        if (rc != DR_OK && c.unreachable)
+            break; /* no point trying the others */
+    }
+    cli_client_free(&c);
+    return status;
+}
+
+static int cancel_reply(cli_client_t *c, const char *arg, long long id, int rc, json_t *reply,
+                        dr_err_t *err, void *ud)
+{
+    (void)id;
+    (void)ud;
+    if (rc == DR_ESTATE && c->last_status == 409 && cli_json_str(reply, "state", NULL)) {
+        fprintf(stderr, "drover: job %s has already ended (%s)\n", arg,
+                cli_json_str(reply, "state", ""));
+        return 1;
+    }
+    return rc == DR_OK ? 0 : cli_fail(err);
+}
+
+static int hold_reply(cli_client_t *c, const char *arg, long long id, int rc, json_t *reply,
+                      dr_err_t *err, void *ud)
+{
+    (void)c;
+    (void)arg;
+    if (rc != DR_OK)
+        return cli_fail(err);
+    if (*(bool *)ud)
+        cli_print_json(reply);
+    else
+        printf("%lld %s (%s)\n", id, cli_json_str(reply, "state", "?"),
+               cli_json_str(reply, "reason", ""));
+    return 0;
+}
+
 /* ------------------------------------------------------------------ cancel */
 
 int cli_cancel(int argc, char **argv)
@@ -1116,40 +1186,7 @@ int cli_cancel(int argc, char **argv)
     }
     if (njobs == 0)
         return cli_usage_error("cancel: which job? (drover cancel JOB...)");
-    cli_client_t c;
-    int rc = open_client(&c, server), status = 0;
-    if (rc != 0)
-        return rc;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--server") == 0) {
-            i++;
-            continue;
-        }
-        if (argv[i][0] == '-')
-            continue;
-        dr_err_t err = {0};
-        long long id = 0;
-        json_t *reply = NULL;
-        if ((rc = resolve_job(&c, argv[i], &id, &err)) == DR_OK) {
-            char target[96];
-            snprintf(target, sizeof target, "/v1/jobs/%lld/cancel", id);
-            rc = cli_client_json(&c, "POST", target, NULL, &reply, &err);
-        }
-        if (rc == DR_ESTATE && c.last_status == 409 && cli_json_str(reply, "state", NULL)) {
-            fprintf(stderr, "drover: job %s has already ended (%s)\n", argv[i],
-                    cli_json_str(reply, "state", ""));
-            status = 1;
-        } else if (rc != DR_OK) {
-            status = cli_fail(&err);
-            if (c.unreachable) { /* no point trying the others */
-                json_decref(reply);
-                break;
-            }
-        }
-        json_decref(reply);
-    }
-    cli_client_free(&c);
-    return status;
+    return post_each_job(argc, argv, server, "cancel", cancel_reply, NULL);
 }
 
 /* ------------------------------------------------------- hold, release */
@@ -1181,38 +1218,7 @@ static int hold_verb(int argc, char **argv, const char *verb)
     }
     if (njobs == 0)
         return cli_usage_error("%s: which job? (drover %s JOB...)", verb, verb);
-    cli_client_t c;
-    int rc = open_client(&c, server), status = 0;
-    if (rc != 0)
-        return rc;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--server") == 0) {
-            i++;
-            continue;
-        }
-        if (argv[i][0] == '-')
-            continue;
-        dr_err_t err = {0};
-        long long id = 0;
-        json_t *reply = NULL;
-        if ((rc = resolve_job(&c, argv[i], &id, &err)) == DR_OK) {
-            char target[96];
-            snprintf(target, sizeof target, "/v1/jobs/%lld/%s", id, verb);
-            rc = cli_client_json(&c, "POST", target, NULL, &reply, &err);
-        }
-        if (rc == DR_OK && json)
-            cli_print_json(reply);
-        else if (rc == DR_OK)
-            printf("%lld %s (%s)\n", id, cli_json_str(reply, "state", "?"),
-                   cli_json_str(reply, "reason", ""));
-        else
-            status = cli_fail(&err);
-        json_decref(reply);
-        if (rc != DR_OK && c.unreachable)
-            break;
-    }
-    cli_client_free(&c);
-    return status;
+    return post_each_job(argc, argv, server, verb, hold_reply, &json);
 }
 
 int cli_hold(int argc, char **argv)

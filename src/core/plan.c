@@ -1566,17 +1566,22 @@ static void explain_run(const dr_plan_req_t *r, const dr_catalog_t *cat, dr_plan
     /* the batch */
     if (r->train.global_batch <= 0 && res->default_batch > 0) {
         double seq = r->train.seq_len ? r->train.seq_len : res->arch.seq_len;
+        double bt = e->global_batch * seq;
         cat_f(x, cap,
-              " Batch: %.0f sequences (%.3gM tokens) per step, chosen between the model's default "
-              "of %.0f (%s) and DeepSeek LLM's loss-optimal B_opt(C) = %.0f for %.2e FLOPs",
-              e->global_batch, e->global_batch * seq / 1e6, res->default_batch,
+              " Batch: %.0f sequences (%.3g%s tokens) per step, chosen between the model's "
+              "default of %.0f (%s) and DeepSeek LLM's loss-optimal B_opt(C) = %.0f for %.2e FLOPs",
+              e->global_batch, bt >= 1e6 ? bt / 1e6 : bt / 1e3, bt >= 1e6 ? "M" : "k",
+              res->default_batch,
               res->arch.batch_tokens > 0 ? "its published batch" : "the GPT-3 paper's rule",
               res->opt_batch, res->train_flops);
         if (res->planned_batch > 0)
             cat_f(x, cap, ", at most %.0f so that the run takes %d steps", res->planned_batch,
                   DR_PLAN_MIN_STEPS);
+        /* what the smaller end would cost, when the plan chose more */
         double lo = fmin(res->default_batch, res->opt_batch);
-        if (fabs(lo - e->global_batch) / e->global_batch > 0.05) {
+        if (res->planned_batch > 0)
+            lo = fmin(lo, res->planned_batch);
+        if (lo < e->global_batch * 0.95) {
             res->alt_wall_s = replan_wall(r, cat, top, lo, r->train.precision);
             if (isfinite(res->alt_wall_s)) {
                 human_s(res->alt_wall_s, a, sizeof a);
@@ -1600,12 +1605,21 @@ static void explain_run(const dr_plan_req_t *r, const dr_catalog_t *cat, dr_plan
         cat_f(x, cap,
               " Failures and checkpoints: one interruption every %s is expected on %u GPUs (Llama "
               "3: one per %.0f GPU-hours); a checkpoint is %.3g GB (14 bytes per parameter), "
-              "written in %.3g s at %.0f GB/s; the Young-Daly interval is %s: submit with "
-              "--checkpoint-every %s. Effective training time %.1f%% (writing checkpoints "
-              "%.1f%%, restarts and recomputed work %.1f%%), already in the wall time.",
+              "written in %.3g s at %.0f GB/s; ",
               a, top->gpus, r->train.gpu_mtbf_h > 0 ? r->train.gpu_mtbf_h : DR_RES_GPU_MTBF_H,
-              q->ckpt_bytes / 1e9, q->write_s, q->storage_gbs, ck, every, q->effective * 100,
-              q->ckpt_frac / (1 + q->ckpt_frac + q->fail_frac) * 100,
+              q->ckpt_bytes / 1e9, q->write_s, q->storage_gbs);
+        if (q->interval_s < top->wall_s)
+            cat_f(x, cap, "the Young-Daly interval is %s: submit with --checkpoint-every %s.", ck,
+                  every);
+        else
+            cat_f(x, cap,
+                  "the Young-Daly interval (%s) is longer than the run: no checkpoint during it "
+                  "pays for itself.",
+                  ck);
+        cat_f(x, cap,
+              " Effective training time %.1f%% (writing checkpoints %.1f%%, restarts and "
+              "recomputed work %.1f%%), already in the wall time.",
+              q->effective * 100, q->ckpt_frac / (1 + q->ckpt_frac + q->fail_frac) * 100,
               q->fail_frac / (1 + q->ckpt_frac + q->fail_frac) * 100);
     }
     /* FP8 */

@@ -1118,7 +1118,11 @@ static void explain_train(const dr_plan_req_t *r, dr_plan_result_t *res)
         "ZeRO-%d, %s activation recomputation, micro-batch %u; %.1f of %.0f GB per GPU. It "
         "runs at about "
         "%.0f%% MFU (%.0f TFLOP/s per GPU in %s) and finishes in %s: %.3g GPU-hours, %s",
-        top->exact ? "Requested" : (res->any_meets ? "Cheapest choice" : "Fastest possible"),
+        top->exact        ? "Requested"
+        : !res->any_meets ? "Fastest possible"
+        : r->deadline_s <= 0 && !r->max_gpus
+            ? "Recommended (the fastest option within 10% of the cheapest's cost)"
+            : "Cheapest choice",
         top->gpus, top->gpu, dr_plan_verdict_name(top->verdict), top->nodes,
         top->nodes == 1 ? "" : "s", e->layout.tp, e->layout.pp, e->layout.dp, e->layout.zero_stage,
         e->layout.recompute == DR_RECOMPUTE_NONE ? "no"
@@ -1461,6 +1465,33 @@ static int serve_floor_error(const dr_plan_req_t *r, const dr_gpu_spec_t *const 
                           r->latency_s, best_ttft, r->serve.output_tokens - 1, best_tpot,
                           floor_lat);
     return DR_OK;
+}
+
+/* With neither a deadline nor a budget, cost alone would recommend a type
+ * that is barely cheaper and many times slower (64 L40S for 3.6 years
+ * over 64 B200s for 6 months at +6%): as within one type (the knee), the
+ * fastest option costing at most 10% more than the cheapest goes first. */
+static void knee_first(dr_plan_result_t *res)
+{
+    size_t first = 0;
+    while (first < res->n && res->opts[first].exact)
+        first++;
+    if (first >= res->n || !res->opts[first].fits || !res->opts[first].meets)
+        return;
+    double c0 = cost_key(&res->opts[first]);
+    size_t best = first;
+    for (size_t i = first + 1; i < res->n; i++) {
+        const dr_plan_option_t *o = &res->opts[i];
+        if (!o->fits || !o->meets || o->exact)
+            break;
+        if (cost_key(o) <= 1.10 * c0 && o->wall_s < res->opts[best].wall_s)
+            best = i;
+    }
+    if (best == first)
+        return;
+    dr_plan_option_t b = res->opts[best];
+    memmove(&res->opts[first + 1], &res->opts[first], (best - first) * sizeof *res->opts);
+    res->opts[first] = b;
 }
 
 /* ---- the batch ---- */
@@ -1816,6 +1847,8 @@ int dr_plan_run(const dr_plan_req_t *r, const dr_catalog_t *cat, dr_plan_result_
         }
     }
     qsort(res->opts, res->n, sizeof *res->opts, rank_cmp);
+    if (r->kind == DR_PLAN_TRAIN && r->deadline_s <= 0 && !r->max_gpus)
+        knee_first(res);
     if (r->kind == DR_PLAN_TRAIN) {
         const dr_perfmodel_arch_t *a = &res->arch;
         uint32_t seq = r->train.seq_len ? r->train.seq_len : a->seq_len;

@@ -604,6 +604,30 @@ static void test_plain_mistakes(void **state)
     dr_plan_result_free(&res);
 }
 
+/* Without a deadline or budget, a type barely cheaper and far slower is not
+ * the recommendation: the fastest within 10% of the cheapest cost is. */
+static void test_knee_across_types(void **state)
+{
+    (void)state;
+    dr_err_t err;
+    dr_plan_result_t res;
+    dr_plan_req_t r = train_req("70B", 2e12);
+    r.types[0] = "L40S";
+    r.types[1] = "B200";
+    r.ntypes = 2;
+    r.max_gpus = 0;
+    assert_int_equal(dr_plan_run(&r, &cat, &res, &err), 0);
+    assert_int_equal(res.n, 2);
+    const dr_plan_option_t *a = &res.opts[0], *b = &res.opts[1];
+    assert_true(a->fits && b->fits);
+    /* the first is within 10% of the cheapest and no slower than any such */
+    double c = fmin(a->cost_usd, b->cost_usd);
+    assert_true(a->cost_usd <= 1.10 * c);
+    assert_true(b->cost_usd > 1.10 * c || a->wall_s <= b->wall_s);
+    tu_assert_contains(res.explanation, "Recommended (the fastest option within 10%");
+    dr_plan_result_free(&res);
+}
+
 /* Issue 13, frontier scale: the batch is chosen between the model's default
  * and DeepSeek LLM's B_opt(C), and what the default would cost is said. */
 static void test_batch_choice(void **state)
@@ -732,7 +756,7 @@ int main(void)
         cmocka_unit_test(test_serve_plan),   cmocka_unit_test(test_array_plan),
         cmocka_unit_test(test_small_jobs),   cmocka_unit_test(test_plain_mistakes),
         cmocka_unit_test(test_batch_choice), cmocka_unit_test(test_optimism),
-        cmocka_unit_test(test_whole_run),
+        cmocka_unit_test(test_whole_run),    cmocka_unit_test(test_knee_across_types),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -68,20 +68,41 @@ cl_conf() { cat >"$T/cluster.conf"; }
 # (the agents keep their jobs); tests of node loss pass a shorter one.
 cl_droverd() {
     [ -f "$CL_KEY" ] || "$DROVERD" --gen-key "$CL_KEY" || return 1
-    "$DROVERD" -c "$T/cluster.conf" --state "$CL_STATE" --listen "127.0.0.1:$CL_PORT" \
-        --agent-listen "0.0.0.0:$CL_APORT" --key "$CL_KEY" --agent-timeout 3s --lease 10s \
-        --heartbeat 0.2s "$@" >>"$T/droverd.log" 2>&1 &
-    CL_DPID=$!
-    CL_PIDS="$CL_PIDS $CL_DPID"
-    i=0
-    while [ $i -lt 100 ]; do
-        curl -sf --unix-socket "$DROVER_SERVER" http://x/v1/ping >/dev/null 2>&1 && return 0
-        kill -0 "$CL_DPID" 2>/dev/null || { echo "droverd exited:"; tail "$T/droverd.log"; return 1; }
-        sleep 0.05
-        i=$((i + 1))
+    tries=0
+    while :; do
+        "$DROVERD" -c "$T/cluster.conf" --state "$CL_STATE" --listen "127.0.0.1:$CL_PORT" \
+            --agent-listen "0.0.0.0:$CL_APORT" --key "$CL_KEY" --agent-timeout 3s --lease 10s \
+            --heartbeat 0.2s "$@" >>"$T/droverd.log" 2>&1 &
+        CL_DPID=$!
+        CL_PIDS="$CL_PIDS $CL_DPID"
+        i=0
+        while [ $i -lt 100 ]; do
+            curl -sf --unix-socket "$DROVER_SERVER" http://x/v1/ping >/dev/null 2>&1 && {
+                CL_STARTED=1
+                return 0
+            }
+            kill -0 "$CL_DPID" 2>/dev/null || break
+            sleep 0.05
+            i=$((i + 1))
+        done
+        if kill -0 "$CL_DPID" 2>/dev/null; then
+            echo "droverd did not answer"
+            return 1
+        fi
+        # ports from the pid can be taken by another test's process (a
+        # client's ephemeral port, a peer's listener): before any agent knows
+        # them, try other ones
+        if [ -z "${CL_STARTED:-}" ] && [ $tries -lt 5 ] &&
+            tail -n 2 "$T/droverd.log" | grep -q "Address already in use"; then
+            tries=$((tries + 1))
+            CL_PORT=$((20000 + (CL_PORT - 20000 + 997) % 9400))
+            CL_APORT=$((CL_PORT + 1))
+            continue
+        fi
+        echo "droverd exited:"
+        tail "$T/droverd.log"
+        return 1
     done
-    echo "droverd did not answer"
-    return 1
 }
 
 # cl_kill9_droverd: crash the controller (no clean-up of any kind)

@@ -109,7 +109,16 @@ n2=$(m "$T/m2.txt" 'drover_http_requests_total\{route="/metrics",method="GET",co
 code=$(curl -s -o /dev/null -w '%{http_code}' "$TCP/v1/stats")
 [ "$code" = 401 ] && ok "/v1/stats without a token: 401" || bad "/v1/stats no token: $code"
 tok=$(api POST /v1/tokens '{"user":"alice"}' | head -1 | jq -r .token)
-curl -s -H "Authorization: Bearer $tok" "$TCP/v1/stats" >"$T/stats.json"
+# the sampler runs every second: wait for its second sample (a loaded
+# machine can get here less than a second after the first)
+i=0
+while :; do
+    curl -s -H "Authorization: Bearer $tok" "$TCP/v1/stats" >"$T/stats.json"
+    [ "$(jq '.series.t | length' "$T/stats.json" 2>/dev/null)" -ge 2 ] 2>/dev/null && break
+    [ $i -ge 100 ] && break
+    sleep 0.1
+    i=$((i + 1))
+done
 jq -e --arg h "$H100" --arg a "$A100" '
     (.types | map({(.type): .}) | add) as $ty |
     $ty[$h].total == 4 and $ty[$h].allocated == 2 and $ty[$h].idle == 2 and $ty[$h].down == 0 and

@@ -625,19 +625,23 @@ typedef struct span {
     bool capped;           /* the model's own estimate was above it */
 } span_t;
 
-/* The model's estimate -> the plan's: capped at the bound, then typical. */
+/* Did the planner choose everything of the run?  A batch or layout the
+ * user pinned describes their run: the plan gives the model's own number
+ * for it (what bench/plan_validation checks with each paper's batch and
+ * layout); the typical discount is for a run the planner chose. */
+static bool planner_chose(const dr_perfmodel_train_t *t)
+{
+    return !t->tp && !t->pp && !t->micro_batch && !t->interleave && t->global_batch <= 0;
+}
+
+/* The model's estimate -> the plan's: capped at the bound, then typical
+ * when `chosen` (planner_chose of the request). */
 static void temper(const dr_plan_req_t *r, const dr_gpu_spec_t *g, dr_perfmodel_train_est_t *e,
-                   span_t *sp)
+                   span_t *sp, bool chosen)
 {
     sp->ceiling = dr_plan_best_mfu(g, e->precision, e->nodes);
     sp->capped = e->mfu > sp->ceiling;
     double hi = e->tokens_per_s * (sp->capped ? sp->ceiling / e->mfu : 1.0);
-    /* a batch or layout the user pinned describes their run: the model's
-     * own number for it (what bench/plan_validation checks with each
-     * paper's batch and layout); the typical discount is for a run the
-     * planner chose everything of */
-    const dr_perfmodel_train_t *t = &r->train;
-    bool chosen = !t->tp && !t->pp && !t->micro_batch && !t->interleave && t->global_batch <= 0;
     double pt = hi * (chosen ? PLAN_TYPICAL : 1.0), k = pt / e->tokens_per_s;
     e->tokens_per_s = pt;
     e->samples_per_s *= k;
@@ -748,7 +752,7 @@ static int plan_train_type(const dr_plan_req_t *r, const batch_set_t *bs, const 
         }
         uint32_t nodes = (counts[i] + o->node_gpus - 1) / o->node_gpus;
         double up = dr_plan_startup_s(r->train.arch.params, counts[i], nodes);
-        temper(r, g, &e, &spans[ne]);
+        temper(r, g, &e, &spans[ne], planner_chose(&r->train));
         e.wall_s += up;
         spans[ne].fast_s += up;
         spans[ne].slow_s += up;
@@ -1557,9 +1561,6 @@ static double replan_wall(const dr_plan_req_t *r, const dr_catalog_t *cat,
     dr_plan_req_t q = *r;
     q.train.global_batch = batch;
     q.train.precision = prec;
-    /* the discount of a run the planner chose stays, as for the top */
-    bool chosen = !r->train.tp && !r->train.pp && !r->train.micro_batch && !r->train.interleave &&
-                  r->train.global_batch <= 0;
     dr_perfmodel_net_t net;
     net_for(r, g, &net);
     dr_perfmodel_train_est_t e;
@@ -1567,8 +1568,7 @@ static double replan_wall(const dr_plan_req_t *r, const dr_catalog_t *cat,
     if (dr_perfmodel_train_best(&q.train, g, top->gpus, &net, &e, &err) != 0 || !e.fits)
         return NAN;
     span_t sp;
-    q.train.global_batch = chosen ? 0 : batch; /* temper() reads whether the user pinned it */
-    temper(&q, g, &e, &sp);
+    temper(&q, g, &e, &sp, planner_chose(&r->train)); /* the discount stays as for the top */
     return e.wall_s + top->startup_s;
 }
 

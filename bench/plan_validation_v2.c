@@ -27,9 +27,12 @@
  * that cannot be planned (a GPU type the catalog lacks) are listed as "not
  * evaluated" with the reason, never dropped.
  *
- * Usage: plan_validation_v2 [--dry-run] [--json FILE] [CSV]
+ * Usage: plan_validation_v2 [--dry-run] [--json FILE] [--rows N] [CSV]
  *   CSV defaults to $DROVER_SOURCE_DIR/bench/data/plan_validation_v2.csv,
- *   else data/plan_validation_v2.csv next to this source file.
+ *   else data/plan_validation_v2.csv next to this source file.  Any set in
+ *   the same columns (plan_validation_v3.csv) is read by the same rules; the
+ *   set's name in the output is the file's base name.
+ *   --rows N   the row count the set was frozen with (default 34, v2's).
  *   --dry-run  parse every row and print the request that would be planned,
  *              without running the planner (no prediction, no error): exit 1
  *              when a row does not parse or map.  The only mode that may run
@@ -48,8 +51,9 @@
 #include "drover/plan.h"
 #include "drover/util.h"
 
-/* The set is frozen with this many rows (plan_validation_v2.md): another
- * count means the file changed after the freeze, or was read wrongly. */
+/* v2 was frozen with this many rows (plan_validation_v2.md): another count
+ * means the file changed after the freeze, or was read wrongly.  Other sets
+ * say theirs with --rows. */
 #define V2_ROWS 34
 
 /* Chinchilla's compute-optimal tokens per parameter (nominal budget). */
@@ -583,6 +587,19 @@ static void json_num(FILE *f, const char *key, double x, bool comma)
         fprintf(f, "\"%s\": null%s", key, comma ? ", " : "");
 }
 
+/* The set's name: the CSV's base name without ".csv". */
+static char set_name[128] = "plan_validation_v2";
+
+static void set_name_from(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    size_t len = strlen(b);
+    if (len > 4 && !strcmp(b + len - 4, ".csv"))
+        len -= 4;
+    snprintf(set_name, sizeof set_name, "%.*s", (int)len, b);
+}
+
 static int write_json(const char *path, const vrow_t *rows, size_t n, bool dry)
 {
     FILE *f = fopen(path, "w");
@@ -590,7 +607,7 @@ static int write_json(const char *path, const vrow_t *rows, size_t n, bool dry)
         perror(path);
         return -1;
     }
-    fprintf(f, "{\"set\": \"plan_validation_v2\", \"dry_run\": %s, \"rows\": [\n",
+    fprintf(f, "{\"set\": \"%s\", \"dry_run\": %s, \"rows\": [\n", set_name,
             dry ? "true" : "false");
     for (size_t i = 0; i < n; i++) {
         const vrow_t *v = &rows[i];
@@ -623,7 +640,7 @@ static int write_json(const char *path, const vrow_t *rows, size_t n, bool dry)
 
 static void header(const char *path, bool dry)
 {
-    printf("## drover plan train on plan_validation_v2 (%s)%s\n\n", path,
+    printf("## drover plan train on %s (%s)%s\n\n", set_name, path,
            dry ? " - DRY RUN: requests only, no planner run, no prediction" : "");
     printf("Given to the planner per row: --params (active params for MoE), --seq only where "
            "the row states it, --tokens (the row's; rate/step rows: nominal 20 x params), "
@@ -699,13 +716,16 @@ int main(int argc, char **argv)
 {
     bool dry = false;
     const char *json = NULL, *path = NULL;
+    long want_rows = V2_ROWS;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--dry-run"))
             dry = true;
+        else if (!strcmp(argv[i], "--rows") && i + 1 < argc)
+            want_rows = strtol(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--json") && i + 1 < argc)
             json = argv[++i];
         else if (argv[i][0] == '-' || path) {
-            fprintf(stderr, "usage: plan_validation_v2 [--dry-run] [--json FILE] [CSV]\n");
+            fprintf(stderr, "usage: plan_validation_v2 [--dry-run] [--json FILE] [--rows N] [CSV]\n");
             return 2;
         } else
             path = argv[i];
@@ -724,6 +744,7 @@ int main(int argc, char **argv)
         }
         path = def;
     }
+    set_name_from(path);
     dr_catalog_t cat;
     dr_err_t err;
     if (dr_catalog_builtin(&cat, &err) != 0) {
@@ -738,8 +759,8 @@ int main(int argc, char **argv)
         free(rows);
         return 2;
     }
-    if (records != V2_ROWS) {
-        fprintf(stderr, "%s: %zu rows, the frozen set has %d\n", path, records, V2_ROWS);
+    if ((long)records != want_rows) {
+        fprintf(stderr, "%s: %zu rows, the frozen set has %ld\n", path, records, want_rows);
         bad++;
     }
     /* every request must be one the planner accepts as input (the CLI's

@@ -12,7 +12,10 @@
  *   model   `--params N` only (no layers/hidden/heads: a user names a size,
  *           and the shape then follows the planner's own rule), with `--seq`
  *           when the row states a sequence length.  A mixture-of-experts row
- *           gives its active parameters (the FLOPs per token follow them).
+ *           gives its total and active parameters (`--params N
+ *           --active-params A`; before the planner modelled experts, the
+ *           first evaluations of v2 gave the active count alone, as a dense
+ *           model).
  *   tokens  the row's tokens; for throughput and step-time rows without
  *           them, a nominal 20 tokens per parameter (Chinchilla's compute-
  *           optimal budget, Hoffmann et al. 2022), because the planner's
@@ -399,9 +402,9 @@ static int load(const char *path, const dr_catalog_t *cat, vrow_t **rows, size_t
         if (v.active > 0) {
             char moe[200];
             snprintf(moe, sizeof moe,
-                     "MoE: planned as a dense %.3gB model (active params; the %.3gB total's "
-                     "memory is not modelled)",
-                     v.active / 1e9, v.params / 1e9);
+                     "MoE: planned as a mixture of experts, %.3gB total, %.3gB active (the "
+                     "planner's expert shape: top 8, experts from the total)",
+                     v.params / 1e9, v.active / 1e9);
             snprintf(v.note, sizeof v.note, "%s", moe);
         }
         if (map_gpu(cat, &v) != 0) {
@@ -437,7 +440,8 @@ static int build_req(const vrow_t *v, dr_plan_req_t *r, dr_err_t *err)
     dr_plan_req_init(r, DR_PLAN_TRAIN);
     dr_perfmodel_arch_t *a = &r->train.arch;
     memset(a, 0, sizeof *a);
-    a->params = v->active > 0 ? v->active : v->params;
+    a->params = v->params;
+    a->active_params = v->active; /* --active-params (0: dense) */
     if (a->params >= 1e12)
         snprintf(a->name, sizeof a->name, "%.3gT-parameter model", a->params / 1e12);
     else
@@ -483,9 +487,13 @@ static void run_row(const dr_catalog_t *cat, vrow_t *v)
     }
     const dr_perfmodel_train_est_t *e = &o->train;
     uint32_t plan_seq = r.train.seq_len ? r.train.seq_len : r.train.arch.seq_len;
-    snprintf(v->choice, sizeof v->choice, "batch %.0f x %u; %u: tp%u pp%u dp%u mb%u v%u z%d %s; %s",
-             e->global_batch, plan_seq, o->gpus, e->layout.tp, e->layout.pp, e->layout.dp,
-             e->layout.micro_batch, e->layout.interleave, e->layout.zero_stage,
+    char ep[16] = "";
+    if (e->layout.ep > 1)
+        snprintf(ep, sizeof ep, " ep%u", e->layout.ep);
+    snprintf(v->choice, sizeof v->choice,
+             "batch %.0f x %u; %u: tp%u pp%u dp%u%s mb%u v%u z%d %s; %s", e->global_batch, plan_seq,
+             o->gpus, e->layout.tp, e->layout.pp, e->layout.dp, ep, e->layout.micro_batch,
+             e->layout.interleave, e->layout.zero_stage,
              dr_perfmodel_recompute_name(e->layout.recompute), dr_precision_name(e->precision));
     if (v->kind == MS_WALL) /* the plan's wall time includes its start-up estimate */
         snprintf(v->choice + strlen(v->choice), sizeof v->choice - strlen(v->choice),
@@ -642,7 +650,7 @@ static void header(const char *path, bool dry)
 {
     printf("## drover plan train on %s (%s)%s\n\n", set_name, path,
            dry ? " - DRY RUN: requests only, no planner run, no prediction" : "");
-    printf("Given to the planner per row: --params (active params for MoE), --seq only where "
+    printf("Given to the planner per row: --params (and --active-params for MoE), --seq only where "
            "the row states it, --tokens (the row's; rate/step rows: nominal 20 x params), "
            "--gpu (mapped to the catalog) and --gpus (pinned).  No batch, layout, precision, "
            "recomputation, network or framework from the row: the planner's defaults.\n");
@@ -725,7 +733,8 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--json") && i + 1 < argc)
             json = argv[++i];
         else if (argv[i][0] == '-' || path) {
-            fprintf(stderr, "usage: plan_validation_v2 [--dry-run] [--json FILE] [--rows N] [CSV]\n");
+            fprintf(stderr,
+                    "usage: plan_validation_v2 [--dry-run] [--json FILE] [--rows N] [CSV]\n");
             return 2;
         } else
             path = argv[i];

@@ -40,7 +40,17 @@
 /* A decoder-only transformer.  Give either params, or the shape (layers,
  * hidden, heads ...), or both (then params is the published count used for
  * the 6·N·D figure and the shape drives per-layer costs).
- * dr_perfmodel_arch_complete() fills what is missing. */
+ * dr_perfmodel_arch_complete() fills what is missing.
+ *
+ * A mixture of experts (experts > 0, or active_params below params): each
+ * layer's MLP is `experts` routed experts of width expert_ffn, of which a
+ * token passes top_k, plus `shared_experts` every token passes.  Then `ffn`
+ * is the width a token passes through, (top_k + shared_experts) x
+ * expert_ffn: the FLOPs and activations follow it, the memory follows all
+ * the experts.  Sizes given as params + active_params get the shape of a
+ * dense model of active_params with its MLP cut into top_k experts (8
+ * unless given: DeepSeek-V3, Qwen3 and Kimi K2 route 8) and as many
+ * experts as the total needs. */
 typedef struct dr_perfmodel_arch {
     char name[48];
     double params;       /* total parameters (0 = from the shape) */
@@ -55,6 +65,12 @@ typedef struct dr_perfmodel_arch {
     bool untied;         /* separate output embedding (LLaMA) */
     bool dropout;        /* dropout layers present (GPT-3 style); affects activation memory */
     double batch_tokens; /* published global batch in tokens; 0 = the size rule */
+    /* mixture of experts (all 0: dense) */
+    uint32_t experts;        /* routed experts per layer */
+    uint32_t top_k;          /* routed experts per token */
+    uint32_t shared_experts; /* experts every token passes (DeepSeek, Llama 4) */
+    uint32_t expert_ffn;     /* inner width of one expert */
+    double active_params;    /* parameters per token (published; 0 = from the shape) */
 } dr_perfmodel_arch_t;
 
 /* Fill missing shape fields from params (GPT-3 family aspect ratios, see
@@ -63,6 +79,13 @@ typedef struct dr_perfmodel_arch {
 int dr_perfmodel_arch_complete(dr_perfmodel_arch_t *a, dr_err_t *err);
 /* Parameters implied by the shape (embeddings included). */
 double dr_perfmodel_arch_shape_params(const dr_perfmodel_arch_t *a);
+/* Parameters a token passes through: active_params when given, else from
+ * the shape; params for a dense model. */
+double dr_perfmodel_arch_active(const dr_perfmodel_arch_t *a);
+static inline bool dr_perfmodel_arch_moe(const dr_perfmodel_arch_t *a)
+{
+    return a->experts > 0;
+}
 /* Default global batch in sequences for a model (its published batch, or the
  * GPT-3 paper's batch-size-by-model-size rule). */
 double dr_perfmodel_default_batch(const dr_perfmodel_arch_t *a, uint32_t seq_len);
@@ -115,6 +138,8 @@ typedef struct dr_perfmodel_layout {
     uint32_t interleave;  /* virtual pipeline stages per GPU (Megatron's interleaved 1F1B) */
     int zero_stage;
     dr_perfmodel_recompute_t recompute;
+    uint32_t ep; /* expert parallelism: data-parallel ranks the experts are spread over
+                    (a mixture of experts; 0 or 1 = every rank holds all) */
 } dr_perfmodel_layout_t;
 
 /* The interconnect a job sees. */
@@ -214,11 +239,12 @@ typedef struct dr_perfmodel_train_est {
     double pp_comm_s;             /* pipeline sends (exposed) */
     double bubble_s;              /* pipeline fill and drain */
     double dp_comm_s;             /* data-parallel / ZeRO collectives not hidden behind compute */
+    double ep_comm_s;             /* expert-parallel all-to-alls (dispatch and combine) */
     double optim_s;               /* optimizer step */
     double straggle_s;            /* waiting for the slowest node */
     double tokens_per_s;          /* whole job */
     double samples_per_s;         /* sequences per second */
-    double model_flops_per_token; /* 6N + 12·L·h·s (PaLM appendix B) */
+    double model_flops_per_token; /* 6N + 12·L·h·s (PaLM appendix B); N active for MoE */
     double achieved_tflops_per_gpu; /* model FLOPs/s per GPU */
     double mfu;                     /* achieved / peak */
     double hfu;                     /* including recomputation */

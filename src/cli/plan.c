@@ -24,6 +24,8 @@ static void plan_usage(FILE *f)
            "  --model NAME|SPEC   a preset (--list-models) or key=value shape, e.g.\n"
            "                      llama-3-70b, llama-2-7b,seq=8192, layers=80,hidden=8192,...\n"
            "  --params N          parameter count alone (7B, 70e9); the shape follows GPT-3\n"
+           "  --active-params N   with --params: a mixture of experts with N parameters per\n"
+           "                      token (37B of 671B); or --model ...,active=N,experts=E,top_k=K\n"
            "  --precision P       bf16 (default), fp8, fp16, fp32\n"
            "train:\n"
            "  --tokens N          training tokens (300B, 2T)\n"
@@ -190,11 +192,15 @@ static bool shown(const dr_plan_result_t *res, size_t i, bool all)
 
 static void print_train(const dr_plan_result_t *res, bool all)
 {
-    printf("model: %s, %.3g %s parameters (%u layers, hidden %u, %u heads, %u KV heads); "
-           "6*N*D = %.3g FLOPs\n\n",
-           res->arch.name, res->arch.params / (res->arch.params >= 1e12 ? 1e12 : 1e9),
-           res->arch.params >= 1e12 ? "T" : "B", res->arch.layers, res->arch.hidden,
-           res->arch.heads, res->arch.kv_heads, res->train_flops);
+    const dr_perfmodel_arch_t *a = &res->arch;
+    printf("model: %s, %.3g %s parameters (%u layers, hidden %u, %u heads, %u KV heads", a->name,
+           a->params / (a->params >= 1e12 ? 1e12 : 1e9), a->params >= 1e12 ? "T" : "B", a->layers,
+           a->hidden, a->heads, a->kv_heads);
+    if (dr_perfmodel_arch_moe(a))
+        printf("; mixture of experts: %.3g B active, %u experts of width %u, %u per token%s",
+               dr_perfmodel_arch_active(a) / 1e9, a->experts, a->expert_ffn, a->top_k,
+               a->shared_experts ? " + shared" : "");
+    printf("); 6*N*D = %.3g FLOPs\n\n", res->train_flops);
     printf("%-3s %-18s %7s %6s %-19s %-20s %7s %5s %9s %9s %9s %9s  %s\n", "#", "GPU", "GPUs",
            "nodes", "verdict", "layout (tp.pp.dp z r)", "mem GB", "MFU", "wall", "GPU-h", "cost",
            "MWh", "note");
@@ -204,8 +210,13 @@ static void print_train(const dr_plan_result_t *res, bool all)
         const dr_plan_option_t *o = &res->opts[i];
         const dr_perfmodel_train_est_t *e = &o->train;
         char lay[40], wall[16], gh[16], cost[40], mwh[16], mem[16], mfu[8];
-        snprintf(lay, sizeof lay, "%u.%u.%u z%d %s", e->layout.tp, e->layout.pp, e->layout.dp,
-                 e->layout.zero_stage, dr_perfmodel_recompute_name(e->layout.recompute));
+        if (e->layout.ep > 1)
+            snprintf(lay, sizeof lay, "%u.%u.%u e%u z%d %s", e->layout.tp, e->layout.pp,
+                     e->layout.dp, e->layout.ep, e->layout.zero_stage,
+                     dr_perfmodel_recompute_name(e->layout.recompute));
+        else
+            snprintf(lay, sizeof lay, "%u.%u.%u z%d %s", e->layout.tp, e->layout.pp, e->layout.dp,
+                     e->layout.zero_stage, dr_perfmodel_recompute_name(e->layout.recompute));
         fmt_time(o->fits ? o->wall_s : NAN, wall, sizeof wall);
         fmt_num(o->fits ? o->gpu_hours : NAN, gh, sizeof gh);
         fmt_usd(o->fits ? o->cost_usd : NAN, cost, sizeof cost);
@@ -287,6 +298,7 @@ static int write_text(const char *path, const char *text)
 enum {
     O_MODEL = 256,
     O_PARAMS,
+    O_ACTIVE,
     O_TOKENS,
     O_FLOPS,
     O_SEQ,
@@ -337,6 +349,7 @@ enum {
 static const struct option plan_opts[] = {
     {"model", required_argument, 0, O_MODEL},
     {"params", required_argument, 0, O_PARAMS},
+    {"active-params", required_argument, 0, O_ACTIVE},
     {"tokens", required_argument, 0, O_TOKENS},
     {"flops", required_argument, 0, O_FLOPS},
     {"seq", required_argument, 0, O_SEQ},
@@ -387,7 +400,7 @@ static const struct option plan_opts[] = {
 
 typedef struct plan_args {
     const char *model, *catalog, *plot, *types, *cluster;
-    double params, batch_tokens, flops;
+    double params, active, batch_tokens, flops;
     bool json, all, have_params, kv_set, have_tokens, have_flops, have_rate, controller;
     char types_buf[1024];
 } plan_args_t;
@@ -428,6 +441,7 @@ static int parse_one(dr_plan_req_t *r, plan_args_t *pa, int c, const char *v)
     switch (c) {
     case O_MODEL: pa->model = v; return 0;
     case O_PARAMS: pa->have_params = true; return parse_count_opt("--params", v, &pa->params);
+    case O_ACTIVE: return parse_count_opt("--active-params", v, &pa->active);
     case O_TOKENS: pa->have_tokens = true; return parse_count_opt("--tokens", v, &r->train.tokens);
     case O_FLOPS:
         pa->have_flops = true;
@@ -571,12 +585,23 @@ static int build_model(dr_plan_req_t *r, const plan_args_t *pa, dr_perfmodel_arc
             return cli_usage_error("--params: the parameter count must be positive");
         memset(arch, 0, sizeof *arch);
         arch->params = pa->params;
+        if (pa->active > 0 && !(pa->active < pa->params))
+            return cli_usage_error("--active-params: %.3g is not below --params %.3g (a "
+                                   "mixture of experts passes each token through part of it)",
+                                   pa->active, pa->params);
+        arch->active_params = pa->active;
+        const char *moe = pa->active > 0 ? " MoE" : "";
         if (pa->params >= 1e12)
-            snprintf(arch->name, sizeof arch->name, "%.3gT-parameter model", pa->params / 1e12);
+            snprintf(arch->name, sizeof arch->name, "%.3gT-parameter%s model", pa->params / 1e12,
+                     moe);
         else
-            snprintf(arch->name, sizeof arch->name, "%.3gB-parameter model", pa->params / 1e9);
+            snprintf(arch->name, sizeof arch->name, "%.3gB-parameter%s model", pa->params / 1e9,
+                     moe);
         if (dr_perfmodel_arch_complete(arch, &err) != 0)
             return cli_fail(&err);
+    } else if (pa->active > 0) {
+        return cli_usage_error("--active-params goes with --params; with --model, say "
+                               "--model NAME,active=N");
     } else if (dr_plan_model_parse(pa->model, arch, &err) != 0) {
         return cli_fail(&err);
     }
@@ -643,7 +668,7 @@ int cli_plan(int argc, char **argv)
             if (pa.have_tokens && pa.have_flops)
                 return cli_usage_error("give --tokens or --flops, not both");
             if (pa.have_flops) /* the compute budget: 6 x N x D */
-                r.train.tokens = pa.flops / (6 * arch.params);
+                r.train.tokens = pa.flops / (6 * dr_perfmodel_arch_active(&arch));
             if (pa.batch_tokens > 0) {
                 if (r.train.global_batch > 0)
                     return cli_usage_error("give --batch or --batch-tokens, not both");

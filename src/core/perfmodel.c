@@ -69,6 +69,12 @@
  * a slow link), the expected maximum over n nodes is about
  * sigma sqrt(2 ln n) above the mean (Llama 3, sec. 3.3.4, names stragglers
  * as a cost at 16K GPUs).  Both reasoned, not fitted. */
+/* Mixture of experts.  Tokens do not spread evenly over the experts: the
+ * most loaded rank sets the pace.  Switch Transformers (Fedus et al. 2021,
+ * sec. 2.2) train with a capacity factor of 1.0-1.25; with auxiliary-loss
+ * or bias balancing (DeepSeek-V3, sec. 2.1.2) the load stays near the mean,
+ * so the routed experts' compute is taken at 1.15 x the mean. */
+#define PM_MOE_IMBALANCE   1.15
 #define PM_NET_SCALE_K     0.03
 #define PM_STRAGGLER_SIGMA 0.01
 /* Inference engine cap on requests in flight (TensorRT-LLM default
@@ -305,13 +311,32 @@ static const struct {
     {310.1e9, 16384}, {529.6e9, 20480}, {1008e9, 25600},
 };
 
-static double layer_params(const dr_perfmodel_arch_t *a)
+/* Parameters of one layer a token passes through (attention, the MLP of
+ * width ffn - for a mixture of experts its top-k and shared experts - and
+ * the router). */
+static double layer_active_params(const dr_perfmodel_arch_t *a)
 {
     double h = a->hidden, hd = (double)a->hidden / a->heads;
     double hkv = (double)a->kv_heads * hd;
     double attn = h * (h + 2 * hkv) + h * h;
     double mlp = (a->glu ? 3.0 : 2.0) * h * a->ffn;
-    return attn + mlp + 4 * h; /* + norm scales and biases (small) */
+    double router = a->experts ? h * a->experts : 0;
+    return attn + mlp + router + 4 * h; /* + norm scales and biases (small) */
+}
+
+/* The routed experts of one layer, all of them (0 for a dense model). */
+static double layer_expert_params(const dr_perfmodel_arch_t *a)
+{
+    return a->experts ? (a->glu ? 3.0 : 2.0) * a->hidden * a->expert_ffn * a->experts : 0;
+}
+
+/* All parameters of one layer. */
+static double layer_params(const dr_perfmodel_arch_t *a)
+{
+    double routed_active = a->experts ? (a->glu ? 3.0 : 2.0) * a->hidden * a->expert_ffn *
+                                            (a->top_k < a->experts ? a->top_k : a->experts)
+                                      : 0;
+    return layer_active_params(a) - routed_active + layer_expert_params(a);
 }
 
 static double embed_params(const dr_perfmodel_arch_t *a)
@@ -327,6 +352,72 @@ double dr_perfmodel_arch_shape_params(const dr_perfmodel_arch_t *a)
     return a->layers * layer_params(a) + embed_params(a);
 }
 
+double dr_perfmodel_arch_active(const dr_perfmodel_arch_t *a)
+{
+    if (!a->experts)
+        return a->params > 0 ? a->params : dr_perfmodel_arch_shape_params(a);
+    if (a->active_params > 0)
+        return a->active_params;
+    if (!a->layers || !a->hidden || !a->heads)
+        return 0;
+    return a->layers * layer_active_params(a) + embed_params(a);
+}
+
+/* A mixture of experts: check the expert fields, derive what is missing
+ * (docs/planner.md, "Mixtures of experts").  Called once the width and heads
+ * are known; `dense_ffn` is the MLP width a dense model of that width gets. */
+static bool moe_wanted(const dr_perfmodel_arch_t *a)
+{
+    return a->experts || a->top_k || a->expert_ffn || a->shared_experts ||
+           (a->active_params > 0 && a->params > 0 && a->active_params < a->params);
+}
+
+static int moe_complete(dr_perfmodel_arch_t *a, uint32_t dense_ffn, dr_err_t *err)
+{
+    if (!moe_wanted(a))
+        return DR_OK;
+    if (!a->top_k)
+        a->top_k = a->experts && a->experts < 16 ? 2 : 8;
+    double mlp_k = a->glu ? 3.0 : 2.0;
+    if (!a->expert_ffn) {
+        /* the dense model's MLP cut into the experts a token passes */
+        double fe = (a->ffn ? a->ffn : dense_ffn) / (double)(a->top_k + a->shared_experts);
+        a->expert_ffn = (uint32_t)fmax(128, ceil(fe / 128) * 128);
+    }
+    a->ffn = (a->top_k + a->shared_experts) * a->expert_ffn;
+    if (!a->layers) {
+        double active = a->active_params > 0 ? a->active_params : 0;
+        if (!(active > 0))
+            return dr_err_set(err, DR_EINVAL,
+                              "model: a mixture of experts needs its active parameters "
+                              "(active=) or its layers");
+        double n = (active - embed_params(a)) / layer_active_params(a);
+        if (!(n < 100000))
+            return dr_err_set(err, DR_EINVAL, "model: %.3g active parameters need %.3g layers",
+                              active, n);
+        a->layers = n < 1 ? 1 : (uint32_t)llround(n);
+    }
+    if (!a->experts) {
+        if (!(a->params > 0))
+            return dr_err_set(err, DR_EINVAL,
+                              "model: a mixture of experts needs its total parameters or "
+                              "its expert count (experts=)");
+        double one = mlp_k * a->hidden * a->expert_ffn * a->layers;
+        double active = a->active_params > 0 ? a->active_params
+                                             : a->layers * layer_active_params(a) + embed_params(a);
+        double inactive = a->params - active;
+        double e = round(inactive / one) + a->top_k;
+        a->experts = e < a->top_k + 1 ? a->top_k + 1 : e > 100000 ? 100000 : (uint32_t)e;
+    }
+    if (a->top_k > a->experts)
+        return dr_err_set(err, DR_EINVAL, "model: top_k %u is more than the %u experts", a->top_k,
+                          a->experts);
+    if (a->experts > 100000 || a->expert_ffn > 4000000)
+        return dr_err_set(err, DR_EINVAL, "model: %u experts of width %u is out of range",
+                          a->experts, a->expert_ffn);
+    return DR_OK;
+}
+
 int dr_perfmodel_arch_complete(dr_perfmodel_arch_t *a, dr_err_t *err)
 {
     if (!isfinite(a->params) || a->params < 0)
@@ -338,24 +429,33 @@ int dr_perfmodel_arch_complete(dr_perfmodel_arch_t *a, dr_err_t *err)
         a->vocab = 51200;
     if (!a->seq_len)
         a->seq_len = 2048;
+    bool moe = moe_wanted(a);
+    if (!isfinite(a->active_params) || a->active_params < 0)
+        return dr_err_set(err, DR_EINVAL, "model: active parameters must be a positive number");
+    if (a->active_params > 0 && a->params > 0 && a->active_params > a->params)
+        return dr_err_set(err, DR_EINVAL,
+                          "model: active parameters %.3g are more than the total %.3g",
+                          a->active_params, a->params);
     if (!a->hidden) {
-        if (a->params <= 0)
+        /* a mixture of experts is as wide as the dense model of its active size */
+        double size = moe && a->active_params > 0 ? a->active_params : a->params;
+        if (size <= 0)
             return dr_err_set(err, DR_EINVAL,
                               "model: give the parameter count or the shape (layers, hidden)");
-        if (a->params < 1e6)
+        if (size < 1e6)
             return dr_err_set(err, DR_EINVAL,
                               "model: %.3g parameters is too small for a transformer estimate",
-                              a->params);
+                              size);
         size_t n = sizeof shape_anchors / sizeof *shape_anchors;
-        double lp = log(a->params), h;
-        if (a->params <= shape_anchors[0].params) {
+        double lp = log(size), h;
+        if (size <= shape_anchors[0].params) {
             h = shape_anchors[0].hidden;
-        } else if (a->params >= shape_anchors[n - 1].params) {
+        } else if (size >= shape_anchors[n - 1].params) {
             /* beyond 1T: keep Megatron's growth, width ~ params^(1/3) */
-            h = shape_anchors[n - 1].hidden * cbrt(a->params / shape_anchors[n - 1].params);
+            h = shape_anchors[n - 1].hidden * cbrt(size / shape_anchors[n - 1].params);
         } else {
             size_t i = 1;
-            while (shape_anchors[i].params < a->params)
+            while (shape_anchors[i].params < size)
                 i++;
             double l0 = log(shape_anchors[i - 1].params), l1 = log(shape_anchors[i].params);
             double f = (lp - l0) / (l1 - l0);
@@ -383,6 +483,9 @@ int dr_perfmodel_arch_complete(dr_perfmodel_arch_t *a, dr_err_t *err)
     if (a->heads % a->kv_heads != 0)
         return dr_err_set(err, DR_EINVAL, "model: heads %u is not a multiple of kv_heads %u",
                           a->heads, a->kv_heads);
+    int rc = moe_complete(a, a->ffn, err);
+    if (rc)
+        return rc;
     if (!a->layers) {
         double per = layer_params(a);
         double n = (a->params - embed_params(a)) / per;
@@ -534,8 +637,10 @@ typedef struct ctx {
     double peak_lin, peak_16; /* FLOP/s */
     double eff_lin, eff_16;
     double hbm;          /* bytes/s achievable */
-    double params_model; /* for model FLOPs (published count when given) */
+    double params_model; /* for model FLOPs (published count when given; active for MoE) */
+    double params_total; /* what a checkpoint holds */
     double per_layer, emb;
+    double per_layer_exp; /* of per_layer: the routed experts, spread over the EP ranks */
 } ctx_t;
 
 static int ctx_init(ctx_t *c, const dr_perfmodel_train_t *job, const dr_gpu_spec_t *gpu,
@@ -572,18 +677,48 @@ static int ctx_init(ctx_t *c, const dr_perfmodel_train_t *job, const dr_gpu_spec
     c->hbm = bw * 1e12 * PM_HBM_EFF;
     c->ln = make_links(net);
     c->per_layer = layer_params(a);
+    c->per_layer_exp = layer_expert_params(a);
     c->emb = (double)a->vocab * a->hidden;
-    c->params_model = a->params > 0 ? a->params : dr_perfmodel_arch_shape_params(a);
+    c->params_total = a->params > 0 ? a->params : dr_perfmodel_arch_shape_params(a);
+    c->params_model = dr_perfmodel_arch_active(a);
     return DR_OK;
 }
 
 /* Time of one layer (forward + backward, recomputation included) for one
  * micro-batch of T tokens on one GPU, split into compute and TP comm. */
 typedef struct layer_cost {
-    double compute_s, tp_s, hw_flops;
+    double compute_s, tp_s, ep_s, hw_flops;
 } layer_cost_t;
 
-static layer_cost_t layer_time(const ctx_t *c, double mb, uint32_t tp, dr_perfmodel_recompute_t rc)
+/* GEMM time per FLOP (relative) of the MLP's up (gate) and down
+ * projections, weighted by their FLOPs.  For a mixture of experts the routed
+ * experts run as one grouped GEMM per projection (Megatron-Core, DeepSpeed-
+ * MoE, torchtitan): its size is all T x top_k tokens routed to the rank, and
+ * an expert that gets fewer tokens than one 128-row tile (T x top_k x ep /
+ * experts on average: each EP rank holds experts/ep of them and receives
+ * from ep ranks) wastes the rest of the tile.  The shared experts see all T
+ * tokens. */
+static double mlp_time_per_flop(const ctx_t *c, double T, double t, uint32_t ep)
+{
+    const dr_perfmodel_arch_t *a = c->a;
+    double h = a->hidden, gk = a->glu ? 2 : 1;
+    if (!a->experts) {
+        double f = a->ffn;
+        return (gk * f / t / gemm_size_eff(T, gk * f / t, h) + f / t / gemm_size_eff(T, h, f / t)) /
+               ((gk + 1) * f / t);
+    }
+    double fe = a->expert_ffn, k = a->top_k, sh = a->shared_experts;
+    double me = T * k * (ep ? ep : 1) / a->experts, mk = T * k;
+    double tile = me < 128 ? 128 / fmax(me, 1) : 1;
+    double routed = (gk / gemm_size_eff(mk, gk * fe / t, h) + 1 / gemm_size_eff(mk, h, fe / t)) /
+                    (gk + 1) * PM_MOE_IMBALANCE * tile;
+    double shared =
+        (gk / gemm_size_eff(T, gk * fe / t, h) + 1 / gemm_size_eff(T, h, fe / t)) / (gk + 1);
+    return (k * routed + sh * shared) / (k + sh);
+}
+
+static layer_cost_t layer_time(const ctx_t *c, double mb, uint32_t tp, uint32_t ep,
+                               dr_perfmodel_recompute_t rc)
 {
     const dr_perfmodel_arch_t *a = c->a;
     const dr_perfmodel_train_t *job = c->job;
@@ -598,11 +733,11 @@ static layer_cost_t layer_time(const ctx_t *c, double mb, uint32_t tp, dr_perfmo
     double lin_passes = 3 + (full ? 1 : 0);
     /* each GEMM at the rate its shape allows (M = tokens, the TP-split side) */
     double rate = c->peak_lin * c->eff_lin * PM_KERNEL_EFF;
-    double gf = (a->glu ? 2 : 1) * f / t;
-    double t_lin = 2 * T * lin_passes / rate *
-                   (h * (h + 2 * hkv) / t / gemm_size_eff(T, (h + 2 * hkv) / t, h) +
-                    h * h / t / gemm_size_eff(T, h, h / t) + h * gf / gemm_size_eff(T, gf, h) +
-                    h * f / t / gemm_size_eff(T, h, f / t));
+    double gk = a->glu ? 3 : 2;
+    double t_lin =
+        2 * T * lin_passes / rate *
+        (h * (h + 2 * hkv) / t / gemm_size_eff(T, (h + 2 * hkv) / t, h) +
+         h * h / t / gemm_size_eff(T, h, h / t) + gk * h * f / t * mlp_time_per_flop(c, T, t, ep));
 
     /* attention core: QK^T and AV, 4·T·s·h; FlashAttention skips the masked
      * half and recomputes the scores in its backward (2.5x forward) */
@@ -630,7 +765,23 @@ static layer_cost_t layer_time(const ctx_t *c, double mb, uint32_t tp, dr_perfmo
     /* tensor parallel: two all-reduces (or reduce-scatter + all-gather pairs
      * with SP, the same volume) forward, two backward, two more when the
      * forward is recomputed.  Megatron does not overlap them with compute. */
-    layer_cost_t lc = {0, 0, 0};
+    layer_cost_t lc = {0, 0, 0, 0};
+    if (a->experts && ep > 1) {
+        /* expert parallelism: each token's hidden state goes to its top_k
+         * experts and comes back (dispatch and combine, 16-bit), in the
+         * forward and again in the backward (and the recomputed forward);
+         * with sequence parallelism each TP rank sends its share.  What goes
+         * to ranks in the node crosses NVLink, the rest each GPU's NIC.  Not
+         * overlapped: DeepSeek-V3's DualPipe hides it, ordinary stacks do
+         * not (docs/planner.md, "Mixtures of experts"). */
+        double bytes = T / (sp ? t : 1) * a->top_k * h * 2;
+        double local = c->ln.node / t;
+        local = local < 1 ? 1 : local > ep ? ep : local;
+        double on = (local - 1) / ep, off = (ep - local) / ep;
+        double one = bytes * on / (c->ln.intra_gbs * 1e9) + bytes * off / (c->ln.inter_gbs * 1e9) +
+                     (off > 0 ? c->ln.inter_lat : c->ln.intra_lat) * 2;
+        lc.ep_s = (4 + (full ? 2 : 0)) * one;
+    }
     if (tp > 1) {
         double bytes = T * h * 2;
         bool in_node = tp <= c->ln.node;
@@ -684,21 +835,26 @@ static void train_memory(const ctx_t *c, const dr_perfmodel_layout_t *l, uint32_
 {
     const dr_perfmodel_arch_t *a = c->a;
     const dr_perfmodel_train_t *job = c->job;
-    double t = l->tp, d = l->dp;
+    double t = l->tp, d = l->dp, e = l->ep > 1 ? l->ep : 1;
     uint32_t lp = ceil_div(a->layers, l->pp);
-    double stage = lp * c->per_layer + c->emb; /* first/last stage also hold an embedding */
-    if (l->pp == 1)
-        stage = a->layers * c->per_layer + embed_params(a);
-    double psi = stage / t;
+    uint32_t layers = l->pp == 1 ? a->layers : lp;
+    /* first/last stage also hold an embedding (both when pp is 1) */
+    double emb = l->pp == 1 ? embed_params(a) : c->emb;
+    /* per GPU: the dense part split by TP; the routed experts also spread
+     * over the EP ranks, and ZeRO shards their states over the dp / ep
+     * ranks that hold the same experts */
+    double psi = (layers * (c->per_layer - c->per_layer_exp) + emb) / t;
+    double psi_e = layers * c->per_layer_exp / t / e;
     bool fp32 = c->prec == DR_PREC_FP32;
     double wb = fp32 ? 4 : 2, gb = fp32 || job->grad_fp32 ? 4 : 2, k = fp32 ? 8 : PM_ADAM_K;
     int z = l->zero_stage < 0 ? 0 : l->zero_stage;
+    double de = d / e;
     memset(mem, 0, sizeof *mem);
-    mem->weights = psi * wb / (z >= 3 ? d : 1);
-    mem->grads = psi * gb / (z >= 2 ? d : 1);
-    mem->optim = job->cpu_offload ? 0 : psi * k / (z >= 1 ? d : 1);
+    mem->weights = psi * wb / (z >= 3 ? d : 1) + psi_e * wb / (z >= 3 ? de : 1);
+    mem->grads = psi * gb / (z >= 2 ? d : 1) + psi_e * gb / (z >= 2 ? de : 1);
+    mem->optim = job->cpu_offload ? 0 : psi * k / (z >= 1 ? d : 1) + psi_e * k / (z >= 1 ? de : 1);
     if (z >= 3) /* gathered parameters of the layer in use and the next (prefetch) */
-        mem->weights += 2 * c->per_layer / t * wb;
+        mem->weights += 2 * (c->per_layer - c->per_layer_exp + c->per_layer_exp / e) / t * wb;
 
     bool sp = job->seq_parallel && l->tp > 1;
     double act = dr_perfmodel_activation_bytes(a, (uint32_t)c->seq, l->micro_batch, l->tp, sp,
@@ -753,6 +909,10 @@ static int check_layout(const dr_perfmodel_train_t *job, uint32_t gpus,
                           job->arch.layers);
     if (l->zero_stage > 3)
         return dr_err_set(err, DR_EINVAL, "layout: ZeRO stage %d (0-3)", l->zero_stage);
+    if (l->ep > 1 && (!job->arch.experts || l->dp % l->ep || job->arch.experts % l->ep))
+        return dr_err_set(err, DR_EINVAL,
+                          "layout: ep %u must divide dp %u and the model's %u experts", l->ep,
+                          l->dp, job->arch.experts);
     return DR_OK;
 }
 
@@ -781,11 +941,11 @@ static void eval_layout(const ctx_t *c, uint32_t gpus, const dr_perfmodel_layout
         return;
     }
     uint32_t lp = ceil_div(a->layers, l->pp);
-    layer_cost_t lc = layer_time(c, l->micro_batch, l->tp, l->recompute);
+    layer_cost_t lc = layer_time(c, l->micro_batch, l->tp, l->ep, l->recompute);
     double t_head = head_time(c, l->micro_batch, l->tp);
     double stage_compute = lp * lc.compute_s + t_head;
-    double stage_tp = lp * lc.tp_s;
-    double stage = stage_compute + stage_tp;
+    double stage_tp = lp * lc.tp_s, stage_ep = lp * lc.ep_s;
+    double stage = stage_compute + stage_tp + stage_ep;
 
     /* pipeline: 1F1B with (p-1)/v bubble; activations (and gradients) cross
      * each stage boundary once per micro-batch and virtual stage, split over
@@ -808,9 +968,10 @@ static void eval_layout(const ctx_t *c, uint32_t gpus, const dr_perfmodel_layout
     /* data parallel: gradients reduced once per step (ZeRO 0-2; reduce-
      * scatter + all-gather has the all-reduce's volume), hierarchically: in
      * the node over NVLink, then across nodes over each GPU's own NIC */
-    double stage_params =
-        (l->pp == 1 ? a->layers * c->per_layer + embed_params(a) : lp * c->per_layer + c->emb) /
-        l->tp;
+    double ep = l->ep > 1 ? l->ep : 1;
+    double stage_params = (l->pp == 1 ? a->layers : lp) *
+                              (c->per_layer - c->per_layer_exp + c->per_layer_exp / ep) / l->tp +
+                          (l->pp == 1 ? embed_params(a) : c->emb) / l->tp;
     bool fp32 = c->prec == DR_PREC_FP32;
     double gbytes = stage_params * (fp32 || job->grad_fp32 ? 4 : 2);
     double dp_s = 0;
@@ -854,6 +1015,7 @@ static void eval_layout(const ctx_t *c, uint32_t gpus, const dr_perfmodel_layout
 
     o->compute_s = m * stage_compute;
     o->tp_comm_s = m * stage_tp;
+    o->ep_comm_s = m * stage_ep;
     o->pp_comm_s = p2p;
     o->bubble_s = bubble;
     o->dp_comm_s = dp_s;
@@ -871,7 +1033,7 @@ static void eval_layout(const ctx_t *c, uint32_t gpus, const dr_perfmodel_layout
     o->hfu = o->tokens_per_s * hw_per_token / gpus / c->peak_lin;
     /* failures and checkpoints: the checkpoint is the whole model state,
      * written by every node in parallel */
-    dr_res_in_t ri = {.params = c->params_model,
+    dr_res_in_t ri = {.params = c->params_total,
                       .gpus = gpus,
                       .nodes = o->nodes,
                       .step_s = o->step_s,
@@ -936,6 +1098,8 @@ int dr_perfmodel_train_eval(const dr_perfmodel_train_t *job, const dr_gpu_spec_t
         l.micro_batch = 1;
     if (!l.interleave)
         l.interleave = 1;
+    if (!l.ep)
+        l.ep = 1;
     if (l.zero_stage < 0)
         l.zero_stage = job->zero_stage < 0 ? (l.dp > 1 ? 1 : 0) : job->zero_stage;
     if (l.recompute == DR_RECOMPUTE_AUTO)
@@ -1036,17 +1200,23 @@ int dr_perfmodel_train_best(const dr_perfmodel_train_t *job, const dr_gpu_spec_t
                         int z0 = job->zero_stage >= 0 ? job->zero_stage : dp > 1 ? 1 : 0;
                         int z1 = job->zero_stage >= 0 ? job->zero_stage : dp > 1 ? 3 : 0;
                         for (int z = z0; z <= z1 && !placed; z++) {
-                            dr_perfmodel_layout_t l = {tp, pp, dp, mb, v, z, rcs[r]};
-                            eval_layout(&c, gpus, &l, &cand);
-                            if (cand.fits) {
-                                placed = true;
-                                if (better(&cand, &best))
-                                    best = cand;
-                            } else {
-                                double ratio = cand.mem.total / cand.mem.capacity;
-                                if (ratio < closest_ratio) {
-                                    closest_ratio = ratio;
-                                    closest = cand;
+                            /* expert parallelism: powers of two dividing dp and
+                             * the experts (1 only for a dense model) */
+                            for (uint32_t ep = 1; ep <= dp; ep *= 2) {
+                                if (dp % ep || (ep > 1 && (!a->experts || a->experts % ep)))
+                                    break;
+                                dr_perfmodel_layout_t l = {tp, pp, dp, mb, v, z, rcs[r], ep};
+                                eval_layout(&c, gpus, &l, &cand);
+                                if (cand.fits) {
+                                    placed = true;
+                                    if (better(&cand, &best))
+                                        best = cand;
+                                } else {
+                                    double ratio = cand.mem.total / cand.mem.capacity;
+                                    if (ratio < closest_ratio) {
+                                        closest_ratio = ratio;
+                                        closest = cand;
+                                    }
                                 }
                             }
                         }
@@ -1060,7 +1230,7 @@ int dr_perfmodel_train_best(const dr_perfmodel_train_t *job, const dr_gpu_spec_t
         return DR_OK;
     }
     if (!any_shape) {
-        out->layout = (dr_perfmodel_layout_t){1, 1, gpus, 1, 1, 0, DR_RECOMPUTE_NONE};
+        out->layout = (dr_perfmodel_layout_t){1, 1, gpus, 1, 1, 0, DR_RECOMPUTE_NONE, 1};
         snprintf(out->reason, sizeof out->reason,
                  "a global batch of %.0f sequences cannot keep %u GPUs busy (too few sequences "
                  "per step for that many data-parallel replicas)",

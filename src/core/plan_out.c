@@ -49,6 +49,13 @@ static json_t *model_json(const dr_perfmodel_arch_t *a, bool *bad)
     put(m, "vocab", integer(a->vocab), bad);
     put(m, "seq_len", integer(a->seq_len), bad);
     put(m, "gated_mlp", json_boolean(a->glu), bad);
+    if (dr_perfmodel_arch_moe(a)) {
+        put(m, "active_params", num(dr_perfmodel_arch_active(a)), bad);
+        put(m, "experts", integer(a->experts), bad);
+        put(m, "top_k", integer(a->top_k), bad);
+        put(m, "shared_experts", integer(a->shared_experts), bad);
+        put(m, "expert_ffn", integer(a->expert_ffn), bad);
+    }
     return m;
 }
 
@@ -127,6 +134,7 @@ static json_t *train_opt(const dr_plan_option_t *o, bool *bad)
         put(l, "tp", integer(e->layout.tp), bad);
         put(l, "pp", integer(e->layout.pp), bad);
         put(l, "dp", integer(e->layout.dp), bad);
+        put(l, "ep", integer(e->layout.ep > 1 ? e->layout.ep : 1), bad);
         put(l, "micro_batch", integer(e->layout.micro_batch), bad);
         put(l, "interleave", integer(e->layout.interleave), bad);
         put(l, "zero_stage", json_integer(e->layout.zero_stage), bad);
@@ -143,6 +151,7 @@ static json_t *train_opt(const dr_plan_option_t *o, bool *bad)
         put(st, "pp_comm_s", num(e->pp_comm_s), bad);
         put(st, "bubble_s", num(e->bubble_s), bad);
         put(st, "dp_comm_s", num(e->dp_comm_s), bad);
+        put(st, "ep_comm_s", num(e->ep_comm_s), bad);
         put(st, "optimizer_s", num(e->optim_s), bad);
         put(st, "straggler_s", num(e->straggle_s), bad);
     }

@@ -127,6 +127,12 @@ static const gpu_rule_t gpu_rules[] = {
     {"H800", "H800",
      "H800 = the catalog's H100-SXM-80GB (alias: same compute; the row's slower NVLink/IB are "
      "not given to the planner)"},
+    /* A800: the export A100 80 GB SXM, same compute, NVLink cut to 400 GB/s
+     * (v3's baichuan2-13b); the catalog has no alias for it, so the A100
+     * 80 GB row is planned (the slower NVLink is not given to the planner) */
+    {"A800", "A100-80GB-SXM",
+     "A800 = the catalog's A100-80GB-SXM (same compute; the row's 400 GB/s NVLink is not given "
+     "to the planner)"},
     /* DGX-2H: V100 SXM3 32 GB (450 W); the nearest catalog row is the 32 GB
      * V100 SXM2 (a bare "V100" would be the 16 GB row) */
     {"DGX-2H", "V100-SXM2-32GB", "V100 32GB of a DGX-2H (SXM3, 450 W): planned as V100-SXM2-32GB"},

@@ -99,6 +99,10 @@ typedef struct vrow {
     /* results (not computed in --dry-run) */
     bool ran, failed;
     double predicted, err;
+    /* the plan's printed range for the same figure (its fast and slow
+     * ends), and whether the reported figure lies inside it */
+    double range_lo, range_hi;
+    bool in_range;
     char choice[160]; /* the planner's batch, layout, precision */
 } vrow_t;
 
@@ -537,6 +541,22 @@ static void run_row(const dr_catalog_t *cat, vrow_t *v)
     if (isfinite(v->predicted) && v->predicted > 0) {
         v->failed = false;
         v->err = time_like ? v->predicted / v->reported - 1 : v->reported / v->predicted - 1;
+        /* the range: wall time and GPU-hours scale with the whole run's
+         * fast and slow ends (they include the start-up, as the wall time
+         * does), a step or a rate with the training part's */
+        double fast = 1, slow = 1;
+        bool run = v->kind == MS_WALL || v->kind == MS_GPU_HOURS;
+        double su = run ? 0 : o->startup_s, w = o->wall_s - su;
+        if (o->wall_fast_s > su && o->wall_slow_s > su && w > 0) {
+            fast = (o->wall_fast_s - su) / w;
+            slow = (o->wall_slow_s - su) / w;
+        }
+        double a = time_like ? v->predicted * fast : v->predicted / slow;
+        double b = time_like ? v->predicted * slow : v->predicted / fast;
+        v->range_lo = fmin(a, b);
+        v->range_hi = fmax(a, b);
+        v->in_range =
+            v->reported >= v->range_lo * (1 - 1e-9) && v->reported <= v->range_hi * (1 + 1e-9);
     } else {
         snprintf(v->choice + strlen(v->choice), sizeof v->choice - strlen(v->choice),
                  " (no figure)");
@@ -644,6 +664,9 @@ static int write_json(const char *path, const vrow_t *rows, size_t n, bool dry)
         json_str(f, "not_evaluated", v->not_eval, true);
         json_num(f, "predicted", v->ran && !v->failed ? v->predicted : NAN, true);
         json_num(f, "error", v->ran && !v->failed ? v->err : NAN, true);
+        json_num(f, "range_lo", v->ran && !v->failed ? v->range_lo : NAN, true);
+        json_num(f, "range_hi", v->ran && !v->failed ? v->range_hi : NAN, true);
+        fprintf(f, "\"in_range\": %s, ", v->ran && !v->failed && v->in_range ? "true" : "false");
         fprintf(f, "\"failed\": %s, ", v->ran && v->failed ? "true" : "false");
         json_str(f, "planner_choice", v->choice, false);
         fprintf(f, "}%s\n", i + 1 < n ? "," : "");
@@ -711,18 +734,19 @@ static void dry_run(const vrow_t *rows, size_t n)
 
 static void results(const vrow_t *rows, size_t n)
 {
-    printf("\n| id | GPUs | measure | reported | predicted | error | planner's choice (batch "
-           "x seq; GPUs: layout; precision) |\n|---|---|---|---|---|---|---|\n");
+    printf("\n| id | GPUs | measure | reported | predicted | error | range | planner's choice "
+           "(batch x seq; GPUs: layout; precision) |\n|---|---|---|---|---|---|---|---|\n");
     for (size_t i = 0; i < n; i++) {
         const vrow_t *v = &rows[i];
         if (!v->ran)
             continue;
         if (v->failed)
-            printf("| %s | %u | %s | %.6g | failed | - | %s |\n", v->id, v->n_gpus, v->unit,
+            printf("| %s | %u | %s | %.6g | failed | - | - | %s |\n", v->id, v->n_gpus, v->unit,
                    v->reported, v->choice);
         else
-            printf("| %s | %u | %s | %.6g | %.4g | %+.1f%% | %s |\n", v->id, v->n_gpus, v->unit,
-                   v->reported, v->predicted, v->err * 100, v->choice);
+            printf("| %s | %u | %s | %.6g | %.4g | %+.1f%% | %.3g-%.3g%s | %s |\n", v->id,
+                   v->n_gpus, v->unit, v->reported, v->predicted, v->err * 100, v->range_lo,
+                   v->range_hi, v->in_range ? " (in)" : "", v->choice);
     }
 }
 
@@ -819,6 +843,12 @@ int main(int argc, char **argv)
                 printf("%s: %zu rows: median |error| %.1f%%, max %.1f%%\n", band_names[b], bk,
                        bm * 100, bx * 100);
             }
+            size_t inr = 0;
+            for (size_t i = 0; i < n; i++)
+                inr += rows[i].ran && !rows[i].failed && rows[i].in_range;
+            printf("inside the plan's printed range (fast end to slow end): %zu of %zu rows "
+                   "(%.0f%%)\n",
+                   inr, k, k ? 100.0 * (double)inr / (double)k : 0);
             bool ok = k > 0 && med <= 0.15 && max <= 0.35;
             printf("%s\n", ok ? "PASS" : "MISS");
             status = ok ? 0 : 1;

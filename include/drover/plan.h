@@ -128,12 +128,16 @@ typedef struct dr_plan_option {
     uint32_t replicas;
     double cost_usd_hr, energy_kwh_hr;
     double startup_s; /* training: start-up and per-job overheads included in wall_s */
-    /* training: wall_s is what such a run typically takes; the range runs
-     * from the fast end (the best published MFU for the generation at this
-     * scale, mfu_ceiling) to the slow end (docs/planner.md, "Optimism") */
+    /* training: wall_s is what such a run typically takes; the range is
+     * where 80% of published runs planned the same way fell (range_empirical,
+     * a run the planner chose everything of), or for a pinned run the
+     * model's figure to the slow end (docs/planner.md, "Optimism");
+     * mfu_ceiling is the best published MFU for the generation at this
+     * scale, which caps the estimate */
     double wall_fast_s, wall_slow_s;
     double mfu_ceiling;
     bool capped; /* the model's own estimate was above the ceiling */
+    bool range_empirical;
     /* array */
     double task_s; /* seconds per task on this GPU */
     uint32_t waves;

@@ -232,7 +232,13 @@ static void print_train(const dr_plan_result_t *res, bool all)
 
 static void print_serve(const dr_plan_result_t *res, bool all)
 {
-    printf("model: %s, %.3g B parameters\n\n", res->arch.name, res->arch.params / 1e9);
+    if (dr_perfmodel_arch_moe(&res->arch))
+        printf("model: %s, %.3g B parameters (mixture of experts: %.3g B active, %u experts, %u "
+               "per token)\n\n",
+               res->arch.name, res->arch.params / 1e9, dr_perfmodel_arch_active(&res->arch) / 1e9,
+               res->arch.experts, res->arch.top_k);
+    else
+        printf("model: %s, %.3g B parameters\n\n", res->arch.name, res->arch.params / 1e9);
     printf("%-3s %-18s %5s %8s %4s %-19s %6s %9s %9s %9s %9s %9s %9s  %s\n", "#", "GPU", "GPUs",
            "replicas", "tp", "verdict", "conc", "req/s/rep", "tok/s/rep", "TTFT", "TPOT", "$/hour",
            "$/Mtok", "note");

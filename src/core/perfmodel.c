@@ -1258,6 +1258,15 @@ void dr_perfmodel_serve_init(dr_perfmodel_serve_t *s)
     s->output_tokens = 256;
 }
 
+/* The share of a layer's routed experts that B tokens touch, each passing
+ * top_k of them at random: 1 - (1 - k/E)^B (1 for a dense model). */
+static double routed_read(const dr_perfmodel_arch_t *a, double b)
+{
+    if (!a->experts || a->top_k >= a->experts)
+        return 1;
+    return 1 - pow(1 - (double)a->top_k / a->experts, b);
+}
+
 int dr_perfmodel_serve_eval(const dr_perfmodel_serve_t *s, const dr_gpu_spec_t *gpu, uint32_t tp,
                             uint32_t concurrency, const dr_perfmodel_net_t *net,
                             dr_perfmodel_serve_est_t *o, dr_err_t *err)
@@ -1307,6 +1316,10 @@ int dr_perfmodel_serve_eval(const dr_perfmodel_serve_t *s, const dr_gpu_spec_t *
                                                           : DR_PREC_BF16;
     double kvb = dr_perfmodel_kv_bytes_per_token(a, prec_bytes(kvp));
     double n_body = a->layers * layer_params(a); /* matmul weights */
+    /* a mixture of experts: a token's FLOPs follow the weights it passes
+     * (n_act); a decode step reads the dense weights and the routed experts
+     * its batch touches (routed_read) */
+    double n_act = a->layers * layer_active_params(a), n_exp = a->layers * layer_expert_params(a);
     /* embeddings and the LM head stay in 16 bit (tied: one copy) */
     double w_gpu = n_body * wbytes / t + embed_params(a) * 2 / t;
     double isl = s->prompt_tokens, osl = s->output_tokens;
@@ -1351,19 +1364,21 @@ int dr_perfmodel_serve_eval(const dr_perfmodel_serve_t *s, const dr_gpu_spec_t *
      * all-reduces per layer */
     double cmean = isl + osl / 2;
     double body_bytes = n_body * wbytes / t;
-    double lin = fmax(body_bytes / hbm, 2 * n_body * b / t / pl);
+    double step_bytes = (n_body - n_exp + n_exp * routed_read(a, b)) * wbytes / t;
+    double lin = fmax(step_bytes / hbm, 2 * n_act * b / t / pl);
     double att = fmax(b * cmean * kvb / t / hbm, 4 * b * cmean * h * L / t / pa);
     double head = fmax(V * h * 2 / t / hbm, 2 * V * h * b / t / pl) + b * V * 12 / t / hbm;
     double comm = tp > 1 ? 2 * L * allreduce_s(b * h * 2, t, tp_gbs, tp_lat) : 0;
     o->decode_step_s = lin + att + head + comm;
-    double d1 = fmax(body_bytes / hbm, 2 * n_body / t / pl) +
+    double d1 = fmax((n_body - n_exp + n_exp * routed_read(a, 1)) * wbytes / t / hbm,
+                     2 * n_act / t / pl) +
                 fmax(cmean * kvb / t / hbm, 4 * cmean * h * L / t / pa) + V * h * 2 / t / hbm +
                 (tp > 1 ? 2 * L * allreduce_s(h * 2, t, tp_gbs, tp_lat) : 0);
     o->tpot_floor_s = d1;
 
     /* one prompt: matmuls over isl tokens (compute-bound), causal attention
      * 2·s²·h per layer, TP all-reduces of the prompt's activations */
-    double pf = fmax(body_bytes / hbm, 2 * n_body * isl / t / pl) + 2 * isl * isl * h * L / t / pa +
+    double pf = fmax(body_bytes / hbm, 2 * n_act * isl / t / pl) + 2 * isl * isl * h * L / t / pa +
                 2 * V * h / t / pl +
                 (tp > 1 ? 2 * L * allreduce_s(isl * h * 2, t, tp_gbs, tp_lat) : 0);
     o->prefill_s = pf;

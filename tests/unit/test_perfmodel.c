@@ -657,6 +657,32 @@ static void test_moe(void **state)
     assert_int_equal(dr_perfmodel_train_eval(&moe, gpu("H100"), 16, &bad, NULL, &r1, &err),
                      DR_EINVAL);
     tu_assert_contains(err.msg, "ep 3 must divide dp 16");
+    /* serving: the weights held are all the experts, the FLOPs and the
+     * weights a small batch reads only the experts it passes, so a MoE
+     * decodes between a dense model of its active size and one of its total */
+    dr_perfmodel_serve_t sm, sa, st;
+    dr_perfmodel_serve_init(&sm);
+    sm.arch = moe.arch;
+    sm.prompt_tokens = 1024;
+    sm.output_tokens = 256;
+    sa = sm;
+    sa.arch = dense.arch;
+    st = sm;
+    st.arch = dense.arch;
+    st.arch.params = 0;
+    st.arch.layers = 0;
+    st.arch.ffn = 0;
+    st.arch.params = 46.7e9;
+    assert_int_equal(dr_perfmodel_arch_complete(&st.arch, &err), 0);
+    dr_perfmodel_serve_est_t om, oa, ot;
+    assert_int_equal(dr_perfmodel_serve_eval(&sm, gpu("H100"), 2, 64, NULL, &om, &err), 0);
+    assert_int_equal(dr_perfmodel_serve_eval(&sa, gpu("H100"), 2, 64, NULL, &oa, &err), 0);
+    assert_int_equal(dr_perfmodel_serve_eval(&st, gpu("H100"), 2, 64, NULL, &ot, &err), 0);
+    assert_true(om.fits && oa.fits && ot.fits);
+    assert_true(om.mem.weights > 3 * oa.mem.weights);
+    assert_close(om.mem.weights, ot.mem.weights, 0.1);
+    assert_true(om.tpot_floor_s < ot.tpot_floor_s && om.tpot_floor_s > oa.tpot_floor_s);
+    assert_true(om.prefill_s < 0.6 * ot.prefill_s);
     /* a dense model has no experts to spread */
     bad.ep = 2;
     assert_int_equal(dr_perfmodel_train_eval(&dense, gpu("H100"), 16, &bad, NULL, &r1, &err),

@@ -39,10 +39,10 @@ typedef struct vcase {
     dr_precision_t prec;
     dr_perfmodel_recompute_t rc;
     bool flash;
-    bool tp_overlap;         /* the stack overlaps TP collectives (Megatron-Core/TE 2023+) */
-    uint32_t tp, pp, mb, vp; /* stated layout parts (0 = not stated) */
-    int zero;                /* stated ZeRO stage (0 = not stated: the search picks) */
-    double net_gbit;         /* stated network per GPU (0 = the GPU's reference system) */
+    bool tp_overlap;             /* the stack overlaps TP collectives (Megatron-Core/TE 2023+) */
+    uint32_t tp, pp, mb, vp, cp; /* stated layout parts (0 = not stated) */
+    int zero;                    /* stated ZeRO stage (0 = not stated: the search picks) */
+    double net_gbit;             /* stated network per GPU (0 = the GPU's reference system) */
     dr_perfmodel_netkind_t net_kind;
     metric_t metric;
     double reported; /* GPU-hours, days, or tokens/s/GPU */
@@ -91,6 +91,7 @@ static int run_case(vcase_t *c)
     r.train.tp_overlap = c->tp_overlap;
     r.train.tp = c->tp;
     r.train.pp = c->pp;
+    r.train.cp = c->cp;
     r.train.micro_batch = c->mb;
     r.train.interleave = c->vp;
     if (c->zero > 0)
@@ -442,6 +443,7 @@ static void heldout(vcase_t **out, size_t *n, size_t *cap)
     c.seq = 8192;
     c.tp = 8;
     c.pp = 16;
+    c.cp = 1; /* Table 4: CP 1 at 8K tokens (CP 16 only for the 131K stage) */
     c.prec = DR_PREC_BF16;
     c.flash = true;
     c.tp_overlap = true;

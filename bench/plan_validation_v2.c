@@ -497,9 +497,11 @@ static void run_row(const dr_catalog_t *cat, vrow_t *v)
     }
     const dr_perfmodel_train_est_t *e = &o->train;
     uint32_t plan_seq = r.train.seq_len ? r.train.seq_len : r.train.arch.seq_len;
-    char ep[16] = "";
+    char ep[32] = "";
+    if (e->layout.cp > 1)
+        snprintf(ep, sizeof ep, " cp%u", e->layout.cp);
     if (e->layout.ep > 1)
-        snprintf(ep, sizeof ep, " ep%u", e->layout.ep);
+        snprintf(ep + strlen(ep), sizeof ep - strlen(ep), " ep%u", e->layout.ep);
     snprintf(v->choice, sizeof v->choice,
              "batch %.0f x %u; %u: tp%u pp%u dp%u%s mb%u v%u z%d %s; %s", e->global_batch, plan_seq,
              o->gpus, e->layout.tp, e->layout.pp, e->layout.dp, ep, e->layout.micro_batch,

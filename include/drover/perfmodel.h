@@ -119,6 +119,7 @@ typedef struct dr_perfmodel_train {
     /* constraints for the layout search (0 = free): a published run's
      * tensor/pipeline degrees, micro-batch, interleaving */
     uint32_t tp, pp, micro_batch, interleave;
+    uint32_t cp; /* context-parallel degree (0 = free: 1, or more for long sequences) */
     /* failures and checkpoints (resilience.h; 0 = its defaults) */
     double storage_gbs; /* aggregate checkpoint write bandwidth, GB/s */
     double gpu_mtbf_h;  /* GPU-hours between interruptions */
@@ -128,7 +129,7 @@ typedef struct dr_perfmodel_train {
  * sequence parallelism and TP overlap on, 16-bit gradient reduction. */
 void dr_perfmodel_train_init(dr_perfmodel_train_t *t);
 
-/* A parallel layout: tp x pp x dp = GPUs.  TP stays inside an NVLink domain
+/* A parallel layout: tp x cp x pp x dp = GPUs.  TP stays inside an NVLink domain
  * when it can; PP and DP cross nodes.  0 in a field of a layout passed to
  * dr_perfmodel_train_eval means "1" (or, for zero_stage < 0 and recompute
  * AUTO, the job's setting). */
@@ -140,6 +141,8 @@ typedef struct dr_perfmodel_layout {
     dr_perfmodel_recompute_t recompute;
     uint32_t ep; /* expert parallelism: data-parallel ranks the experts are spread over
                     (a mixture of experts; 0 or 1 = every rank holds all) */
+    uint32_t cp; /* context parallelism: GPUs one sequence is split over (ring
+                    attention); tp x cp x pp x dp = GPUs; 0 = 1 */
 } dr_perfmodel_layout_t;
 
 /* The interconnect a job sees. */
@@ -240,6 +243,7 @@ typedef struct dr_perfmodel_train_est {
     double bubble_s;              /* pipeline fill and drain */
     double dp_comm_s;             /* data-parallel / ZeRO collectives not hidden behind compute */
     double ep_comm_s;             /* expert-parallel all-to-alls (dispatch and combine) */
+    double cp_comm_s;             /* context-parallel K/V ring exchange not hidden by attention */
     double optim_s;               /* optimizer step */
     double straggle_s;            /* waiting for the slowest node */
     double tokens_per_s;          /* whole job */

@@ -38,6 +38,8 @@ static void plan_usage(FILE *f)
            "  --recompute R       none, selective, full, auto (default)\n"
            "  --no-flash          explicit attention (no FlashAttention)\n"
            "  --tp N --pp N --micro-batch N   pin parts of the layout\n"
+           "  --cp N              context parallelism: GPUs one sequence is split over\n"
+           "                      (default: the search's, for sequences of 8K tokens or more)\n"
            "  --storage-gbs N     checkpoint write bandwidth, all nodes together (default 2 per\n"
            "                      node up to 2000)\n"
            "  --gpu-mtbf H        GPU-hours between interruptions (default 50700, Llama 3)\n"
@@ -210,13 +212,13 @@ static void print_train(const dr_plan_result_t *res, bool all)
         const dr_plan_option_t *o = &res->opts[i];
         const dr_perfmodel_train_est_t *e = &o->train;
         char lay[40], wall[16], gh[16], cost[40], mwh[16], mem[16], mfu[8];
+        char xp[24] = "";
+        if (e->layout.cp > 1)
+            snprintf(xp, sizeof xp, " c%u", e->layout.cp);
         if (e->layout.ep > 1)
-            snprintf(lay, sizeof lay, "%u.%u.%u e%u z%d %s", e->layout.tp, e->layout.pp,
-                     e->layout.dp, e->layout.ep, e->layout.zero_stage,
-                     dr_perfmodel_recompute_name(e->layout.recompute));
-        else
-            snprintf(lay, sizeof lay, "%u.%u.%u z%d %s", e->layout.tp, e->layout.pp, e->layout.dp,
-                     e->layout.zero_stage, dr_perfmodel_recompute_name(e->layout.recompute));
+            snprintf(xp + strlen(xp), sizeof xp - strlen(xp), " e%u", e->layout.ep);
+        snprintf(lay, sizeof lay, "%u.%u.%u%s z%d %s", e->layout.tp, e->layout.pp, e->layout.dp, xp,
+                 e->layout.zero_stage, dr_perfmodel_recompute_name(e->layout.recompute));
         fmt_time(o->fits ? o->wall_s : NAN, wall, sizeof wall);
         fmt_num(o->fits ? o->gpu_hours : NAN, gh, sizeof gh);
         fmt_usd(o->fits ? o->cost_usd : NAN, cost, sizeof cost);
@@ -316,6 +318,7 @@ enum {
     O_RECOMP,
     O_NOFLASH,
     O_TP,
+    O_CP,
     O_PP,
     O_MB,
     O_RATE,
@@ -367,6 +370,7 @@ static const struct option plan_opts[] = {
     {"recompute", required_argument, 0, O_RECOMP},
     {"no-flash", no_argument, 0, O_NOFLASH},
     {"tp", required_argument, 0, O_TP},
+    {"cp", required_argument, 0, O_CP},
     {"pp", required_argument, 0, O_PP},
     {"micro-batch", required_argument, 0, O_MB},
     {"rate", required_argument, 0, O_RATE},
@@ -424,7 +428,7 @@ static bool opt_allowed(dr_plan_kind_t k, int c)
 {
     bool train = c == O_TOKENS || c == O_FLOPS || c == O_SEQ || c == O_BATCH || c == O_BATCHTOK ||
                  c == O_ZERO || c == O_OFFLOAD || c == O_RECOMP || c == O_NOFLASH || c == O_TP ||
-                 c == O_PP || c == O_MB;
+                 c == O_CP || c == O_PP || c == O_MB;
     bool serve = c == O_RATE || c == O_PROMPT || c == O_OUTPUT || c == O_TTFT || c == O_TPOT ||
                  c == O_LATENCY || c == O_KVPREC || c == O_MAXBATCH;
     bool array = c == O_TASKS || c == O_TASKTIME || c == O_REFGPU || c == O_TASKMEM || c == O_BOUND;
@@ -475,6 +479,7 @@ static int parse_one(dr_plan_req_t *r, plan_args_t *pa, int c, const char *v)
         return 0;
     case O_NOFLASH: r->train.flash_attention = false; return 0;
     case O_TP: return parse_u32_opt("--tp", v, &r->train.tp);
+    case O_CP: return parse_u32_opt("--cp", v, &r->train.cp);
     case O_PP: return parse_u32_opt("--pp", v, &r->train.pp);
     case O_MB: return parse_u32_opt("--micro-batch", v, &r->train.micro_batch);
     case O_RATE:

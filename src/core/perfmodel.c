@@ -687,7 +687,7 @@ static int ctx_init(ctx_t *c, const dr_perfmodel_train_t *job, const dr_gpu_spec
 /* Time of one layer (forward + backward, recomputation included) for one
  * micro-batch of T tokens on one GPU, split into compute and TP comm. */
 typedef struct layer_cost {
-    double compute_s, tp_s, ep_s, hw_flops;
+    double compute_s, tp_s, ep_s, cp_s, hw_flops;
 } layer_cost_t;
 
 /* GEMM time per FLOP (relative) of the MLP's up (gate) and down
@@ -717,12 +717,15 @@ static double mlp_time_per_flop(const ctx_t *c, double T, double t, uint32_t ep)
     return (k * routed + sh * shared) / (k + sh);
 }
 
-static layer_cost_t layer_time(const ctx_t *c, double mb, uint32_t tp, uint32_t ep,
+static layer_cost_t layer_time(const ctx_t *c, double mb, uint32_t tp, uint32_t ep, uint32_t cp,
                                dr_perfmodel_recompute_t rc)
 {
     const dr_perfmodel_arch_t *a = c->a;
     const dr_perfmodel_train_t *job = c->job;
-    double t = tp, s = c->seq, T = mb * s, h = a->hidden;
+    /* with context parallelism each GPU holds T = mb x s / cp of the
+     * tokens; its queries still attend over all s keys */
+    double cpd = cp > 1 ? cp : 1;
+    double t = tp, s = c->seq, T = mb * s / cpd, h = a->hidden;
     double hd = h / a->heads, hkv = a->kv_heads * hd, f = a->ffn;
     bool flash = job->flash_attention, sp = job->seq_parallel && tp > 1;
     bool full = rc == DR_RECOMPUTE_FULL, sel = rc == DR_RECOMPUTE_SELECTIVE;
@@ -765,7 +768,22 @@ static layer_cost_t layer_time(const ctx_t *c, double mb, uint32_t tp, uint32_t 
     /* tensor parallel: two all-reduces (or reduce-scatter + all-gather pairs
      * with SP, the same volume) forward, two backward, two more when the
      * forward is recomputed.  Megatron does not overlap them with compute. */
-    layer_cost_t lc = {0, 0, 0, 0};
+    layer_cost_t lc = {0, 0, 0, 0, 0};
+    if (cp > 1) {
+        /* context parallelism (ring attention, Megatron-Core's CP): the K and
+         * V of each GPU's chunk go round the cp ranks, cp - 1 sends of
+         * T x 2 x kv width x 2 bytes (its TP share) in the forward, twice
+         * that in the backward (K/V again and their gradients), once more
+         * when the forward is recomputed; overlapped with the attention
+         * compute, as Megatron-Core does */
+        double chunk = T * 2 * hkv * 2 / t;
+        bool in_node = (uint64_t)tp * cp <= c->ln.node;
+        double gbs = in_node ? c->ln.intra_gbs : c->ln.inter_gbs;
+        double lat = in_node ? c->ln.intra_lat : c->ln.inter_lat;
+        double passes = 3 + (full ? 1 : 0);
+        double ring = passes * (cpd - 1) * (chunk / (gbs * 1e9) + lat);
+        lc.cp_s = fmax(0, ring - t_att) + PM_OVERLAP_TAX * fmin(ring, t_att);
+    }
     if (a->experts && ep > 1) {
         /* expert parallelism: each token's hidden state goes to its top_k
          * experts and comes back (dispatch and combine, 16-bit), in the
@@ -803,9 +821,9 @@ static layer_cost_t layer_time(const ctx_t *c, double mb, uint32_t tp, uint32_t 
 
 /* The output layer and loss on the last pipeline stage for one micro-batch:
  * logits GEMM forward and backward in 16 bit, fp32 softmax cross-entropy. */
-static double head_time(const ctx_t *c, double mb, uint32_t tp)
+static double head_time(const ctx_t *c, double mb, uint32_t tp, uint32_t cp)
 {
-    double T = mb * c->seq, V = c->a->vocab, h = c->a->hidden;
+    double T = mb * c->seq / (cp > 1 ? cp : 1), V = c->a->vocab, h = c->a->hidden;
     double flops = 2 * T * h * V / tp * 3;
     double bytes = T * 20 * V / tp;
     return flops / (c->peak_16 * c->eff_16 * PM_KERNEL_EFF) + bytes / c->hbm;
@@ -835,7 +853,9 @@ static void train_memory(const ctx_t *c, const dr_perfmodel_layout_t *l, uint32_
 {
     const dr_perfmodel_arch_t *a = c->a;
     const dr_perfmodel_train_t *job = c->job;
-    double t = l->tp, d = l->dp, e = l->ep > 1 ? l->ep : 1;
+    /* ZeRO shards over all the ranks that hold the same weights: dp x cp */
+    double cpd = l->cp > 1 ? l->cp : 1;
+    double t = l->tp, d = l->dp * cpd, e = l->ep > 1 ? l->ep : 1;
     uint32_t lp = ceil_div(a->layers, l->pp);
     uint32_t layers = l->pp == 1 ? a->layers : lp;
     /* first/last stage also hold an embedding (both when pp is 1) */
@@ -857,7 +877,8 @@ static void train_memory(const ctx_t *c, const dr_perfmodel_layout_t *l, uint32_
         mem->weights += 2 * (c->per_layer - c->per_layer_exp + c->per_layer_exp / e) / t * wb;
 
     bool sp = job->seq_parallel && l->tp > 1;
-    double act = dr_perfmodel_activation_bytes(a, (uint32_t)c->seq, l->micro_batch, l->tp, sp,
+    uint32_t seq_local = (uint32_t)(c->seq / cpd); /* context parallelism splits it */
+    double act = dr_perfmodel_activation_bytes(a, seq_local, l->micro_batch, l->tp, sp,
                                                l->recompute, job->flash_attention);
     /* 1F1B: the first stage holds up to pp micro-batches in flight (more with
      * interleaving, Narayanan et al. 2021 sec. 2.2.2) */
@@ -868,12 +889,12 @@ static void train_memory(const ctx_t *c, const dr_perfmodel_layout_t *l, uint32_
     /* one layer's full activations while recomputing: with explicit attention
      * (no FlashAttention) that includes its s x s scores and probabilities */
     if (l->recompute == DR_RECOMPUTE_FULL)
-        first += dr_perfmodel_activation_bytes(a, (uint32_t)c->seq, l->micro_batch, l->tp, sp,
+        first += dr_perfmodel_activation_bytes(a, seq_local, l->micro_batch, l->tp, sp,
                                                job->flash_attention ? DR_RECOMPUTE_SELECTIVE
                                                                     : DR_RECOMPUTE_NONE,
                                                job->flash_attention);
     /* last stage: one micro-batch plus fp32 logits and their gradient */
-    double logits = 2 * 4 * c->seq * l->micro_batch * a->vocab / t;
+    double logits = 2 * 4.0 * seq_local * l->micro_batch * a->vocab / t;
     double last = act * lp + logits;
     if (l->pp == 1)
         first += logits;
@@ -898,9 +919,19 @@ static int check_layout(const dr_perfmodel_train_t *job, uint32_t gpus,
 {
     if (!gpus)
         return dr_err_set(err, DR_EINVAL, "GPUs: must be at least 1");
-    if ((uint64_t)l->tp * l->pp * l->dp != gpus)
+    uint32_t cp = l->cp > 1 ? l->cp : 1;
+    if ((uint64_t)l->tp * cp * l->pp * l->dp != gpus) {
+        if (cp > 1)
+            return dr_err_set(err, DR_EINVAL,
+                              "layout: tp %u x cp %u x pp %u x dp %u is not %u GPUs", l->tp, cp,
+                              l->pp, l->dp, gpus);
         return dr_err_set(err, DR_EINVAL, "layout: tp %u x pp %u x dp %u is not %u GPUs", l->tp,
                           l->pp, l->dp, gpus);
+    }
+    uint32_t seq = job->seq_len ? job->seq_len : job->arch.seq_len ? job->arch.seq_len : 2048;
+    if (cp > 1 && seq % cp)
+        return dr_err_set(err, DR_EINVAL, "layout: cp %u does not divide the %u-token sequence", cp,
+                          seq);
     if (job->arch.heads % l->tp != 0)
         return dr_err_set(err, DR_EINVAL, "layout: tp %u does not divide %u attention heads", l->tp,
                           job->arch.heads);
@@ -941,11 +972,12 @@ static void eval_layout(const ctx_t *c, uint32_t gpus, const dr_perfmodel_layout
         return;
     }
     uint32_t lp = ceil_div(a->layers, l->pp);
-    layer_cost_t lc = layer_time(c, l->micro_batch, l->tp, l->ep, l->recompute);
-    double t_head = head_time(c, l->micro_batch, l->tp);
+    double cpd = l->cp > 1 ? l->cp : 1;
+    layer_cost_t lc = layer_time(c, l->micro_batch, l->tp, l->ep, l->cp, l->recompute);
+    double t_head = head_time(c, l->micro_batch, l->tp, l->cp);
     double stage_compute = lp * lc.compute_s + t_head;
-    double stage_tp = lp * lc.tp_s, stage_ep = lp * lc.ep_s;
-    double stage = stage_compute + stage_tp + stage_ep;
+    double stage_tp = lp * lc.tp_s, stage_ep = lp * lc.ep_s, stage_cp = lp * lc.cp_s;
+    double stage = stage_compute + stage_tp + stage_ep + stage_cp;
 
     /* pipeline: 1F1B with (p-1)/v bubble; activations (and gradients) cross
      * each stage boundary once per micro-batch and virtual stage, split over
@@ -953,10 +985,10 @@ static void eval_layout(const ctx_t *c, uint32_t gpus, const dr_perfmodel_layout
     double p2p = 0, bubble = 0;
     if (l->pp > 1) {
         double v = l->interleave ? l->interleave : 1;
-        bool in_node = (uint64_t)l->tp * l->dp * l->pp <= c->ln.node;
+        bool in_node = (uint64_t)l->tp * (uint64_t)cpd * l->dp * l->pp <= c->ln.node;
         double gbs = in_node ? c->ln.intra_gbs : c->ln.inter_gbs;
         double lat = in_node ? c->ln.intra_lat : c->ln.inter_lat;
-        double bytes = l->micro_batch * seq * a->hidden * 2 / l->tp;
+        double bytes = l->micro_batch * seq / cpd * a->hidden * 2 / l->tp;
         double msg = bytes / (gbs * 1e9) + lat;
         /* sends overlap the next micro-batch's compute in steady state; the
          * warm-up and cool-down chain of 2(p-1) sends is exposed */
@@ -975,13 +1007,16 @@ static void eval_layout(const ctx_t *c, uint32_t gpus, const dr_perfmodel_layout
     bool fp32 = c->prec == DR_PREC_FP32;
     double gbytes = stage_params * (fp32 || job->grad_fp32 ? 4 : 2);
     double dp_s = 0;
-    if (l->dp > 1) {
+    /* the weights are replicated over dp x cp ranks: the gradients are
+     * reduced (and ZeRO shards) over all of them */
+    uint32_t dpx = l->dp * (uint32_t)cpd;
+    if (dpx > 1) {
         uint32_t per_node = c->ln.node / l->tp;
         if (per_node < 1)
             per_node = 1;
-        if (per_node > l->dp)
-            per_node = l->dp;
-        uint32_t nodes = ceil_div(l->dp, per_node);
+        if (per_node > dpx)
+            per_node = dpx;
+        uint32_t nodes = ceil_div(dpx, per_node);
         double inter = c->ln.inter_gbs / (1 + PM_NET_SCALE_K * log2(nodes > 1 ? nodes : 1));
         double ar = allreduce_s(gbytes, per_node, c->ln.intra_gbs, c->ln.intra_lat) +
                     allreduce_s(gbytes / per_node, nodes, inter, c->ln.inter_lat);
@@ -997,7 +1032,7 @@ static void eval_layout(const ctx_t *c, uint32_t gpus, const dr_perfmodel_layout
              * forward's gather can only hide behind the forward (1 of the 3
              * GEMM passes, 1 of 4 with full recomputation), the backward's
              * gather and reduce-scatter behind the backward */
-            double ag = 0.5 * ar + lp * 2 * ceil(log2(l->dp)) * c->ln.inter_lat;
+            double ag = 0.5 * ar + lp * 2 * ceil(log2(dpx)) * c->ln.inter_lat;
             double fwd = stage_compute / (l->recompute == DR_RECOMPUTE_FULL ? 4.0 : 3.0);
             double bwd = stage_compute - fwd;
             dp_s = m * (fmax(0, ag - fwd) + PM_OVERLAP_TAX * fmin(ag, fwd) + fmax(0, 2 * ag - bwd) +
@@ -1008,7 +1043,7 @@ static void eval_layout(const ctx_t *c, uint32_t gpus, const dr_perfmodel_layout
     }
 
     int z = l->zero_stage < 0 ? 0 : l->zero_stage;
-    double shard = stage_params / (z >= 1 ? l->dp : 1);
+    double shard = stage_params / (z >= 1 ? dpx : 1);
     double opt = shard * PM_ADAM_BYTES / c->hbm;
     if (job->cpu_offload)
         opt = shard * (4 / (PM_PCIE_HOST_GBS * 1e9) + PM_ADAM_BYTES / (PM_HOST_ADAM_GBS * 1e9));
@@ -1016,6 +1051,7 @@ static void eval_layout(const ctx_t *c, uint32_t gpus, const dr_perfmodel_layout
     o->compute_s = m * stage_compute;
     o->tp_comm_s = m * stage_tp;
     o->ep_comm_s = m * stage_ep;
+    o->cp_comm_s = m * stage_cp;
     o->pp_comm_s = p2p;
     o->bubble_s = bubble;
     o->dp_comm_s = dp_s;
@@ -1029,7 +1065,7 @@ static void eval_layout(const ctx_t *c, uint32_t gpus, const dr_perfmodel_layout
     o->achieved_tflops_per_gpu = o->tokens_per_s * o->model_flops_per_token / gpus / 1e12;
     o->mfu = o->achieved_tflops_per_gpu / o->peak_tflops;
     double hw_per_token =
-        lc.hw_flops * l->tp * a->layers / (l->micro_batch * seq) + 6.0 * a->vocab * a->hidden;
+        lc.hw_flops * l->tp * cpd * a->layers / (l->micro_batch * seq) + 6.0 * a->vocab * a->hidden;
     o->hfu = o->tokens_per_s * hw_per_token / gpus / c->peak_lin;
     /* failures and checkpoints: the checkpoint is the whole model state,
      * written by every node in parallel */
@@ -1092,8 +1128,10 @@ int dr_perfmodel_train_eval(const dr_perfmodel_train_t *job, const dr_gpu_spec_t
         l.tp = 1;
     if (!l.pp)
         l.pp = 1;
+    if (!l.cp)
+        l.cp = 1;
     if (!l.dp)
-        l.dp = gpus / (l.tp * l.pp) ? gpus / (l.tp * l.pp) : 1;
+        l.dp = gpus / (l.tp * l.cp * l.pp) ? gpus / (l.tp * l.cp * l.pp) : 1;
     if (!l.micro_batch)
         l.micro_batch = 1;
     if (!l.interleave)
@@ -1168,54 +1206,64 @@ int dr_perfmodel_train_best(const dr_perfmodel_train_t *job, const dr_gpu_spec_t
     for (uint32_t tp = job->tp ? job->tp : 1; tp <= tmax && tp <= gpus; tp *= 2) {
         if (a->heads % tp || gpus % tp)
             continue;
-        uint32_t rest = gpus / tp;
-        for (uint32_t pp = job->pp ? job->pp : 1; pp <= rest && pp <= a->layers; pp++) {
-            if (rest % pp || (job->pp && pp != job->pp))
-                continue;
-            uint32_t dp = rest / pp;
-            if ((double)dp > c.batch * 1.25)
-                continue; /* fewer sequences than data-parallel replicas */
-            any_shape = true;
-            for (uint32_t mb = job->micro_batch ? job->micro_batch : 1; mb <= 16; mb *= 2) {
-                if (((double)dp * mb > c.batch * 1.25 && mb > 1) ||
-                    (job->micro_batch && mb != job->micro_batch))
-                    break;
-                if (!batch_ok(c.batch, dp, mb))
+        /* context parallelism: for long sequences only (each GPU keeps at
+         * least 4,096 tokens of one), powers of two up to 32 */
+        for (uint32_t cp = job->cp ? job->cp : 1;
+             cp <= (job->cp ? job->cp : 32u) && (uint64_t)tp * cp <= gpus; cp *= 2) {
+            if (job->cp ? (uint32_t)c.seq % cp || (gpus / tp) % cp
+                        : cp > 1 &&
+                              ((uint32_t)c.seq % (2 * cp) || c.seq / cp < 4096 || (gpus / tp) % cp))
+                break;
+            uint32_t rest = gpus / tp / cp;
+            for (uint32_t pp = job->pp ? job->pp : 1; pp <= rest && pp <= a->layers; pp++) {
+                if (rest % pp || (job->pp && pp != job->pp))
                     continue;
-                uint32_t m = microbatches(c.batch, dp, mb);
-                uint32_t lp = ceil_div(a->layers, pp);
-                uint32_t vmax = job->interleave > 8 ? job->interleave : 8;
-                for (uint32_t v = job->interleave ? job->interleave : 1; v <= vmax; v++) {
-                    if (v > 1 && (pp == 1 || m < pp))
+                uint32_t dp = rest / pp;
+                if ((double)dp > c.batch * 1.25)
+                    continue; /* fewer sequences than data-parallel replicas */
+                any_shape = true;
+                for (uint32_t mb = job->micro_batch ? job->micro_batch : 1; mb <= 16; mb *= 2) {
+                    if (((double)dp * mb > c.batch * 1.25 && mb > 1) ||
+                        (job->micro_batch && mb != job->micro_batch))
                         break;
-                    if (job->interleave && v != job->interleave)
-                        break;
-                    if (v > 1 && lp % v)
+                    if (!batch_ok(c.batch, dp, mb))
                         continue;
-                    /* the cheapest recomputation, then the lowest ZeRO stage, that fits */
-                    bool placed = false;
-                    for (size_t r = 0; r < 3 && !placed; r++) {
-                        if (job->recompute != DR_RECOMPUTE_AUTO && job->recompute != rcs[r])
+                    uint32_t m = microbatches(c.batch, dp, mb);
+                    uint32_t lp = ceil_div(a->layers, pp);
+                    uint32_t vmax = job->interleave > 8 ? job->interleave : 8;
+                    for (uint32_t v = job->interleave ? job->interleave : 1; v <= vmax; v++) {
+                        if (v > 1 && (pp == 1 || m < pp))
+                            break;
+                        if (job->interleave && v != job->interleave)
+                            break;
+                        if (v > 1 && lp % v)
                             continue;
-                        int z0 = job->zero_stage >= 0 ? job->zero_stage : dp > 1 ? 1 : 0;
-                        int z1 = job->zero_stage >= 0 ? job->zero_stage : dp > 1 ? 3 : 0;
-                        for (int z = z0; z <= z1 && !placed; z++) {
-                            /* expert parallelism: powers of two dividing dp and
-                             * the experts (1 only for a dense model) */
-                            for (uint32_t ep = 1; ep <= dp; ep *= 2) {
-                                if (dp % ep || (ep > 1 && (!a->experts || a->experts % ep)))
-                                    break;
-                                dr_perfmodel_layout_t l = {tp, pp, dp, mb, v, z, rcs[r], ep};
-                                eval_layout(&c, gpus, &l, &cand);
-                                if (cand.fits) {
-                                    placed = true;
-                                    if (better(&cand, &best))
-                                        best = cand;
-                                } else {
-                                    double ratio = cand.mem.total / cand.mem.capacity;
-                                    if (ratio < closest_ratio) {
-                                        closest_ratio = ratio;
-                                        closest = cand;
+                        /* the cheapest recomputation, then the lowest ZeRO stage, that fits */
+                        bool placed = false;
+                        for (size_t r = 0; r < 3 && !placed; r++) {
+                            if (job->recompute != DR_RECOMPUTE_AUTO && job->recompute != rcs[r])
+                                continue;
+                            int z0 = job->zero_stage >= 0 ? job->zero_stage : dp > 1 ? 1 : 0;
+                            int z1 = job->zero_stage >= 0 ? job->zero_stage : dp > 1 ? 3 : 0;
+                            for (int z = z0; z <= z1 && !placed; z++) {
+                                /* expert parallelism: powers of two dividing dp and
+                                 * the experts (1 only for a dense model) */
+                                for (uint32_t ep = 1; ep <= dp; ep *= 2) {
+                                    if (dp % ep || (ep > 1 && (!a->experts || a->experts % ep)))
+                                        break;
+                                    dr_perfmodel_layout_t l = {tp, pp,     dp, mb, v,
+                                                               z,  rcs[r], ep, cp};
+                                    eval_layout(&c, gpus, &l, &cand);
+                                    if (cand.fits) {
+                                        placed = true;
+                                        if (better(&cand, &best))
+                                            best = cand;
+                                    } else {
+                                        double ratio = cand.mem.total / cand.mem.capacity;
+                                        if (ratio < closest_ratio) {
+                                            closest_ratio = ratio;
+                                            closest = cand;
+                                        }
                                     }
                                 }
                             }
@@ -1230,7 +1278,7 @@ int dr_perfmodel_train_best(const dr_perfmodel_train_t *job, const dr_gpu_spec_t
         return DR_OK;
     }
     if (!any_shape) {
-        out->layout = (dr_perfmodel_layout_t){1, 1, gpus, 1, 1, 0, DR_RECOMPUTE_NONE, 1};
+        out->layout = (dr_perfmodel_layout_t){1, 1, gpus, 1, 1, 0, DR_RECOMPUTE_NONE, 1, 1};
         snprintf(out->reason, sizeof out->reason,
                  "a global batch of %.0f sequences cannot keep %u GPUs busy (too few sequences "
                  "per step for that many data-parallel replicas)",
@@ -1370,10 +1418,10 @@ int dr_perfmodel_serve_eval(const dr_perfmodel_serve_t *s, const dr_gpu_spec_t *
     double head = fmax(V * h * 2 / t / hbm, 2 * V * h * b / t / pl) + b * V * 12 / t / hbm;
     double comm = tp > 1 ? 2 * L * allreduce_s(b * h * 2, t, tp_gbs, tp_lat) : 0;
     o->decode_step_s = lin + att + head + comm;
-    double d1 = fmax((n_body - n_exp + n_exp * routed_read(a, 1)) * wbytes / t / hbm,
-                     2 * n_act / t / pl) +
-                fmax(cmean * kvb / t / hbm, 4 * cmean * h * L / t / pa) + V * h * 2 / t / hbm +
-                (tp > 1 ? 2 * L * allreduce_s(h * 2, t, tp_gbs, tp_lat) : 0);
+    double d1 =
+        fmax((n_body - n_exp + n_exp * routed_read(a, 1)) * wbytes / t / hbm, 2 * n_act / t / pl) +
+        fmax(cmean * kvb / t / hbm, 4 * cmean * h * L / t / pa) + V * h * 2 / t / hbm +
+        (tp > 1 ? 2 * L * allreduce_s(h * 2, t, tp_gbs, tp_lat) : 0);
     o->tpot_floor_s = d1;
 
     /* one prompt: matmuls over isl tokens (compute-bound), causal attention

@@ -686,7 +686,7 @@ typedef struct span {
  * layout); the typical discount is for a run the planner chose. */
 static bool planner_chose(const dr_perfmodel_train_t *t)
 {
-    return !t->tp && !t->pp && !t->micro_batch && !t->interleave && t->global_batch <= 0;
+    return !t->tp && !t->pp && !t->cp && !t->micro_batch && !t->interleave && t->global_batch <= 0;
 }
 
 /* The model's estimate -> the plan's: capped at the bound, then typical
@@ -1181,24 +1181,31 @@ static void explain_train(const dr_plan_req_t *r, dr_plan_result_t *res)
     human_usd(top->cost_usd, c, sizeof c);
     if (top->exact && !res->any_meets && r->deadline_s > 0)
         cat_f(x, cap, " The requested configuration misses the deadline.");
-    cat_f(
-        x, cap,
-        " %s: %u x %s (%s, %u node%s), tensor parallel %u x pipeline %u x data parallel %u, "
-        "ZeRO-%d, %s activation recomputation, micro-batch %u; %.1f of %.0f GB per GPU. It "
-        "runs at about "
-        "%.0f%% MFU (%.0f TFLOP/s per GPU in %s) and finishes in %s: %.3g GPU-hours, %s",
-        top->exact        ? "Requested"
-        : !res->any_meets ? "Fastest possible"
-        : r->deadline_s <= 0 && !r->max_gpus
-            ? "Recommended (the fastest option within 10% of the cheapest's cost)"
-            : "Cheapest choice",
-        top->gpus, top->gpu, dr_plan_verdict_name(top->verdict), top->nodes,
-        top->nodes == 1 ? "" : "s", e->layout.tp, e->layout.pp, e->layout.dp, e->layout.zero_stage,
-        e->layout.recompute == DR_RECOMPUTE_NONE ? "no"
-                                                 : dr_perfmodel_recompute_name(e->layout.recompute),
-        e->layout.micro_batch, e->mem.total / 1073741824.0, e->mem.capacity / 1073741824.0,
-        e->mfu * 100, e->achieved_tflops_per_gpu, dr_precision_name(e->precision), w,
-        top->gpu_hours, c);
+    char xp[96] = "";
+    if (e->layout.cp > 1)
+        snprintf(xp, sizeof xp, " x context parallel %u", e->layout.cp);
+    if (e->layout.ep > 1)
+        snprintf(xp + strlen(xp), sizeof xp - strlen(xp), " (experts spread over %u of them)",
+                 e->layout.ep);
+    cat_f(x, cap,
+          " %s: %u x %s (%s, %u node%s), tensor parallel %u x pipeline %u x data parallel %u%s, "
+          "ZeRO-%d, %s activation recomputation, micro-batch %u; %.1f of %.0f GB per GPU. It "
+          "runs at about "
+          "%.0f%% MFU (%.0f TFLOP/s per GPU in %s) and finishes in %s: %.3g GPU-hours, %s",
+          top->exact        ? "Requested"
+          : !res->any_meets ? "Fastest possible"
+          : r->deadline_s <= 0 && !r->max_gpus
+              ? "Recommended (the fastest option within 10% of the cheapest's cost)"
+              : "Cheapest choice",
+          top->gpus, top->gpu, dr_plan_verdict_name(top->verdict), top->nodes,
+          top->nodes == 1 ? "" : "s", e->layout.tp, e->layout.pp, e->layout.dp, xp,
+          e->layout.zero_stage,
+          e->layout.recompute == DR_RECOMPUTE_NONE
+              ? "no"
+              : dr_perfmodel_recompute_name(e->layout.recompute),
+          e->layout.micro_batch, e->mem.total / 1073741824.0, e->mem.capacity / 1073741824.0,
+          e->mfu * 100, e->achieved_tflops_per_gpu, dr_precision_name(e->precision), w,
+          top->gpu_hours, c);
     if (isfinite(top->price_hr))
         cat_f(x, cap, " at $%.2f per GPU-hour", top->price_hr);
     if (isfinite(top->energy_kwh))
@@ -1389,6 +1396,14 @@ static int check_train(const dr_plan_req_t *r, dr_err_t *err)
                           r->train.tp, a->heads);
     if (r->train.tp && r->train.tp > DR_PLAN_MAX_GPUS)
         return dr_err_set(err, DR_EINVAL, "--tp %u: more than the %u GPUs considered", r->train.tp,
+                          DR_PLAN_MAX_GPUS);
+    if (r->train.cp && seq && seq % r->train.cp)
+        return dr_err_set(err, DR_EINVAL,
+                          "--cp %u: must divide the %u-token sequence (context parallelism "
+                          "splits each sequence)",
+                          r->train.cp, seq);
+    if (r->train.cp > DR_PLAN_MAX_GPUS)
+        return dr_err_set(err, DR_EINVAL, "--cp %u: more than the %u GPUs considered", r->train.cp,
                           DR_PLAN_MAX_GPUS);
     if (r->train.pp && a->layers && r->train.pp > a->layers)
         return dr_err_set(err, DR_EINVAL, "--pp %u: more stages than the model's %u layers",

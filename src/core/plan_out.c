@@ -135,6 +135,7 @@ static json_t *train_opt(const dr_plan_option_t *o, bool *bad)
         put(l, "pp", integer(e->layout.pp), bad);
         put(l, "dp", integer(e->layout.dp), bad);
         put(l, "ep", integer(e->layout.ep > 1 ? e->layout.ep : 1), bad);
+        put(l, "cp", integer(e->layout.cp > 1 ? e->layout.cp : 1), bad);
         put(l, "micro_batch", integer(e->layout.micro_batch), bad);
         put(l, "interleave", integer(e->layout.interleave), bad);
         put(l, "zero_stage", json_integer(e->layout.zero_stage), bad);
@@ -152,6 +153,7 @@ static json_t *train_opt(const dr_plan_option_t *o, bool *bad)
         put(st, "bubble_s", num(e->bubble_s), bad);
         put(st, "dp_comm_s", num(e->dp_comm_s), bad);
         put(st, "ep_comm_s", num(e->ep_comm_s), bad);
+        put(st, "cp_comm_s", num(e->cp_comm_s), bad);
         put(st, "optimizer_s", num(e->optim_s), bad);
         put(st, "straggler_s", num(e->straggle_s), bad);
     }

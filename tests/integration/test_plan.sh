@@ -307,4 +307,18 @@ expect_fail "--active-params with --model" 2 "--model NAME,active=N" -- \
 expect_fail "top_k above the experts" 1 "top_k 8 is more than the 4 experts" -- \
     plan train --model params=10B,active=2B,experts=4,top_k=8 --tokens 1T
 
+# context parallelism: 128K-token sequences, a batch too small for 512 GPUs without it
+"$DROVER" plan train --model llama-3-70b --tokens 100B --seq 131072 --batch 16 --gpu H100 --gpus 512 \
+    --types H100-SXM-80GB --json >"$T/cp.json" 2>&1
+"$DROVER" plan train --model llama-3-70b --tokens 100B --seq 131072 --batch 16 --gpu H100 --gpus 512 \
+    --cp 1 --types H100-SXM-80GB --json >"$T/cp1.json" 2>&1
+if jq -e --slurpfile one "$T/cp1.json" '.options[0].layout.cp > 1 and
+        .options[0].wall_time_s * 2 < $one[0].options[0].wall_time_s' "$T/cp.json" >/dev/null; then
+    ok "context parallelism: chosen for 128K sequences, over twice as fast as --cp 1"
+else
+    bad "context parallelism: $(head -c 300 "$T/cp.json")"
+fi
+expect_fail "--cp not dividing the sequence" 1 "--cp 3: must divide the 4096-token sequence" -- \
+    plan train --model llama-2-7b --tokens 1T --cp 3
+
 finish

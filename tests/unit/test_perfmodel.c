@@ -5,7 +5,7 @@
  * (NVLink > InfiniBand > Ethernet), serving floors, networks read from a
  * cluster, hint-based perf classes for the schedulers, and mixtures of
  * experts (shape from total + active, FLOPs from the active parameters,
- * memory from all experts, expert parallelism). */
+ * memory from all experts, expert parallelism) and context parallelism. */
 #include "testutil.h"
 
 #include <math.h>
@@ -689,6 +689,61 @@ static void test_moe(void **state)
                      DR_EINVAL);
 }
 
+/* Context parallelism: a 128K-token sequence split over cp GPUs (ring
+ * attention) lets a small batch of long sequences use many GPUs without a
+ * pipeline bubble, and divides the activations. */
+static void test_context_parallel(void **state)
+{
+    (void)state;
+    dr_err_t err;
+    dr_perfmodel_train_t j = job_of("llama-3-70b");
+    j.seq_len = 131072;
+    j.global_batch = 16; /* 2M tokens: too few sequences for 512 GPUs without CP */
+    dr_perfmodel_train_est_t fr, one;
+    assert_int_equal(dr_perfmodel_train_best(&j, gpu("H100"), 512, NULL, &fr, &err), 0);
+    assert_true(fr.fits && fr.layout.cp > 1);
+    assert_true(fr.layout.tp * fr.layout.cp * fr.layout.pp * fr.layout.dp == 512);
+    assert_true(fr.cp_comm_s > 0);
+    j.cp = 1;
+    assert_int_equal(dr_perfmodel_train_best(&j, gpu("H100"), 512, NULL, &one, &err), 0);
+    assert_true(one.fits && one.layout.cp == 1 && one.cp_comm_s == 0);
+    assert_true(fr.tokens_per_s > 2 * one.tokens_per_s);
+    /* the same layout with cp 2 instead of a second pipeline stage... and
+     * directly: activations per GPU fall with cp */
+    dr_perfmodel_layout_t a = {.tp = 8,
+                               .pp = 1,
+                               .dp = 2,
+                               .micro_batch = 1,
+                               .zero_stage = 3,
+                               .recompute = DR_RECOMPUTE_NONE,
+                               .cp = 2},
+                          b = a;
+    b.cp = 4;
+    b.dp = 1;
+    dr_perfmodel_train_est_t ea, eb;
+    j.cp = 0;
+    assert_int_equal(dr_perfmodel_train_eval(&j, gpu("H100"), 32, &a, NULL, &ea, &err), 0);
+    assert_int_equal(dr_perfmodel_train_eval(&j, gpu("H100"), 32, &b, NULL, &eb, &err), 0);
+    assert_close(eb.mem.activations / ea.mem.activations, 0.5, 0.05);
+    /* FLOPs per token do not depend on how the sequence is split */
+    assert_close(ea.model_flops_per_token, eb.model_flops_per_token, 1e-9);
+    /* cp must divide the sequence and multiply out to the GPUs */
+    dr_perfmodel_layout_t bad = a;
+    bad.cp = 3;
+    bad.dp = 1;
+    assert_int_equal(dr_perfmodel_train_eval(&j, gpu("H100"), 24, &bad, NULL, &ea, &err),
+                     DR_EINVAL);
+    tu_assert_contains(err.msg, "cp 3 does not divide the 131072-token sequence");
+    bad.cp = 2;
+    assert_int_equal(dr_perfmodel_train_eval(&j, gpu("H100"), 32, &bad, NULL, &ea, &err),
+                     DR_EINVAL);
+    tu_assert_contains(err.msg, "tp 8 x cp 2 x pp 1 x dp 1 is not 32 GPUs");
+    /* short sequences never get it from the search */
+    dr_perfmodel_train_t s = job_of("llama-2-7b");
+    assert_int_equal(dr_perfmodel_train_best(&s, gpu("H100"), 64, NULL, &fr, &err), 0);
+    assert_true(fr.fits && fr.layout.cp == 1);
+}
+
 static void test_sanity(void **state)
 {
     (void)state;
@@ -722,13 +777,21 @@ static void test_sanity(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_zero_paper),   cmocka_unit_test(test_activation_formulas),
-        cmocka_unit_test(test_kv_cache),     cmocka_unit_test(test_fit),
-        cmocka_unit_test(test_precision),    cmocka_unit_test(test_monotonic),
-        cmocka_unit_test(test_topology),     cmocka_unit_test(test_arch),
-        cmocka_unit_test(test_serve),        cmocka_unit_test(test_net_from_cluster),
-        cmocka_unit_test(test_hint_classes), cmocka_unit_test(test_hint_class_per_job),
-        cmocka_unit_test(test_sanity),       cmocka_unit_test(test_moe),
+        cmocka_unit_test(test_zero_paper),
+        cmocka_unit_test(test_activation_formulas),
+        cmocka_unit_test(test_kv_cache),
+        cmocka_unit_test(test_fit),
+        cmocka_unit_test(test_precision),
+        cmocka_unit_test(test_monotonic),
+        cmocka_unit_test(test_topology),
+        cmocka_unit_test(test_arch),
+        cmocka_unit_test(test_serve),
+        cmocka_unit_test(test_net_from_cluster),
+        cmocka_unit_test(test_hint_classes),
+        cmocka_unit_test(test_hint_class_per_job),
+        cmocka_unit_test(test_sanity),
+        cmocka_unit_test(test_moe),
+        cmocka_unit_test(test_context_parallel),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

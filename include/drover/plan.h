@@ -160,8 +160,14 @@ typedef struct dr_plan_result {
     double planned_batch;   /* training: a short run's batch cap (sequences), 0 = none */
     double default_batch;   /* training: the model's default batch (published or GPT-3 rule) */
     double opt_batch;       /* training: DeepSeek LLM's B_opt(6ND) in sequences */
-    double alt_wall_s;      /* training: the top choice's wall time at default_batch (NAN if
-                               not computed or the same batch) */
+    /* training: one GPU with the optimizer in host memory (--offload) when
+     * the plan itself needs more, or the requested GPUs cannot hold it
+     * (offload_gpus 0: no such option) */
+    uint32_t offload_gpus;
+    char offload_gpu[DR_GPU_NAME_MAX];
+    double offload_wall_s;
+    double alt_wall_s; /* training: the top choice's wall time at default_batch (NAN if
+                          not computed or the same batch) */
     bool any_meets;
 } dr_plan_result_t;
 

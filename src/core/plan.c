@@ -1211,13 +1211,20 @@ static void explain_train(const dr_plan_req_t *r, dr_plan_result_t *res)
     if (isfinite(top->energy_kwh))
         cat_f(x, cap, ", %.3g MWh of GPU energy", top->energy_kwh / 1000);
     cat_f(x, cap, ".");
-    double step_other = e->tp_comm_s + e->pp_comm_s + e->bubble_s + e->dp_comm_s + e->optim_s;
-    if (e->step_s > 0 && step_other / e->step_s > 0.05)
+    double step_other = e->tp_comm_s + e->pp_comm_s + e->bubble_s + e->dp_comm_s + e->optim_s +
+                        e->ep_comm_s + e->cp_comm_s;
+    if (e->step_s > 0 && step_other / e->step_s > 0.05) {
         cat_f(x, cap,
               " Of each %.2f s step, %.0f%% is communication, pipeline bubble and optimizer "
-              "(TP %.2f s, pipeline %.2f s, DP %.2f s).",
+              "(TP %.2f s, pipeline %.2f s, DP %.2f s",
               e->step_s, step_other / e->step_s * 100, e->tp_comm_s, e->bubble_s + e->pp_comm_s,
               e->dp_comm_s);
+        if (e->ep_comm_s > 0)
+            cat_f(x, cap, ", expert all-to-all %.2f s", e->ep_comm_s);
+        if (e->cp_comm_s > 0)
+            cat_f(x, cap, ", context ring %.2f s", e->cp_comm_s);
+        cat_f(x, cap, ").");
+    }
     if (top->gpus > 1 && !top->exact) {
         double state = 16 * a->params / 1073741824.0, one = NAN;
         for (size_t i = 0; i < top->ncurve; i++)
@@ -1248,32 +1255,73 @@ static void explain_train(const dr_plan_req_t *r, dr_plan_result_t *res)
  * usual way a 7B model is fine-tuned on one 80 GB GPU). */
 static void offload_hint(const dr_plan_req_t *r, const dr_catalog_t *cat, dr_plan_result_t *res)
 {
-    const dr_plan_option_t *top = NULL;
-    for (size_t i = 0; i < res->n && !top; i++)
-        if (res->opts[i].fits && (res->opts[i].meets || !res->any_meets))
+    /* the GPUs the user asked for, when they cannot hold it; else one GPU
+     * of the top choice's type when the plan needs several */
+    const dr_plan_option_t *top = NULL, *asked = NULL;
+    for (size_t i = 0; i < res->n; i++) {
+        if (res->opts[i].exact && !res->opts[i].fits && strstr(res->opts[i].note, "GB per GPU"))
+            asked = &res->opts[i];
+        if (!top && res->opts[i].fits && (res->opts[i].meets || !res->any_meets))
             top = &res->opts[i];
-    if (!top || top->gpus <= 1 || r->train.cpu_offload || r->gpus)
+    }
+    if (r->train.cpu_offload)
         return;
-    const dr_gpu_spec_t *g = dr_catalog_find(cat, top->gpu);
+    const char *type = NULL;
+    uint32_t n = 1;
+    if (asked) {
+        type = asked->gpu;
+        n = asked->gpus ? asked->gpus : 1;
+    } else if (top && top->gpus > 1 && !r->gpus) {
+        type = top->gpu;
+    } else {
+        return;
+    }
+    const dr_gpu_spec_t *g = dr_catalog_find(cat, type);
     if (!g)
         return;
     dr_perfmodel_net_t net;
     net_for(r, g, &net);
     dr_perfmodel_train_t job = r->train;
     job.cpu_offload = true;
-    job.global_batch = top->train.global_batch; /* the batch the plan chose */
+    if (top && job.global_batch <= 0)
+        job.global_batch = top->train.global_batch; /* the batch the plan chose */
     dr_perfmodel_train_est_t e;
     dr_err_t err;
-    if (dr_perfmodel_train_best(&job, g, 1, &net, &e, &err) != 0 || !e.fits)
+    if (dr_perfmodel_train_best(&job, g, n, &net, &e, &err) != 0 || !e.fits)
         return;
-    double wall = e.wall_s + dr_plan_startup_s(r->train.arch.params, 1, 1);
+    span_t sp;
+    temper(r, g, &e, &sp, planner_chose(&r->train)); /* a typical run, as the table's */
+    uint32_t node = dr_perfmodel_node_gpus(g);
+    double wall = e.wall_s + dr_plan_startup_s(r->train.arch.params, n, (n + node - 1) / node);
     if (r->deadline_s > 0 && wall > r->deadline_s)
         return;
+    res->offload_gpus = n;
+    snprintf(res->offload_gpu, sizeof res->offload_gpu, "%s", g->name);
+    res->offload_wall_s = wall;
     char w[32];
     human_s(wall, w, sizeof w);
     cat_f(res->explanation, sizeof res->explanation,
-          " With --offload (optimizer states in host memory) it fits one %s and takes %s.", g->name,
-          w);
+          " With --offload (optimizer states in host memory, ZeRO-Offload) it fits %s%u x %s "
+          "and takes %s.",
+          asked ? "the requested " : "", n, g->name, w);
+    /* and the fewest GPUs of the requested type that hold it as it is */
+    if (asked)
+        for (size_t i = 0; i < res->n; i++) {
+            const dr_plan_option_t *o = &res->opts[i];
+            if (o->exact || !o->fits || strcmp(o->gpu, asked->gpu) != 0)
+                continue;
+            const dr_plan_point_t *best = NULL;
+            for (size_t k = 0; k < o->ncurve; k++)
+                if (isfinite(o->curve[k].wall_s) && (!best || o->curve[k].gpus < best->gpus))
+                    best = &o->curve[k];
+            if (best) {
+                human_s(best->wall_s, w, sizeof w);
+                cat_f(res->explanation, sizeof res->explanation,
+                      " Without it, the fewest %s that run it are %u: %s.", asked->gpu, best->gpus,
+                      w);
+            }
+            break;
+        }
 }
 
 /* The decision framework, applied to the top choice and printed before the
@@ -1309,6 +1357,11 @@ static void verdict_text(dr_plan_result_t *res)
         break;
     }
     cat_f(x, cap, "%s%s).", w[0] ? ", " : "", w);
+    if (top->gpus > 1 && res->offload_gpus == 1) {
+        char ow[32];
+        human_s(res->offload_wall_s, ow, sizeof ow);
+        cat_f(x, cap, " One GPU can do it with --offload (1 x %s, %s).", res->offload_gpu, ow);
+    }
     cat_f(x, cap,
           " Rule: single GPU fits? Use it. Fits one node? Maybe. Needs more than one "
           "node? Cluster.");

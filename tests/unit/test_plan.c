@@ -512,8 +512,20 @@ static void test_small_jobs(void **state)
     tu_assert_contains(res.verdict_text, "ONE NODE");
     /* ... and says one GPU would do with the optimizer in host memory */
     tu_assert_contains(res.explanation, "With --offload");
-    tu_assert_contains(res.explanation, "fits one A100-80GB-SXM");
+    tu_assert_contains(res.explanation, "fits 1 x A100-80GB-SXM");
+    tu_assert_contains(res.verdict_text, "One GPU can do it with --offload (1 x A100-80GB-SXM");
+    assert_int_equal(res.offload_gpus, 1);
     dr_plan_result_free(&res);
+    /* the requested single GPU cannot hold it: the plan says it can with
+     * --offload, and the fewest of that type that can without */
+    pin_to(&r, "A100-80GB", 1);
+    assert_int_equal(dr_plan_run(&r, &cat, &res, &err), 0);
+    assert_true(res.opts[0].exact && !res.opts[0].fits);
+    tu_assert_contains(res.explanation, "it fits the requested 1 x A100-80GB-SXM");
+    tu_assert_contains(res.explanation, "the fewest A100-80GB-SXM that run it are 2");
+    dr_plan_result_free(&res);
+    r.gpu[0] = '\0';
+    r.gpus = 0;
     /* a pinned micro-batch larger than the short run's batch still plans */
     r.train.micro_batch = 16;
     assert_int_equal(dr_plan_run(&r, &cat, &res, &err), 0);

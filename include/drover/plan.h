@@ -56,6 +56,26 @@ typedef enum dr_plan_kind { DR_PLAN_TRAIN = 0, DR_PLAN_SERVE, DR_PLAN_ARRAY } dr
 
 #define DR_PLAN_MAX_TYPES 64
 
+/* Where the network a GPU type is planned on comes from. */
+typedef enum dr_plan_net_from {
+    DR_PLAN_NET_REFERENCE = 0, /* the type's reference system (dr_perfmodel_net_default) */
+    DR_PLAN_NET_CLUSTER,       /* a cluster config's nodes of the type: GPUs per node, NVLink or
+                                  PCIe, the switch links (dr_perfmodel_net_from_cluster) */
+    DR_PLAN_NET_NODE_GPUS      /* the site's GPUs per node only (a controller's nodes); the link
+                                  and the network between nodes are the reference system's */
+} dr_plan_net_from_t;
+
+/* A site's network for one GPU type (drover plan --cluster / --controller). */
+typedef struct dr_plan_site_net {
+    dr_plan_net_from_t from; /* REFERENCE: none, the type plans on its reference system */
+    dr_perfmodel_net_t net;  /* CLUSTER: all of it; NODE_GPUS: node_gpus alone is read */
+    uint32_t host_gpus;      /* GPUs per node (server), the "nodes" column; 0 = net.node_gpus */
+    bool nvlink_declared;    /* CLUSTER: some node of the type names an NvlinkDomain (else the
+                                config's default, PCIe only) */
+    bool links_declared;     /* CLUSTER: the network between nodes is from declared switch
+                                links (else 100 Gbit/s Ethernet assumed) */
+} dr_plan_site_net_t;
+
 typedef struct dr_plan_req {
     dr_plan_kind_t kind;
     /* training */
@@ -83,10 +103,15 @@ typedef struct dr_plan_req {
     /* beside types[]: at most this many GPUs of that type (a cluster's
      * count, drover plan --cluster); 0 = no cap but max_gpus */
     uint32_t type_max[DR_PLAN_MAX_TYPES];
+    /* beside types[]: the site's nodes of that type, planned on instead of
+     * the type's reference system; net_set (--net) still gives the network
+     * between nodes */
+    dr_plan_site_net_t type_net[DR_PLAN_MAX_TYPES];
     bool neocloud;        /* price column: neocloud instead of on-demand */
     double power_usd_kwh; /* electricity price (0 = not costed) */
     double pue;           /* facility overhead on GPU energy (0 = 1.0) */
-    bool net_set;         /* use net_kind / net_gbit instead of each GPU's reference network */
+    bool net_set;         /* use net_kind / net_gbit between nodes instead of the type's
+                             reference network (or the site's) */
     dr_perfmodel_netkind_t net_kind;
     double net_gbit;
 } dr_plan_req_t;
@@ -118,6 +143,9 @@ typedef struct dr_plan_option {
     dr_plan_verdict_t verdict;
     char note[DR_PERFMODEL_REASON_MAX]; /* why not, or a caveat */
     uint32_t gpus, nodes, node_gpus;
+    /* training and serving: the network the estimate used, and whence */
+    dr_perfmodel_net_t net;
+    dr_plan_net_from_t net_from;
     double price_hr, tdp_w;                                 /* NAN when unknown */
     double wall_s;                                          /* training/array: time to finish */
     double gpu_hours, cost_usd, energy_kwh, power_cost_usd; /* NAN when unknown */

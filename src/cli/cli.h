@@ -20,6 +20,8 @@ int cli_plan(int argc, char **argv);
 typedef struct cli_site {
     char name[DR_PLAN_MAX_TYPES][DR_GPU_NAME_MAX]; /* catalog names */
     uint64_t count[DR_PLAN_MAX_TYPES];
+    dr_plan_site_net_t net[DR_PLAN_MAX_TYPES]; /* its nodes of that type (GPUs per node, link,
+                                                  network: what the site tells) */
     size_t n;
     bool live;     /* from a controller */
     char what[96]; /* "FILE" or "the controller", for messages */
@@ -28,7 +30,8 @@ typedef struct cli_site {
 int cli_site_from_file(cli_site_t *s, const dr_catalog_t *cat, const char *path, dr_err_t *err);
 /* From the controller's nodes that are up (GET /v1/nodes). */
 int cli_site_from_controller(cli_site_t *s, const dr_catalog_t *cat, dr_err_t *err);
-/* The plan's types := the site's (those of --types, if given), capped at its counts. */
+/* The plan's types := the site's (those of --types, if given), capped at its
+ * counts, each planned on the site's nodes of it (dr_plan_req_t.type_net). */
 int cli_site_apply(const cli_site_t *s, dr_plan_req_t *r, const dr_catalog_t *cat, dr_err_t *err);
 /* Ask the controller when the plan's top choice would start (a test-only
  * submit); `what` gets "8 x A100-80GB-SXM". */

@@ -63,12 +63,14 @@ static void plan_usage(FILE *f)
            "  --power-price USD   electricity price per kWh (adds a power cost)\n"
            "  --pue F             facility overhead on GPU energy (default 1.0 = GPUs only)\n"
            "  --net KIND:GBIT     inter-node network per GPU: ib:400, roce:200, eth:100\n"
-           "                      (default: each GPU's reference system)\n"
+           "                      (default: each GPU's reference system, or the cluster's)\n"
            "  --catalog FILE      GPU catalog CSV (default: built in)\n"
            "  --cluster FILE      only the GPU types of this cluster config (drover's or a\n"
-           "                      slurm.conf), each at most as many GPUs as it has\n"
-           "  --controller        the same from the live controller's up nodes\n"
-           "                      ($DROVER_SERVER), and when the top choice would start there\n"
+           "                      slurm.conf), each at most as many GPUs as it has, on its\n"
+           "                      nodes (GPUs per node, NVLink or PCIe, switch links)\n"
+           "  --controller        the same from the live controller's up nodes (GPUs per\n"
+           "                      node; links: the reference system's) ($DROVER_SERVER),\n"
+           "                      and when the top choice would start there\n"
            "  --json              print JSON (schema in docs/cli.md)\n"
            "  --plot FILE.svg     write cost vs time per GPU type\n"
            "  --all               show every option (default: the best 8 and the requested one)\n"
@@ -745,11 +747,16 @@ int cli_plan(int argc, char **argv)
         if (js && (pa.cluster || pa.controller)) {
             /* which cluster the plan is for, and the controller's estimate */
             json_t *o = json_loads(js, JSON_PRESERVE_ORDER, NULL);
-            json_t *types = json_object();
-            for (size_t i = 0; i < site.n; i++)
+            json_t *types = json_object(), *per = json_object();
+            for (size_t i = 0; i < site.n; i++) {
                 json_object_set_new(types, site.name[i], json_integer((json_int_t)site.count[i]));
-            json_object_set_new(o, "cluster",
-                                json_pack("{s:s,s:o}", "from", site.what, "gpus", types));
+                if (site.net[i].host_gpus)
+                    json_object_set_new(per, site.name[i],
+                                        json_integer((json_int_t)site.net[i].host_gpus));
+            }
+            json_object_set_new(
+                o, "cluster",
+                json_pack("{s:s,s:o,s:o}", "from", site.what, "gpus", types, "gpus_per_node", per));
             if (pa.controller)
                 json_object_set_new(o, "start_estimate",
                                     est ? json_incref(est) : json_string(est_line));
@@ -771,9 +778,12 @@ int cli_plan(int argc, char **argv)
             print_wrapped(est_line);
         if (pa.cluster || pa.controller) {
             printf("cluster (%s):", site.what);
-            for (size_t i = 0; i < site.n; i++)
+            for (size_t i = 0; i < site.n; i++) {
                 printf("%s %llu x %s", i ? "," : "", (unsigned long long)site.count[i],
                        site.name[i]);
+                if (site.net[i].host_gpus) /* the node size the plan counts in */
+                    printf(" (%u per node)", site.net[i].host_gpus);
+            }
             printf("\n");
         }
         printf("\n");

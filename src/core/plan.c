@@ -479,13 +479,52 @@ static uint32_t host_gpus(const dr_gpu_spec_t *g, uint32_t domain)
     return h == 0 || h > domain ? domain : h;
 }
 
+/* The site's nodes of type g (beside it in types[], found as type_max_gpus
+ * finds its cap), or NULL: the type plans on its reference system. */
+static const dr_plan_site_net_t *site_net(const dr_plan_req_t *r, const dr_gpu_spec_t *g)
+{
+    if (!g)
+        return NULL;
+    dr_catalog_t one = {.gpus = (dr_gpu_spec_t *)g, .n = 1, .cap = 1};
+    for (size_t i = 0; i < r->ntypes; i++)
+        if (r->type_net[i].from != DR_PLAN_NET_REFERENCE && dr_catalog_find(&one, r->types[i]))
+            return &r->type_net[i];
+    return NULL;
+}
+
+/* The network type g is planned on: the site's nodes of it where the
+ * request has them (all of it from a cluster config; the GPUs per node
+ * alone from a controller), else the type's reference system; --net gives
+ * the network between nodes over either. */
 static void net_for(const dr_plan_req_t *r, const dr_gpu_spec_t *g, dr_perfmodel_net_t *n)
 {
     dr_perfmodel_net_default(n, g);
+    const dr_plan_site_net_t *s = site_net(r, g);
+    if (s && s->from == DR_PLAN_NET_CLUSTER)
+        *n = s->net;
+    else if (s && s->from == DR_PLAN_NET_NODE_GPUS && s->net.node_gpus)
+        n->node_gpus = s->net.node_gpus;
     if (r->net_set) {
         n->kind = r->net_kind;
         n->inter_gbit = r->net_gbit;
     }
+}
+
+static dr_plan_net_from_t net_from(const dr_plan_req_t *r, const dr_gpu_spec_t *g)
+{
+    const dr_plan_site_net_t *s = site_net(r, g);
+    return s ? s->from : DR_PLAN_NET_REFERENCE;
+}
+
+/* GPUs per node for the "nodes" column and the verdict: the site's nodes
+ * of g where the request has them, else the type's host size within the
+ * NVLink domain `domain`. */
+static uint32_t node_size(const dr_plan_req_t *r, const dr_gpu_spec_t *g, uint32_t domain)
+{
+    const dr_plan_site_net_t *s = site_net(r, g);
+    if (s && s->host_gpus)
+        return s->host_gpus;
+    return host_gpus(g, domain);
 }
 
 /* Fill gpu_hours, cost and energy from gpus x wall. */
@@ -610,6 +649,77 @@ static void cat_f(char *buf, size_t cap, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf + len, cap - len, fmt, ap);
     va_end(ap);
+}
+
+/* ---- the network, in words ---- */
+
+static const char *netkind_prose(dr_perfmodel_netkind_t k)
+{
+    switch (k) {
+    case DR_NET_IB: return "InfiniBand";
+    case DR_NET_ROCE: return "RoCE";
+    case DR_NET_ETH: return "Ethernet";
+    case DR_NET_NKINDS: break;
+    }
+    return "?";
+}
+
+/* How many of the request's types plan on a site's nodes. */
+static size_t site_types(const dr_plan_req_t *r)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < r->ntypes; i++)
+        k += r->type_net[i].from != DR_PLAN_NET_REFERENCE;
+    return k;
+}
+
+/* The network option o was planned on, after "network: " (g its type, NULL
+ * if not in the catalog).  "the cluster's (4 x L40S-48GB per node, PCIe,
+ * Ethernet 100 Gbit/s per GPU)". */
+static void net_words(const dr_plan_req_t *r, const dr_gpu_spec_t *g, const dr_plan_option_t *o,
+                      char *b, size_t cap)
+{
+    const dr_perfmodel_net_t *n = &o->net;
+    const dr_plan_site_net_t *s = site_net(r, g);
+    b[0] = '\0';
+    bool sxm = g && g->link[0] && strncasecmp(g->link, "PCIe", 4) != 0; /* NVLink by design */
+    char between[96];
+    snprintf(between, sizeof between, "%s %.0f Gbit/s per GPU%s", netkind_prose(n->kind),
+             n->inter_gbit, r->net_set ? " (given)" : "");
+    char link[48]; /* a domain spanning several nodes (an NVL72 rack) named as such */
+    if (n->intra_nvlink && n->node_gpus > o->node_gpus)
+        snprintf(link, sizeof link, "NVLink domains of %u GPUs", n->node_gpus);
+    else
+        snprintf(link, sizeof link, "%s", n->intra_nvlink ? "NVLink" : "PCIe");
+    switch (s ? s->from : DR_PLAN_NET_REFERENCE) {
+    case DR_PLAN_NET_CLUSTER: {
+        /* what the config left to its defaults (docs/config.md), said as such */
+        bool no_nvl = !n->intra_nvlink && sxm && !s->nvlink_declared;
+        bool no_links = !r->net_set && !s->links_declared;
+        cat_f(b, cap, "the cluster's (%u x %s per node, %s, %s", o->node_gpus, o->gpu, link,
+              between);
+        if (no_nvl || no_links)
+            cat_f(b, cap, "; the config declares no %s%s%s: its defaults",
+                  no_nvl ? "NvlinkDomain=" : "", no_nvl && no_links ? " and no " : "",
+                  no_links ? "switch LinkGbps=" : "");
+        cat_f(b, cap, ")");
+        break;
+    }
+    case DR_PLAN_NET_NODE_GPUS:
+        cat_f(b, cap,
+              "the cluster's %u x %s per node, with the type's reference system for the rest (%s, "
+              "%s; the cluster does not report its links)",
+              o->node_gpus, o->gpu, link, between);
+        break;
+    case DR_PLAN_NET_REFERENCE:
+        if (r->net_set)
+            cat_f(b, cap, "%s between %s's reference nodes of %u%s", between, o->gpu, o->node_gpus,
+                  site_types(r) ? " (the cluster has none)" : "");
+        else
+            cat_f(b, cap, "%s's reference system (%u per node, %s, %s%s; --net)", o->gpu,
+                  o->node_gpus, link, between, site_types(r) ? "; the cluster has none" : "");
+        break;
+    }
 }
 
 /* ---- training ---- */
@@ -774,7 +884,9 @@ static int plan_train_type(const dr_plan_req_t *r, const batch_set_t *bs, const 
     net_for(r, g, &net);
     if (net.node_gpus == 0)
         net.node_gpus = 1;
-    o->node_gpus = host_gpus(g, net.node_gpus);
+    o->node_gpus = node_size(r, g, net.node_gpus);
+    o->net = net;
+    o->net_from = net_from(r, g);
     uint32_t maxg = type_max_gpus(r, g);
     uint32_t counts[64];
     size_t nc = fixed ? 1 : gpu_counts(net.node_gpus, maxg, counts, 64);
@@ -944,7 +1056,9 @@ static int plan_serve_type(const dr_plan_req_t *r, const dr_gpu_spec_t *g, uint3
     snprintf(o->gpu, sizeof o->gpu, "%s", g->name);
     dr_perfmodel_net_t net;
     net_for(r, g, &net);
-    o->node_gpus = host_gpus(g, net.node_gpus);
+    o->node_gpus = node_size(r, g, net.node_gpus);
+    o->net = net;
+    o->net_from = net_from(r, g);
     o->price_hr = price_of(r, g);
     o->tdp_w = isfinite(g->tdp_w) && g->tdp_w > 0 ? g->tdp_w : NAN;
     const dr_perfmodel_arch_t *a = &r->serve.arch;
@@ -1056,7 +1170,9 @@ static int plan_array_type(const dr_plan_req_t *r, const dr_gpu_spec_t *g, const
 {
     memset(o, 0, sizeof *o);
     snprintf(o->gpu, sizeof o->gpu, "%s", g->name);
-    o->node_gpus = host_gpus(g, dr_perfmodel_node_gpus(g));
+    dr_perfmodel_net_t net; /* tasks do not talk: only the node size is read */
+    net_for(r, g, &net);
+    o->node_gpus = node_size(r, g, net.node_gpus);
     o->price_hr = price_of(r, g);
     o->tdp_w = g->tdp_w;
     o->wall_s = o->gpu_hours = o->cost_usd = o->energy_kwh = o->power_cost_usd = NAN;
@@ -1816,7 +1932,7 @@ static void explain_run(const dr_plan_req_t *r, const dr_catalog_t *cat, dr_plan
 }
 
 /* The planner's default choices, stated in every training plan. */
-static void assumptions(const dr_plan_req_t *r, dr_plan_result_t *res)
+static void assumptions(const dr_plan_req_t *r, const dr_catalog_t *cat, dr_plan_result_t *res)
 {
     const dr_plan_option_t *top = top_of(res);
     char *x = res->assumptions;
@@ -1840,11 +1956,18 @@ static void assumptions(const dr_plan_req_t *r, dr_plan_result_t *res)
     cat_f(x, cap, " %s, %s;", t->flash_attention ? "FlashAttention" : "explicit attention",
           t->tp_overlap ? "TP overlapped with GEMMs (Megatron-Core/TransformerEngine)"
                         : "TP not overlapped");
-    if (r->net_set)
+    size_t nsite = site_types(r);
+    if (top && nsite) { /* the cluster's nodes: say which network the top choice was planned on */
+        char w[400];
+        net_words(r, dr_catalog_find(cat, top->gpu), top, w, sizeof w);
+        cat_f(x, cap, " network: %s%s;", w,
+              nsite > 1 ? "; each type on its own nodes (\"network\" in --json)" : "");
+    } else if (r->net_set) {
         cat_f(x, cap, " network %s %.0f Gbit/s per GPU (given);",
               dr_perfmodel_netkind_name(r->net_kind), r->net_gbit);
-    else
+    } else {
         cat_f(x, cap, " network: each GPU type's reference system (--net);");
+    }
     if (t->storage_gbs > 0)
         cat_f(x, cap, " checkpoint storage %.0f GB/s (given);", t->storage_gbs);
     else
@@ -2008,7 +2131,7 @@ int dr_plan_run(const dr_plan_req_t *r, const dr_catalog_t *cat, dr_plan_result_
                   res->planned_batch, DR_PLAN_MIN_STEPS);
         explain_run(r, cat, res);
         offload_hint(r, cat, res);
-        assumptions(r, res);
+        assumptions(r, cat, res);
         const dr_plan_option_t *t = res->n ? &res->opts[0] : NULL;
         if (t && t->fits && isfinite(t->startup_s))
             cat_f(res->explanation, sizeof res->explanation,
@@ -2017,6 +2140,15 @@ int dr_plan_run(const dr_plan_req_t *r, const dr_catalog_t *cat, dr_plan_result_
                   t->startup_s);
     } else if (r->kind == DR_PLAN_SERVE) {
         explain_serve(r, res);
+        const dr_plan_option_t *t = NULL; /* the option explain_serve describes */
+        for (size_t i = 0; i < res->n && !t; i++)
+            if (res->opts[i].fits)
+                t = &res->opts[i];
+        if (t && site_types(r)) { /* the replica's TP stays within the cluster's nodes */
+            char w[400];
+            net_words(r, dr_catalog_find(cat, t->gpu), t, w, sizeof w);
+            cat_f(res->explanation, sizeof res->explanation, " Network: %s.", w);
+        }
     } else {
         explain_array(r, res);
     }

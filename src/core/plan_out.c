@@ -94,6 +94,27 @@ static void common_json(json_t *j, const dr_plan_option_t *o, bool *bad)
     put(j, "note", o->note[0] ? json_string(o->note) : json_null(), bad);
 }
 
+/* The network an option was planned on: whence (the type's reference
+ * system, the cluster's nodes, or only their GPUs per node), the NVLink or
+ * PCIe domain and the network between nodes. */
+static json_t *net_json(const dr_plan_option_t *o, bool *bad)
+{
+    static const char *const from[] = {"reference", "cluster", "cluster_gpus_per_node"};
+    const dr_perfmodel_net_t *n = &o->net;
+    json_t *j = json_object();
+    if (!j) {
+        *bad = true;
+        return NULL;
+    }
+    put(j, "from", json_string(from[(unsigned)o->net_from < 3 ? o->net_from : 0]), bad);
+    put(j, "kind", json_string(dr_perfmodel_netkind_name(n->kind)), bad);
+    put(j, "inter_gbit", num(n->inter_gbit), bad);
+    put(j, "intra_nvlink", json_boolean(n->intra_nvlink), bad);
+    put(j, "intra_gbs", num(n->intra_gbs), bad);
+    put(j, "domain_gpus", integer(n->node_gpus), bad);
+    return j;
+}
+
 static json_t *train_opt(const dr_plan_option_t *o, bool *bad)
 {
     json_t *j = json_object();
@@ -103,6 +124,7 @@ static json_t *train_opt(const dr_plan_option_t *o, bool *bad)
     }
     const dr_perfmodel_train_est_t *e = &o->train;
     common_json(j, o, bad);
+    put(j, "network", net_json(o, bad), bad);
     put(j, "meets_deadline", json_boolean(o->fits && o->meets), bad);
     put(j, "wall_time_s", num(o->fits ? o->wall_s : NAN), bad);
     put(j, "wall_time_days", num(o->fits ? o->wall_s / 86400 : NAN), bad);
@@ -190,6 +212,7 @@ static json_t *serve_opt(const dr_plan_option_t *o, bool *bad)
     const dr_perfmodel_serve_est_t *e = &o->serve;
     bool f = o->fits;
     common_json(j, o, bad);
+    put(j, "network", net_json(o, bad), bad);
     put(j, "meets_slo", json_boolean(f && o->meets), bad);
     put(j, "replicas", integer(o->replicas), bad);
     put(j, "gpus_per_replica", integer(e->tp), bad);

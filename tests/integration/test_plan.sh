@@ -280,6 +280,110 @@ else
     bad "--cluster table: $(head -c 400 "$T/c.txt" "$T/err")"
 fi
 
+# --- --cluster: planned on the cluster's nodes, not each type's reference system ---
+# 4-GPU nodes, no NvlinkDomain= and no switches: PCIe and 100 Gbit/s Ethernet
+# per GPU (the config's defaults, docs/config.md)
+cat >"$T/a100x4.conf" <<CONF
+NodeName=p[1-8] Gpus=A100-80GB-SXM:4 Cpus=64 MemGB=512
+CONF
+job4="train --params 70B --tokens 10B --gpu A100-80GB-SXM --gpus 32"
+# shellcheck disable=SC2086
+"$DROVER" plan $job4 --types A100-80GB-SXM --json >"$T/ref4.json" 2>"$T/err" || bad "reference plan: $(head -c 300 "$T/err")"
+# shellcheck disable=SC2086
+if "$DROVER" plan $job4 --cluster "$T/a100x4.conf" --all --json >"$T/c4.json" 2>"$T/err"; then
+    jq_check "--cluster, 4-GPU nodes: 4 per node, nodes = GPUs/4, TP <= 4, the cluster's network" "$T/c4.json" '
+        [.options[] | select(.fits)] | length > 1 and all(.gpus_per_node == 4
+            and .nodes == ((.gpus + 3) / 4 | floor) and .layout.tp <= 4
+            and .network == {"from": "cluster", "kind": "ethernet", "inter_gbit": 100,
+                             "intra_nvlink": false, "intra_gbs": 64, "domain_gpus": 4})'
+    jq_check "--cluster, 4-GPU nodes: 32 GPUs are 8 nodes" "$T/c4.json" \
+        '(.options[0] | .exact and .gpus == 32 and .nodes == 8)
+         and .cluster.gpus_per_node == {"A100-80GB-SXM": 4}'
+    jq_check "--cluster, 4-GPU nodes: the Assumed line names the network" "$T/c4.json" '
+        .assumptions | test("network: the cluster.s [(]4 x A100-80GB-SXM per node, PCIe, Ethernet 100 Gbit/s per GPU; the config declares no NvlinkDomain= and no switch LinkGbps=")'
+    jq -s '{ref: .[0].options[0], site: .[1].options[0]}' "$T/ref4.json" "$T/c4.json" >"$T/cmp4.json" 2>&1
+    jq_check "--cluster, 4-GPU PCIe nodes: the same job is slower than on the reference DGX" "$T/cmp4.json" '
+        .ref.exact and .site.exact and .ref.gpus == 32 and .site.gpus == 32
+        and .ref.gpus_per_node == 8 and .ref.network.from == "reference" and .ref.network.intra_nvlink
+        and .site.wall_time_s > .ref.wall_time_s'
+else
+    bad "--cluster, 4-GPU nodes: $(head -c 300 "$T/err")"
+fi
+# --net still gives the network between nodes; the nodes stay the cluster's
+# shellcheck disable=SC2086
+"$DROVER" plan $job4 --cluster "$T/a100x4.conf" --net ib:400 --json >"$T/c4n.json" 2>&1
+jq_check "--cluster with --net: --net between the cluster's 4-GPU nodes" "$T/c4n.json" '
+    (.options[0].network | .kind == "infiniband" and .inter_gbit == 400 and .domain_gpus == 4)
+    and .options[0].gpus_per_node == 4 and (.assumptions | test("InfiniBand 400 Gbit/s per GPU [(]given[)]"))'
+for args in "serve --model llama-2-70b --rate 5" "array --tasks 64 --task-time 1h --ref-gpu A100"; do
+    # shellcheck disable=SC2086
+    "$DROVER" plan $args --cluster "$T/a100x4.conf" --json >"$T/c4k.json" 2>&1
+    jq_check "--cluster, 4-GPU nodes, $args: 4 per node" "$T/c4k.json" '
+        .options[0] | .fits and .gpus_per_node == 4 and .nodes == ((.gpus + 3) / 4 | floor)
+        and (.layout.tp // 1) <= 4'
+done
+# shellcheck disable=SC2086
+"$DROVER" plan serve --model llama-2-70b --rate 5 --cluster "$T/a100x4.conf" --json >"$T/c4s.json" 2>&1
+jq_check "--cluster, serve: the explanation names the network" "$T/c4s.json" '
+    .explanation | test("Network: the cluster.s [(]4 x A100-80GB-SXM per node, PCIe")'
+# the slurm.conf above: its A100s on 4-GPU nodes, its H100 on an 8-GPU one
+jq_check "--cluster slurm.conf: each type on its own nodes" "$T/c3.json" '
+    ([.options[] | select(.gpu == "A100-80GB-SXM") | .gpus_per_node] == [4]) and
+    ([.options[] | select(.gpu == "H100-SXM-80GB") | .gpus_per_node] == [8])'
+# a declared topology: NVLink per node, 200 Gbit/s InfiniBand links
+cat >"$T/a100nv.conf" <<CONF
+SwitchName=leaf1 LinkGbps=200
+NodeName=q[1-8] Gpus=A100-80GB-SXM:4 Cpus=64 MemGB=512 NvlinkDomain=node Switch=leaf1
+CONF
+# shellcheck disable=SC2086
+"$DROVER" plan $job4 --cluster "$T/a100nv.conf" --json >"$T/c4d.json" 2>&1
+jq_check "--cluster, declared NVLink and switch links: used, no defaults named" "$T/c4d.json" '
+    (.options[0].network | .from == "cluster" and .intra_nvlink and .kind == "infiniband"
+        and .inter_gbit == 200 and .domain_gpus == 4)
+    and (.assumptions | test("network: the cluster.s [(]4 x A100-80GB-SXM per node, NVLink, InfiniBand 200 Gbit/s per GPU[)]"))'
+# --controller: GPUs per node from GET /v1/nodes (a stand-in controller);
+# it reports no links, so those stay the type's reference system's
+if command -v python3 >/dev/null 2>&1; then
+    cat >"$T/ctl.py" <<'PY'
+import json, socketserver, sys
+from http.server import BaseHTTPRequestHandler
+NODES = [dict(name="n%d" % i, state="up", gpu_type="A100-80GB-SXM", gpus=4) for i in range(1, 9)]
+NODES.append(dict(name="big", state="down", gpu_type="A100-80GB-SXM", gpus=8))
+class H(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *a): pass
+    def address_string(self): return "unix"
+    def do_GET(self): self.reply(200 if self.path == "/v1/nodes" else 404, {"nodes": NODES})
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.reply(404, {"error": "not in this stand-in"})
+    def reply(self, code, obj):
+        b = json.dumps(obj).encode()
+        self.send_response(code); self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(b))); self.end_headers(); self.wfile.write(b)
+class U(socketserver.UnixStreamServer):
+    def get_request(self):
+        s, _ = super().get_request(); return s, ("unix", 0)
+U(sys.argv[1], H).serve_forever()
+PY
+    python3 "$T/ctl.py" "$T/ctl.sock" 2>"$T/ctl.err" &
+    ctl=$!
+    i=0
+    while [ ! -S "$T/ctl.sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+    # shellcheck disable=SC2086
+    DROVER_SERVER=$T/ctl.sock "$DROVER" plan $job4 --controller --json >"$T/c4c.json" 2>"$T/err"
+    jq_check "--controller: 4 GPUs per node as reported, the reference NVLink and InfiniBand" "$T/c4c.json" '
+        .cluster.gpus == {"A100-80GB-SXM": 32} and
+        (.options[0] | .gpus_per_node == 4 and .nodes == 8 and .layout.tp <= 4 and
+            .network == {"from": "cluster_gpus_per_node", "kind": "infiniband", "inter_gbit": 200,
+                         "intra_nvlink": true, "intra_gbs": 600, "domain_gpus": 4})
+        and (.assumptions | test("the cluster does not report its links"))'
+    kill "$ctl" 2>/dev/null
+    wait "$ctl" 2>/dev/null
+else
+    echo "note: python3 missing: --controller's GPUs per node not checked"
+fi
+
 # mixtures of experts: total + active, presets, experts spread over EP ranks
 "$DROVER" plan train --params 671e9 --active-params 37e9 --tokens 1T --gpu H100 --gpus 1024 \
     --types H100-SXM-80GB --json >"$T/moe.json" 2>&1

@@ -768,6 +768,112 @@ static void test_whole_run(void **state)
     dr_plan_result_free(&res);
 }
 
+/* drover plan --cluster: a type planned on the cluster's nodes of it
+ * (dr_plan_req_t.type_net) rather than its reference system: 4-GPU PCIe
+ * nodes on 100 Gbit/s Ethernet cap TP at 4, count nodes of 4, plan slower,
+ * and say so; --net still gives the network between nodes; a controller's
+ * GPUs per node alone keep the reference link. */
+static void test_site_net(void **state)
+{
+    (void)state;
+    dr_err_t err;
+    dr_plan_result_t res;
+    dr_plan_req_t r = train_req("llama-2-70b", 10e9);
+    pin_to(&r, "A100-80GB", 32);
+    assert_int_equal(dr_plan_run(&r, &cat, &res, &err), 0);
+    assert_true(res.opts[0].exact && res.opts[0].fits);
+    assert_int_equal(res.opts[0].node_gpus, 8);
+    assert_int_equal(res.opts[0].net_from, DR_PLAN_NET_REFERENCE);
+    tu_assert_contains(res.assumptions, "network: each GPU type's reference system");
+    double ref_wall = res.opts[0].wall_s;
+    dr_plan_result_free(&res);
+
+    const dr_plan_site_net_t pcie4 = {.from = DR_PLAN_NET_CLUSTER,
+                                      .net = {.node_gpus = 4,
+                                              .intra_nvlink = false,
+                                              .intra_gbs = 64,
+                                              .kind = DR_NET_ETH,
+                                              .inter_gbit = 100},
+                                      .host_gpus = 4};
+    r.type_net[0] = pcie4;
+    assert_int_equal(dr_plan_run(&r, &cat, &res, &err), 0);
+    for (size_t i = 0; i < res.n; i++) {
+        const dr_plan_option_t *o = &res.opts[i];
+        assert_int_equal(o->node_gpus, 4);
+        assert_int_equal(o->net_from, DR_PLAN_NET_CLUSTER);
+        assert_int_equal(o->net.kind, DR_NET_ETH);
+        if (!o->fits)
+            continue;
+        assert_int_equal(o->nodes, (o->gpus + 3) / 4);
+        assert_true(o->train.layout.tp <= 4);
+    }
+    assert_true(res.opts[0].exact && res.opts[0].fits && res.opts[0].wall_s > ref_wall);
+    tu_assert_contains(res.assumptions, "network: the cluster's (4 x A100-80GB-SXM per node, PCIe, "
+                                        "Ethernet 100 Gbit/s per GPU; the config declares no "
+                                        "NvlinkDomain= and no switch LinkGbps=");
+    char *js = dr_plan_json(&r, &res);
+    json_t *root = json_loads(js, 0, NULL);
+    json_t *n0 = json_object_get(json_array_get(json_object_get(root, "options"), 0), "network");
+    assert_string_equal(json_string_value(json_object_get(n0, "from")), "cluster");
+    assert_string_equal(json_string_value(json_object_get(n0, "kind")), "ethernet");
+    assert_int_equal(json_integer_value(json_object_get(n0, "domain_gpus")), 4);
+    assert_true(json_is_false(json_object_get(n0, "intra_nvlink")));
+    json_decref(root);
+    free(js);
+    dr_plan_result_free(&res);
+
+    /* --net wins between the nodes; the nodes stay the cluster's */
+    r.net_set = true;
+    r.net_kind = DR_NET_IB;
+    r.net_gbit = 400;
+    assert_int_equal(dr_plan_run(&r, &cat, &res, &err), 0);
+    assert_int_equal(res.opts[0].node_gpus, 4);
+    assert_int_equal(res.opts[0].net.kind, DR_NET_IB);
+    assert_true(res.opts[0].net.inter_gbit == 400 && !res.opts[0].net.intra_nvlink);
+    tu_assert_contains(res.assumptions, "PCIe, InfiniBand 400 Gbit/s per GPU (given)");
+    dr_plan_result_free(&res);
+    r.net_set = false;
+
+    /* a controller: 4 GPUs per node, the reference NVLink and InfiniBand */
+    r.type_net[0] = (dr_plan_site_net_t){
+        .from = DR_PLAN_NET_NODE_GPUS, .net = {.node_gpus = 4}, .host_gpus = 4};
+    assert_int_equal(dr_plan_run(&r, &cat, &res, &err), 0);
+    assert_int_equal(res.opts[0].node_gpus, 4);
+    assert_true(res.opts[0].net.intra_nvlink && res.opts[0].net.kind == DR_NET_IB);
+    assert_true(res.opts[0].train.layout.tp <= 4);
+    tu_assert_contains(res.assumptions, "the cluster does not report its links");
+    dr_plan_result_free(&res);
+
+    /* serving: a replica's TP within the node; the explanation says the network */
+    dr_plan_req_t s;
+    dr_plan_req_init(&s, DR_PLAN_SERVE);
+    assert_int_equal(dr_plan_model_parse("llama-2-70b", &s.serve.arch, &err), 0);
+    s.serve.prompt_tokens = 1000;
+    s.serve.output_tokens = 200;
+    s.rate_rps = 5;
+    s.types[0] = "A100-80GB";
+    s.ntypes = 1;
+    s.type_net[0] = pcie4;
+    assert_int_equal(dr_plan_run(&s, &cat, &res, &err), 0);
+    assert_true(res.opts[0].fits && res.opts[0].serve.tp <= 4 && res.opts[0].node_gpus == 4);
+    tu_assert_contains(res.explanation, "Network: the cluster's (4 x A100-80GB-SXM per node, PCIe");
+    dr_plan_result_free(&res);
+
+    /* arrays: the "nodes" column counts the cluster's nodes */
+    dr_plan_req_t a;
+    dr_plan_req_init(&a, DR_PLAN_ARRAY);
+    a.tasks = 64;
+    a.task_gpu_s = 3600;
+    snprintf(a.ref_gpu, sizeof a.ref_gpu, "A100");
+    a.types[0] = "A100-80GB";
+    a.ntypes = 1;
+    a.type_net[0] = pcie4;
+    assert_int_equal(dr_plan_run(&a, &cat, &res, &err), 0);
+    assert_true(res.opts[0].fits && res.opts[0].node_gpus == 4);
+    assert_int_equal(res.opts[0].nodes, (res.opts[0].gpus + 3) / 4);
+    dr_plan_result_free(&res);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -778,6 +884,7 @@ int main(void)
         cmocka_unit_test(test_small_jobs),   cmocka_unit_test(test_plain_mistakes),
         cmocka_unit_test(test_batch_choice), cmocka_unit_test(test_optimism),
         cmocka_unit_test(test_whole_run),    cmocka_unit_test(test_knee_across_types),
+        cmocka_unit_test(test_site_net),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

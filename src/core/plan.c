@@ -493,17 +493,28 @@ static const dr_plan_site_net_t *site_net(const dr_plan_req_t *r, const dr_gpu_s
 }
 
 /* The network type g is planned on: the site's nodes of it where the
- * request has them (all of it from a cluster config; the GPUs per node
- * alone from a controller), else the type's reference system; --net gives
- * the network between nodes over either. */
+ * request has them (from a cluster config the GPUs per node and what the
+ * config declares: its NvlinkDomain= and its switch links; from a
+ * controller the GPUs per node alone), else - and for what a config leaves
+ * undeclared, as a slurm.conf always does - the type's reference system;
+ * --net gives the network between nodes over either. */
 static void net_for(const dr_plan_req_t *r, const dr_gpu_spec_t *g, dr_perfmodel_net_t *n)
 {
     dr_perfmodel_net_default(n, g);
     const dr_plan_site_net_t *s = site_net(r, g);
-    if (s && s->from == DR_PLAN_NET_CLUSTER)
-        *n = s->net;
-    else if (s && s->from == DR_PLAN_NET_NODE_GPUS && s->net.node_gpus)
+    if (s && s->from == DR_PLAN_NET_CLUSTER) {
         n->node_gpus = s->net.node_gpus;
+        if (s->nvlink_declared || !n->intra_nvlink) {
+            n->intra_nvlink = s->net.intra_nvlink;
+            n->intra_gbs = s->net.intra_gbs;
+        }
+        if (s->links_declared) {
+            n->kind = s->net.kind;
+            n->inter_gbit = s->net.inter_gbit;
+        }
+    } else if (s && s->from == DR_PLAN_NET_NODE_GPUS && s->net.node_gpus) {
+        n->node_gpus = s->net.node_gpus;
+    }
     if (r->net_set) {
         n->kind = r->net_kind;
         n->inter_gbit = r->net_gbit;
@@ -693,13 +704,14 @@ static void net_words(const dr_plan_req_t *r, const dr_gpu_spec_t *g, const dr_p
         snprintf(link, sizeof link, "%s", n->intra_nvlink ? "NVLink" : "PCIe");
     switch (s ? s->from : DR_PLAN_NET_REFERENCE) {
     case DR_PLAN_NET_CLUSTER: {
-        /* what the config left to its defaults (docs/config.md), said as such */
-        bool no_nvl = !n->intra_nvlink && sxm && !s->nvlink_declared;
+        /* what the config leaves undeclared is the type's reference system's,
+         * said as such */
+        bool no_nvl = sxm && !s->nvlink_declared;
         bool no_links = !r->net_set && !s->links_declared;
         cat_f(b, cap, "the cluster's (%u x %s per node, %s, %s", o->node_gpus, o->gpu, link,
               between);
         if (no_nvl || no_links)
-            cat_f(b, cap, "; the config declares no %s%s%s: its defaults",
+            cat_f(b, cap, "; the config declares no %s%s%s: the type's reference system's",
                   no_nvl ? "NvlinkDomain=" : "", no_nvl && no_links ? " and no " : "",
                   no_links ? "switch LinkGbps=" : "");
         cat_f(b, cap, ")");

@@ -770,9 +770,10 @@ static void test_whole_run(void **state)
 
 /* drover plan --cluster: a type planned on the cluster's nodes of it
  * (dr_plan_req_t.type_net) rather than its reference system: 4-GPU PCIe
- * nodes on 100 Gbit/s Ethernet cap TP at 4, count nodes of 4, plan slower,
- * and say so; --net still gives the network between nodes; a controller's
- * GPUs per node alone keep the reference link. */
+ * nodes on 100 Gbit/s Ethernet (as declared) cap TP at 4, count nodes of
+ * 4, plan slower, and say so; what a config leaves undeclared is the type's
+ * reference system's; --net still gives the network between nodes; a
+ * controller's GPUs per node alone keep the reference link. */
 static void test_site_net(void **state)
 {
     (void)state;
@@ -794,7 +795,9 @@ static void test_site_net(void **state)
                                               .intra_gbs = 64,
                                               .kind = DR_NET_ETH,
                                               .inter_gbit = 100},
-                                      .host_gpus = 4};
+                                      .host_gpus = 4,
+                                      .nvlink_declared = true,
+                                      .links_declared = true};
     r.type_net[0] = pcie4;
     assert_int_equal(dr_plan_run(&r, &cat, &res, &err), 0);
     for (size_t i = 0; i < res.n; i++) {
@@ -809,8 +812,7 @@ static void test_site_net(void **state)
     }
     assert_true(res.opts[0].exact && res.opts[0].fits && res.opts[0].wall_s > ref_wall);
     tu_assert_contains(res.assumptions, "network: the cluster's (4 x A100-80GB-SXM per node, PCIe, "
-                                        "Ethernet 100 Gbit/s per GPU; the config declares no "
-                                        "NvlinkDomain= and no switch LinkGbps=");
+                                        "Ethernet 100 Gbit/s per GPU)");
     char *js = dr_plan_json(&r, &res);
     json_t *root = json_loads(js, 0, NULL);
     json_t *n0 = json_object_get(json_array_get(json_object_get(root, "options"), 0), "network");
@@ -833,6 +835,21 @@ static void test_site_net(void **state)
     tu_assert_contains(res.assumptions, "PCIe, InfiniBand 400 Gbit/s per GPU (given)");
     dr_plan_result_free(&res);
     r.net_set = false;
+
+    /* a config that declares neither NVLink nor switch links (a slurm.conf
+     * never does): its 4-GPU nodes with the type's reference NVLink and
+     * InfiniBand, said so */
+    dr_plan_site_net_t bare = pcie4;
+    bare.nvlink_declared = bare.links_declared = false;
+    r.type_net[0] = bare;
+    assert_int_equal(dr_plan_run(&r, &cat, &res, &err), 0);
+    assert_int_equal(res.opts[0].node_gpus, 4);
+    assert_true(res.opts[0].net.intra_nvlink && res.opts[0].net.kind == DR_NET_IB);
+    assert_true(res.opts[0].train.layout.tp <= 4);
+    tu_assert_contains(res.assumptions, "the config declares no NvlinkDomain= and no switch "
+                                        "LinkGbps=: the type's reference system's");
+    dr_plan_result_free(&res);
+    r.type_net[0] = pcie4;
 
     /* a controller: 4 GPUs per node, the reference NVLink and InfiniBand */
     r.type_net[0] = (dr_plan_site_net_t){

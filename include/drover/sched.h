@@ -317,6 +317,11 @@ dr_job_t *const *dr_sched_pending(const dr_sched_t *s);
  * starting) jobs, dr_sched_nrunning of them, in no order.  For a
  * controller's start estimate (start_estimate.h). */
 size_t dr_sched_queue(const dr_sched_t *s, dr_job_t *const **out);
+/* Does a come before b in the queue's order (priority desc, fair share as
+ * of the last pass, submit asc, id asc)?  Either may be out of the queue (a
+ * job not yet submitted, a held one): where it would go.  What a start
+ * estimate takes as the order in which jobs start (start_estimate.h). */
+bool dr_sched_queue_before(const dr_sched_t *s, const dr_job_t *a, const dr_job_t *b);
 dr_job_t *const *dr_sched_running(const dr_sched_t *s);
 const dr_eventlog_t *dr_sched_log(const dr_sched_t *s);
 dr_eventlog_t *dr_sched_log_mut(dr_sched_t *s);

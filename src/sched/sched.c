@@ -1322,6 +1322,11 @@ size_t dr_sched_queue(const dr_sched_t *s, dr_job_t *const **out)
     return s->pq ? s->tail - s->head : 0;
 }
 
+bool dr_sched_queue_before(const dr_sched_t *s, const dr_job_t *a, const dr_job_t *b)
+{
+    return before(s, a, b);
+}
+
 dr_job_t *const *dr_sched_running(const dr_sched_t *s)
 {
     return s->run;

@@ -120,13 +120,13 @@ static void submit(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
         ctld_job_free(cj);
         return;
     }
+    cj->user = dr_strdup(who->user); /* a test-only job's too: its singleton dependency */
     if (test_only || cj->spec.test_only == 1) {
         /* checked as a submit would be; nothing is inserted or stored */
         ctld_test_only(c, req, cj, now);
         ctld_job_free(cj);
         return;
     }
-    cj->user = dr_strdup(who->user);
     cj->uid = who->uid;
     cj->gid = who->gid;
     cj->j.id = c->next_id++;

@@ -24,6 +24,7 @@
 #include "drover/jobspec.h"
 #include "drover/proto.h"
 #include "drover/sched.h"
+#include "drover/start_estimate.h"
 #include "drover/util.h"
 
 struct sqlite3;
@@ -544,6 +545,14 @@ void ctld_lb_tick(dr_ctld_t *c); /* once a second: resend what is not confirmed 
 int ctld_deps_check(dr_ctld_t *c, const dr_jobspec_t *sp, dr_err_t *err); /* at submit */
 int ctld_deps_hold(dr_ctld_t *c, ctld_job_t *cj); /* wait here instead of the queue */
 void ctld_deps_turn(dr_ctld_t *c);                /* release what may run now */
+/* cj's dependencies as the start estimate takes them (start_estimate.h):
+ * each one already decided as a time (holds: now; never: DR_TIME_NEVER),
+ * the others by the id of the job they wait for - a task by its own id,
+ * an array by each of its tasks once all are queued, else by the array's
+ * id, which the estimate does not plan.  id: cj's (a test-only job's
+ * would-be id, for singleton).  *out is malloc'd (NULL with none). */
+int ctld_deps_estimate(dr_ctld_t *c, const ctld_job_t *cj, uint64_t id, dr_time_t now,
+                       dr_est_dep_t **out, size_t *n);
 
 /* holds.c: holds (-H, drover hold/release) and priority changes */
 typedef enum ctld_hold { CTLD_HOLD_NONE = 0, CTLD_HOLD_USER, CTLD_HOLD_ADMIN } ctld_hold_t;

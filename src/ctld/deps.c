@@ -223,3 +223,92 @@ void ctld_deps_turn(dr_ctld_t *c)
         }
     }
 }
+
+/* --- for the start estimate (test_only.c) --- */
+typedef struct est_deps {
+    dr_est_dep_t *d;
+    size_t n, cap;
+    uint32_t term;
+    dr_time_t now;
+} est_deps_t;
+
+static int est_add(est_deps_t *o, uint64_t job, dr_time_t at, bool on_start)
+{
+    dr_est_dep_t d = {.job = job, .at = at, .term = o->term, .on_start = on_start};
+    return DR_PUSH(o->d, o->n, o->cap, d) == 0 ? DR_OK : DR_ENOMEM;
+}
+
+/* Wait for job cj (not decided yet): itself, or an array by its tasks once
+ * every one is queued (else by its own id, which nothing plans). */
+static int est_job(est_deps_t *o, const ctld_job_t *cj, bool on_start)
+{
+    const ctld_array_t *a = cj->array;
+    if (!a || a->next < a->nidx)
+        return est_add(o, cj->j.id, 0, on_start);
+    int rc = DR_OK;
+    bool any = false;
+    for (uint32_t i = 0; i < a->active && rc == DR_OK; i++)
+        if (!ctld_job_terminal(a->live[i])) {
+            rc = est_add(o, a->live[i]->j.id, 0, on_start);
+            any = true;
+        }
+    return rc != DR_OK || any ? rc : est_add(o, 0, o->now, on_start);
+}
+
+/* One ref of a term of kind k. */
+static int est_ref(dr_ctld_t *c, est_deps_t *o, uint8_t k, const dr_dep_ref_t *r)
+{
+    dep_state_t d = ref_state(c, r);
+    bool on_start = k == DR_DEP_AFTER;
+    if (!d.exists)
+        return est_add(o, 0, DR_TIME_NEVER, on_start);
+    if (on_start ? d.started : d.ended) {
+        bool never = (k == DR_DEP_AFTEROK && !d.ok) || (k == DR_DEP_AFTERNOTOK && d.ok);
+        return est_add(o, 0, never ? DR_TIME_NEVER : o->now, on_start);
+    }
+    ctld_job_t *p = ctld_job_find(c, r->job);
+    if (r->task < 0)
+        return p ? est_job(o, p, on_start) : est_add(o, r->job, 0, on_start);
+    for (uint32_t i = 0; p && p->array && i < p->array->active; i++)
+        if (p->array->live[i]->j.array_index == (uint32_t)r->task)
+            return est_add(o, p->array->live[i]->j.id, 0, on_start);
+    return est_add(o, r->job, 0, on_start); /* a task not queued yet: not planned */
+}
+
+int ctld_deps_estimate(dr_ctld_t *c, const ctld_job_t *cj, uint64_t id, dr_time_t now,
+                       dr_est_dep_t **out, size_t *n)
+{
+    const dr_jobspec_t *sp = &cj->spec;
+    est_deps_t o = {.now = now};
+    int rc = DR_OK;
+    for (uint32_t i = 0; i < sp->ndeps && rc == DR_OK; i++) {
+        const dr_dep_t *t = &sp->deps[i];
+        o.term = i;
+        size_t had = o.n;
+        if (t->kind == DR_DEP_SINGLETON) {
+            /* every other not-ended job of this name and user submitted before */
+            const char *b = sp->name ? sp->name : "";
+            for (size_t k = 0; k < c->tab_cap && rc == DR_OK; k++) {
+                const ctld_job_t *x = c->tab[k];
+                if (!x || x == cj || x->parent || ctld_job_terminal(x) || x->j.id > id ||
+                    !x->user || !cj->user || strcmp(x->user, cj->user) != 0)
+                    continue;
+                if (strcmp(x->spec.name ? x->spec.name : "", b) == 0)
+                    rc = est_job(&o, x, false);
+            }
+        } else {
+            for (uint32_t k = 0; k < t->nrefs && rc == DR_OK; k++)
+                rc = est_ref(c, &o, t->kind, &t->refs[k]);
+        }
+        if (rc == DR_OK && o.n == had)
+            rc = est_add(&o, 0, now, false); /* holds already */
+    }
+    if (rc != DR_OK) {
+        free(o.d);
+        o.d = NULL;
+        o.n = 0;
+    }
+    *out = o.d;
+    *n = o.n;
+    return rc;
+}

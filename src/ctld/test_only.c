@@ -4,10 +4,18 @@
  * The submit path has parsed and checked the job exactly as for a real
  * submit; here the scheduler's running set and queue are handed, as they
  * are, to the core's estimate (sched/start_estimate.c): running jobs end
- * at their limits, the pending jobs ahead of it (priority at least its
- * own: a new job goes behind its equals) keep the earliest reservations in
- * order.  It is a snapshot answered at once, as Slurm's: no turn, no
- * commit, no id. */
+ * at their limits, the pending jobs ahead of it keep the earliest
+ * reservations in order.  Ahead means before it in the queue's order
+ * (dr_sched_queue_before: priority, then its account's fair share, then
+ * submit time: a new job goes behind its equals), and besides the queue
+ * the jobs that would take their places there once let in: those waiting
+ * for their dependencies (with them, dated by the estimate) and held ones
+ * (which reserve nothing, and give those waiting for them no time).  The
+ * new job's own dependencies count as well; the jobs it waits for are
+ * planned before it even where they come after it in the order.  Its
+ * account's MaxRunningGpus limits are the core's (the estimate counts
+ * what each account's running jobs and reservations hold).  It is a
+ * snapshot answered at once, as Slurm's: no turn, no commit, no id. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +26,7 @@
 
 #include "ctld/ctld.h"
 #include "drover/start_estimate.h"
+#include "drover/util.h"
 
 /* The jobs ahead given reservations, in queue order: the estimate runs in
  * the controller's event loop, and its cost grows with the jobs ahead times
@@ -52,39 +61,196 @@ void ctld_test_only_never(struct evhttp_request *req, const char *why)
                          "nodes", "reason", why));
 }
 
+/* A job ahead: in the queue (cj NULL), or out of it (waiting for its
+ * dependencies, held), with what the estimate needs of it. */
+typedef struct cand {
+    const dr_job_t *j;
+    const ctld_job_t *cj;
+} cand_t;
+
+typedef struct cands {
+    cand_t *v;
+    size_t n, cap;
+} cands_t;
+
+static bool waits_for_deps(const dr_ctld_t *c, const ctld_job_t *cj)
+{
+    for (size_t i = 0; i < c->nheld; i++)
+        if (c->held[i] == cj)
+            return true;
+    return false;
+}
+
+static bool listed(const cands_t *l, uint64_t id)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (l->v[i].j->id == id)
+            return true;
+    return false;
+}
+
+/* The pending jobs out of the queue that would come before probe once let
+ * in (waiting for dependencies; held), in the queue's order. */
+static int out_of_queue(dr_ctld_t *c, const dr_job_t *probe, cands_t *l)
+{
+    for (size_t i = 0; i < c->nheld; i++) {
+        const ctld_job_t *x = c->held[i];
+        if (!x->array && x->j.state == DR_JOB_PENDING && !ctld_job_terminal(x) &&
+            dr_sched_queue_before(c->sched, &x->j, probe) &&
+            DR_PUSH(l->v, l->n, l->cap, ((cand_t){&x->j, x})) != 0)
+            return DR_ENOMEM;
+    }
+    for (size_t i = 0; i < c->tab_cap; i++) {
+        const ctld_job_t *x = c->tab[i];
+        if (x && x->hold && !x->array && !x->in_sched && x->j.state == DR_JOB_PENDING &&
+            dr_sched_queue_before(c->sched, &x->j, probe) && !waits_for_deps(c, x) &&
+            DR_PUSH(l->v, l->n, l->cap, ((cand_t){&x->j, x})) != 0)
+            return DR_ENOMEM;
+    }
+    for (size_t i = 1; i < l->n; i++) /* few: insertion sort */
+        for (size_t k = i; k > 0 && dr_sched_queue_before(c->sched, l->v[k].j, l->v[k - 1].j);
+             k--) {
+            cand_t t = l->v[k];
+            l->v[k] = l->v[k - 1];
+            l->v[k - 1] = t;
+        }
+    return DR_OK;
+}
+
+/* The jobs that would start before probe, in order: the queue's with the
+ * others merged in, at most TEST_ONLY_MAX_AHEAD (*beyond: how many more). */
+static int ahead_of(dr_ctld_t *c, const dr_job_t *probe, cands_t *l, size_t *beyond)
+{
+    cands_t x = {0};
+    int rc = out_of_queue(c, probe, &x);
+    dr_job_t *const *q = NULL;
+    size_t nq = rc == DR_OK ? dr_sched_queue(c->sched, &q) : 0, k = 0;
+    *beyond = 0;
+    for (size_t i = 0; rc == DR_OK && (i < nq || k < x.n); i++) {
+        const dr_job_t *j = i < nq ? q[i] : NULL;
+        if (j && (j->state != DR_JOB_PENDING || !dr_sched_queue_before(c->sched, j, probe)))
+            continue;
+        while (rc == DR_OK && k < x.n && (!j || dr_sched_queue_before(c->sched, x.v[k].j, j))) {
+            if (l->n < TEST_ONLY_MAX_AHEAD)
+                rc = DR_PUSH(l->v, l->n, l->cap, x.v[k]) == 0 ? DR_OK : DR_ENOMEM;
+            else
+                ++*beyond;
+            k++;
+        }
+        if (!j || rc != DR_OK)
+            continue;
+        if (l->n < TEST_ONLY_MAX_AHEAD)
+            rc = DR_PUSH(l->v, l->n, l->cap, ((cand_t){j, NULL})) == 0 ? DR_OK : DR_ENOMEM;
+        else
+            ++*beyond;
+    }
+    free(x.v);
+    return rc;
+}
+
+/* The pending jobs the new job waits for (and those they wait for) that
+ * are not ahead of it: planned last, before it, as it cannot start first. */
+static int add_waited_for(dr_ctld_t *c, const dr_est_dep_t *d, size_t nd, cands_t *l)
+{
+    for (size_t i = 0; i < nd; i++) {
+        if (!d[i].job || listed(l, d[i].job))
+            continue;
+        const ctld_job_t *x = ctld_job_find(c, d[i].job);
+        if (!x || x->array || x->j.state != DR_JOB_PENDING || ctld_job_terminal(x))
+            continue;
+        if (DR_PUSH(l->v, l->n, l->cap, ((cand_t){&x->j, x->in_sched ? NULL : x})) != 0)
+            return DR_ENOMEM;
+    }
+    return DR_OK;
+}
+
+/* The estimate's view of a job: account as the core binds it (1 + the
+ * cluster's index), its dependencies (*deps, owned by the caller). */
+static int est_job(dr_ctld_t *c, const dr_job_t *j, const ctld_job_t *cj, dr_time_t now,
+                   dr_est_job_t *out, dr_est_dep_t **deps)
+{
+    *out = (dr_est_job_t){.req = &j->req,
+                          .limit = j->time_limit,
+                          .id = j->id,
+                          .account = (uint32_t)(dr_sched_account_of(c->sched, j) + 1),
+                          .held = cj && cj->hold};
+    *deps = NULL;
+    if (!cj || !cj->spec.ndeps)
+        return DR_OK;
+    int rc = ctld_deps_estimate(c, cj, j->id, now, deps, &out->ndeps);
+    out->deps = *deps;
+    out->dep_any = cj->spec.dep_any;
+    return rc;
+}
+
 void ctld_test_only(dr_ctld_t *c, struct evhttp_request *req, const ctld_job_t *cj, dr_time_t now)
 {
-    size_t nrun = c->sched ? dr_sched_nrunning(c->sched) : 0, nq = 0, nahead = 0;
-    dr_job_t *const *runs = c->sched ? dr_sched_running(c->sched) : NULL;
-    dr_job_t *const *q = NULL;
-    if (c->sched)
-        nq = dr_sched_queue(c->sched, &q);
-    dr_est_running_t *run = calloc(nrun ? nrun : 1, sizeof *run);
-    dr_est_job_t *ahead = calloc(nq ? nq : 1, sizeof *ahead);
-    if (!run || !ahead) {
-        free(run);
-        free(ahead);
-        ctld_reply_error(req, 503, NULL, "out of memory");
+    if (!c->sched) {
+        ctld_reply_error(req, 503, NULL, "test-only: the scheduler is not running");
         return;
     }
-    for (size_t i = 0; i < nrun; i++)
+    /* the new job as it would be queued */
+    dr_job_t probe = cj->j;
+    probe.id = c->next_id;
+    probe.submit = now;
+    probe.account = ctld_account_id(c, &cj->spec);
+    size_t nrun = dr_sched_nrunning(c->sched), beyond = 0;
+    dr_job_t *const *runs = dr_sched_running(c->sched);
+    dr_est_running_t *run = calloc(nrun ? nrun : 1, sizeof *run);
+    cands_t l = {0};
+    dr_est_job_t job, *ahead = NULL;
+    dr_est_dep_t **deps = NULL, *jdeps = NULL;
+    size_t nahead = 0;
+    int rc = run ? ahead_of(c, &probe, &l, &beyond) : DR_ENOMEM;
+    for (size_t i = 0; i < nrun && rc == DR_OK; i++)
         run[i] =
-            (dr_est_running_t){.alloc = &runs[i]->alloc, .end = dr_sched_expected_end(runs[i])};
-    size_t beyond = 0; /* jobs ahead past the bound, not planned */
-    for (size_t i = 0; i < nq; i++) {
-        if (q[i]->state != DR_JOB_PENDING || q[i]->priority < cj->j.priority)
-            continue;
-        if (nahead < TEST_ONLY_MAX_AHEAD)
-            ahead[nahead++] = (dr_est_job_t){.req = &q[i]->req, .limit = q[i]->time_limit};
-        else
-            beyond++;
+            (dr_est_running_t){.alloc = &runs[i]->alloc,
+                               .end = dr_sched_expected_end(runs[i]),
+                               .id = runs[i]->id,
+                               .account = (uint32_t)(dr_sched_account_of(c->sched, runs[i]) + 1)};
+    if (rc == DR_OK) {
+        ctld_job_t self = *cj; /* the would-be id, for its own singleton */
+        self.j = probe;
+        rc = est_job(c, &probe, &self, now, &job, &jdeps);
+        job.id = 0;
+        job.held = false; /* -H: it is the estimate for once it is released */
     }
-    dr_est_job_t job = {.req = &cj->j.req, .limit = cj->j.time_limit};
+    /* what it waits for, and what those wait for (the list grows as it is walked) */
+    size_t first = l.n;
+    if (rc == DR_OK)
+        rc = add_waited_for(c, jdeps, job.ndeps, &l);
+    for (size_t i = first; i < l.n && rc == DR_OK; i++) {
+        if (!l.v[i].cj || !l.v[i].cj->spec.ndeps)
+            continue;
+        dr_est_dep_t *d;
+        size_t nd;
+        rc = ctld_deps_estimate(c, l.v[i].cj, l.v[i].j->id, now, &d, &nd);
+        if (rc == DR_OK)
+            rc = add_waited_for(c, d, nd, &l);
+        free(d);
+    }
+    if (rc == DR_OK) {
+        ahead = calloc(l.n ? l.n : 1, sizeof *ahead);
+        deps = calloc(l.n ? l.n : 1, sizeof *deps);
+        if (!ahead || !deps)
+            rc = DR_ENOMEM;
+    }
+    for (size_t i = 0; i < l.n && rc == DR_OK; i++, nahead++)
+        rc = est_job(c, l.v[i].j, l.v[i].cj, now, &ahead[i], &deps[i]);
     dr_start_est_t e;
+    memset(&e, 0, sizeof e);
     dr_err_t err = {0};
-    int rc = dr_start_estimate(&c->cl, now, run, nrun, ahead, nahead, &job, &e, &err);
-    free(run);
+    if (rc == DR_OK)
+        rc = dr_start_estimate(&c->cl, now, run, nrun, ahead, nahead, &job, &e, &err);
+    else
+        dr_err_set(&err, rc, "out of memory");
+    for (size_t i = 0; deps && i < nahead; i++)
+        free(deps[i]);
+    free(deps);
+    free(jdeps);
     free(ahead);
+    free(run);
+    free(l.v);
     if (rc != DR_OK) {
         ctld_reply_error(req, rc == DR_ENOMEM ? 503 : 500, NULL, "test-only: %s", err.msg);
         return;
@@ -103,22 +269,42 @@ void ctld_test_only(dr_ctld_t *c, struct evhttp_request *req, const ctld_job_t *
         rfc3339(e.start, at, sizeof at);
         json_object_set_new(o, "start_at", json_string(at));
         json_object_set_new(o, "start_in_s", json_real(dr_time_to_s(e.start - now)));
-        char why[160];
+        char why[1024];
+        size_t n = e.ahead_placed, k;
         if (e.start <= now)
-            snprintf(why, sizeof why, "what it needs is free now");
-        else if (nahead == 0)
-            snprintf(why, sizeof why, "when running jobs reach their time limits");
+            k = (size_t)snprintf(why, sizeof why, "what it needs is free now");
+        else if (e.why[0] && n == 0)
+            k = (size_t)snprintf(why, sizeof why, "%s", e.why);
+        else if (e.why[0])
+            k = (size_t)snprintf(why, sizeof why, "%s; behind %zu pending job%s that come%s first",
+                                 e.why, n, n == 1 ? "" : "s", n == 1 ? "s" : "");
+        else if (n == 0)
+            k = (size_t)snprintf(why, sizeof why, "when running jobs reach their time limits");
         else
-            snprintf(why, sizeof why,
-                     "when running jobs reach their time limits, behind %zu pending job%s that "
-                     "come%s first",
-                     nahead, nahead == 1 ? "" : "s", nahead == 1 ? "s" : "");
+            k = (size_t)snprintf(why, sizeof why,
+                                 "when running jobs reach their time limits, behind %zu pending "
+                                 "job%s that come%s first",
+                                 n, n == 1 ? "" : "s", n == 1 ? "s" : "");
+        if (e.ahead_held && k < sizeof why)
+            k += (size_t)snprintf(why + k, sizeof why - k,
+                                  "; %zu held job%s ahead reserve%s nothing", e.ahead_held,
+                                  e.ahead_held == 1 ? "" : "s", e.ahead_held == 1 ? "s" : "");
+        if (e.ahead_waiting && k < sizeof why)
+            (void)snprintf(why + k, sizeof why - k,
+                           "; %zu job%s ahead wait%s for dependencies that do not hold within the "
+                           "estimate and reserve%s nothing",
+                           e.ahead_waiting, e.ahead_waiting == 1 ? "" : "s",
+                           e.ahead_waiting == 1 ? "s" : "", e.ahead_waiting == 1 ? "s" : "");
         json_object_set_new(o, "reason", json_string(why));
         if (e.alloc.nslots && e.alloc.slots[0].gpu != DR_NO_GPU)
             json_object_set_new(o, "gpu_type", json_string(c->cl.types[e.alloc.type].name));
     }
     json_object_set_new(o, "nodes", nodes);
-    json_object_set_new(o, "ahead", json_integer((json_int_t)nahead));
+    json_object_set_new(o, "ahead", json_integer((json_int_t)(nahead - e.ahead_held)));
+    if (e.ahead_held)
+        json_object_set_new(o, "ahead_held", json_integer((json_int_t)e.ahead_held));
+    if (e.ahead_waiting)
+        json_object_set_new(o, "ahead_waiting", json_integer((json_int_t)e.ahead_waiting));
     if (beyond)
         json_object_set_new(o, "ahead_not_planned", json_integer((json_int_t)beyond));
     dr_alloc_free(&e.alloc);

@@ -7,19 +7,25 @@
 # list and the next id are unchanged); #SBATCH --test-only means the same;
 # an impossible request says never, with the reason.  And `drover plan
 # --controller` plans for the live cluster's types and counts only, and says
-# when its top choice would start there.
+# when its top choice would start there.  What else holds a start back: held
+# jobs ahead (--hold, drover hold) and one waiting for a held job reserve
+# nothing; a job waiting for its dependency reserves from the dependency's
+# end, and a job that needs its nodes waits behind it, saying so; the new
+# job's own dependency; an account at its MaxRunningGpus waits for its own
+# running job with GPUs free elsewhere, saying so.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster_lib.sh"
 cd "$T" || exit 1
 cl_conf <<CONF
 NodeName=n[1-2] Gpus=A100-80GB-SXM:4 Cpus=8 MemGB=64
+Account=lim MaxRunningGpus=4
 CONF
 cl_droverd || { bad "droverd"; finish; }
 cl_agent n1
 cl_agent n2
 cl_wait_nodes 2 || bad "agents"
 # n? held 10 min, the other 5 min, by their limits (they would run longer)
-A=$("$DROVER" submit --parsable --gpus-per-node 4 -t 10m -- sleep 900)
+A=$("$DROVER" submit --parsable -A lim --gpus-per-node 4 -t 10m -- sleep 900)
 B=$("$DROVER" submit --parsable --gpus-per-node 4 -t 5m -- sleep 900)
 i=0
 while [ $i -lt 100 ]; do
@@ -118,6 +124,58 @@ case "$line" in *" (in "*" min) on $nodeB") true ;; *) false ;; esac &&
     echo "$out" | grep -q "^cluster (the controller): 8 x A100-80GB-SXM" &&
     ok "plan --controller table: $line" || bad "plan --controller table: $out"
 [ "$(njobs)" = "$((after + 1))" ] && ok "plan --controller created no job" || bad "plan created a job: $(njobs)"
+
+# held jobs ahead reserve nothing: one submitted held, one held once
+# pending, and one waiting for a held job; the estimate is still B's end
+H1=$("$DROVER" submit --parsable --hold --gpus-per-node 4 -t 20m -- sleep 1)
+H2=$("$DROVER" submit --parsable --gpus-per-node 4 -t 20m -- sleep 1)
+sleep 0.3
+"$DROVER" hold "$H2" >/dev/null || bad "hold $H2"
+H3=$("$DROVER" submit --parsable --dependency "afterany:$H1" --gpus-per-node 4 -t 20m -- sleep 1)
+"$DROVER" submit --test-only --json --gpus-per-node 4 -t 1m -- true >"$T/h.json" 2>&1
+now=$(date +%s.%N)
+got=$(jq -r .start_in_s "$T/h.json")
+want=$(awk -v s="$startB" -v n="$now" 'BEGIN { print s + 300 - n }')
+near "$got" "$want" 3 && [ "$(jq -r '.nodes | join(",")' "$T/h.json")" = "$nodeB" ] &&
+    jq -e '.ahead_held == 2 and .ahead_waiting == 1 and (.reason | test("2 held jobs ahead reserve nothing"))' "$T/h.json" >/dev/null &&
+    ok "held $H1, $H2 and $H3 (waiting for $H1) reserve nothing: in $got s on $nodeB ($(jq -r .reason "$T/h.json"))" ||
+    bad "held ahead: $(cat "$T/h.json"), wanted $want s on $nodeB"
+"$DROVER" cancel "$H3" "$H1" "$H2" >/dev/null
+
+# a job waiting for B's end reserves B's node from then (5 to 25 min): a
+# job that needs both nodes starts after it, not at A's end
+W=$("$DROVER" submit --parsable --dependency "afterany:$B" --gpus-per-node 4 -t 20m -- sleep 1)
+sleep 0.3
+[ "$(job_field "$W" reason)" = "waiting for its dependencies" ] && ok "$W waits for $B" ||
+    bad "W: $(job_field "$W" state) $(job_field "$W" reason)"
+"$DROVER" submit --test-only --json -N 2 --gpus-per-node 4 -t 1m -- true >"$T/w.json" 2>&1
+now=$(date +%s.%N)
+got=$(jq -r .start_in_s "$T/w.json")
+want=$(awk -v s="$startB" -v n="$now" 'BEGIN { print s + 300 + 1200 - n }')
+near "$got" "$want" 3 && jq -e --arg w "behind job $W's dependency on job $B" '.reason | contains($w)' "$T/w.json" >/dev/null &&
+    ok "both nodes: in $got s, $(jq -r .reason "$T/w.json")" || bad "behind $W: $(cat "$T/w.json"), wanted $want s"
+# its own dependency: not before A's end, on A's node (W has B's)
+"$DROVER" submit --test-only --json --dependency "afterany:$A" --gpus-per-node 4 -t 1m -- true >"$T/d.json" 2>&1
+now=$(date +%s.%N)
+got=$(jq -r .start_in_s "$T/d.json")
+want=$(awk -v s="$startA" -v n="$now" 'BEGIN { print s + 600 - n }')
+near "$got" "$want" 3 && [ "$(jq -r '.nodes | join(",")' "$T/d.json")" = "$nodeA" ] &&
+    jq -e --arg w "after its dependency on job $A" '.reason | contains($w)' "$T/d.json" >/dev/null &&
+    ok "afterany:$A: in $got s on $nodeA ($(jq -r .reason "$T/d.json"))" || bad "own dependency: $(cat "$T/d.json"), wanted $want s on $nodeA"
+"$DROVER" cancel "$W" >/dev/null
+
+# account lim may hold 4 GPUs and A holds them: its next job waits for A's
+# end though B's node frees at 5 min; a job of no account does not
+"$DROVER" submit --test-only --json -A lim --gpus-per-node 4 -t 1m -- true >"$T/l.json" 2>&1
+now=$(date +%s.%N)
+got=$(jq -r .start_in_s "$T/l.json")
+want=$(awk -v s="$startA" -v n="$now" 'BEGIN { print s + 600 - n }')
+near "$got" "$want" 3 && jq -e '.reason | test("account lim is at its limit MaxRunningGpus=4")' "$T/l.json" >/dev/null &&
+    ok "-A lim: in $got s, when $A ends ($(jq -r .reason "$T/l.json"))" || bad "-A lim: $(cat "$T/l.json"), wanted $want s"
+"$DROVER" submit --test-only --json --gpus-per-node 4 -t 1m -- true >"$T/n.json" 2>&1
+now=$(date +%s.%N)
+want=$(awk -v s="$startB" -v n="$now" 'BEGIN { print s + 300 - n }')
+near "$(jq -r .start_in_s "$T/n.json")" "$want" 3 && ok "no account: when $B ends" || bad "no account: $(cat "$T/n.json")"
 
 "$DROVER" cancel "$A" "$B" >/dev/null 2>&1
 finish

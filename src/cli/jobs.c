@@ -349,6 +349,11 @@ void cli_test_only_line(const json_t *reply, const char *what, char *out, size_t
     for (size_t i = 0; i < json_array_size(nodes) && k < n; i++)
         k += (size_t)snprintf(out + k, n - k, "%s%s", i ? "," : " on ",
                               json_string_value(json_array_get(nodes, i)));
+    /* and why then (held or waiting jobs ahead, dependencies, an account
+     * at its limit), as the controller says it */
+    const char *why = json_string_value(json_object_get(reply, "reason"));
+    if (why && why[0] && k < n)
+        snprintf(out + k, n - k, " - %s", why);
 }
 
 int cli_submit(int argc, char **argv)

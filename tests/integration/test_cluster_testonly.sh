@@ -58,7 +58,7 @@ at=$(jq -r .start_at "$T/e1.json")
 wantat=$(date -u -d "@$(awk -v s="$startB" 'BEGIN { printf "%d", s + 300 }')" +%Y-%m-%dT%H:%M)
 case "$at" in "$wantat":??Z) ok "start_at $at (RFC 3339, UTC)" ;; *) bad "start_at $at, wanted $wantat:SSZ" ;; esac
 line=$("$DROVER" submit --test-only --gpus-per-node 4 -t 1m -- true 2>&1)
-case "$line" in "job would start at "*" (in "*" min) on $nodeB") ok "CLI: $line" ;; *) bad "CLI: $line" ;; esac
+case "$line" in "job would start at "*" (in "*" min) on $nodeB - "?*) ok "CLI: $line" ;; *) bad "CLI: $line" ;; esac
 
 # a pending job ahead takes what B frees (from 5 min to 25 min): the new job
 # waits for A's limit, on A's node
@@ -83,7 +83,7 @@ cat >"$T/job.sh" <<'SH'
 echo hi
 SH
 line=$("$DROVER" submit "$T/job.sh" 2>&1)
-case "$line" in "job would start at "*" on $nodeB") ok "#SBATCH --test-only: $line" ;; *) bad "#SBATCH --test-only: $line" ;; esac
+case "$line" in "job would start at "*" on $nodeB - "?*) ok "#SBATCH --test-only: $line" ;; *) bad "#SBATCH --test-only: $line" ;; esac
 # the API's query, with a plain submit's body
 r=$(api POST "/v1/jobs?test_only=1" '{"argv":["true"],"gpus_per_node":1,"time_limit":60}')
 [ "$(echo "$r" | tail -1)" = 200 ] && echo "$r" | sed '$d' | jq -e '.test_only and (.start_in_s > 0) and (.reason | length > 0)' >/dev/null &&
@@ -120,7 +120,7 @@ jq -e '(.cluster.gpus == {"A100-80GB-SXM": 8}) and ([.options[].gpu] | unique ==
     bad "plan --controller: $(head -c 600 "$T/p.json") $(cat "$T/p.err"), wanted start in $want s"
 out=$("$DROVER" plan array --tasks 4 --task-time 1m --ref-gpu H100 --controller 2>&1)
 line=$(echo "$out" | grep "^4 x A100-80GB-SXM would start at ")
-case "$line" in *" (in "*" min) on $nodeB") true ;; *) false ;; esac &&
+case "$line" in *" (in "*" min) on $nodeB"*) true ;; *) false ;; esac &&
     echo "$out" | grep -q "^cluster (the controller): 8 x A100-80GB-SXM" &&
     ok "plan --controller table: $line" || bad "plan --controller table: $out"
 [ "$(njobs)" = "$((after + 1))" ] && ok "plan --controller created no job" || bad "plan created a job: $(njobs)"

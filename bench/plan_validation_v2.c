@@ -153,6 +153,11 @@ static const gpu_rule_t gpu_rules[] = {
     /* TPU v4: the matcher would take any TPU row ("TPU" is a model token of
      * TPU-v5e), so only a v4 row is accepted */
     {"TPU v4", "TPU-v4|TPUv4", "TPU v4 chips"},
+    /* v4's MLPerf and MaxText rows (plan_validation_v4.md): the same
+     * ambiguity - "TPU" alone would take whichever TPU row comes first, so
+     * each generation is named; the count is chips, as in the sources */
+    {"Trillium", "TPU-v6e-Trillium|TPU-v6e", "TPU v6e (Trillium) chips"},
+    {"TPU v5e", "TPU-v5e|TPUv5e", "TPU v5e chips"},
 };
 
 /* Fill v->gpu, v->gpus and v->gpu_note, or v->not_eval.  -1 when the text

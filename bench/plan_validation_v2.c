@@ -41,6 +41,8 @@
  *   the same columns (plan_validation_v3.csv) is read by the same rules; the
  *   set's name in the output is the file's base name.
  *   --rows N   the row count the set was frozen with (default 34, v2's).
+ *   --stack-record  plan every row as `drover plan --stack record` (for a
+ *              set of record submissions; never a first evaluation's mode).
  *   --dry-run  parse every row and print the request that would be planned,
  *              without running the planner (no prediction, no error): exit 1
  *              when a row does not parse or map.  The only mode that may run
@@ -484,6 +486,10 @@ static int load(const char *path, const dr_catalog_t *cat, vrow_t **rows, size_t
 /* ---- the request: what `drover plan train --params N [--seq S] --tokens T
  * --gpu G --gpus K` builds (src/cli/plan.c, build_model), nothing more ---- */
 
+/* --stack record: every row planned as a record-class stack (a later
+ * evaluation's option; the first evaluations gave the planner's default) */
+static bool stack_record;
+
 static int build_req(const vrow_t *v, dr_plan_req_t *r, dr_err_t *err)
 {
     dr_plan_req_init(r, DR_PLAN_TRAIN);
@@ -505,6 +511,7 @@ static int build_req(const vrow_t *v, dr_plan_req_t *r, dr_err_t *err)
      * not depend on them, and the whole catalog would only cost time */
     r->types[0] = v->gpu;
     r->ntypes = 1;
+    r->stack_record = stack_record;
     return 0;
 }
 
@@ -806,13 +813,15 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--dry-run"))
             dry = true;
+        else if (!strcmp(argv[i], "--stack-record"))
+            stack_record = true;
         else if (!strcmp(argv[i], "--rows") && i + 1 < argc)
             want_rows = strtol(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--json") && i + 1 < argc)
             json = argv[++i];
         else if (argv[i][0] == '-' || path) {
-            fprintf(stderr,
-                    "usage: plan_validation_v2 [--dry-run] [--json FILE] [--rows N] [CSV]\n");
+            fprintf(stderr, "usage: plan_validation_v2 [--dry-run] [--json FILE] [--rows N] "
+                            "[--stack-record] [CSV]\n");
             return 2;
         } else
             path = argv[i];

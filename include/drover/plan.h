@@ -114,6 +114,11 @@ typedef struct dr_plan_req {
                              reference network (or the site's) */
     dr_perfmodel_netkind_t net_kind;
     double net_gbit;
+    /* training: the run is on a record-class stack (MLPerf submissions,
+     * NVIDIA's NeMo recipes, MaxText's tables): the plan gives the model's
+     * own figure, capped at the best published MFU, not a typical run
+     * (docs/planner.md, "Optimism"; --stack record) */
+    bool stack_record;
 } dr_plan_req_t;
 
 void dr_plan_req_init(dr_plan_req_t *r, dr_plan_kind_t kind);

@@ -38,6 +38,8 @@ static void plan_usage(FILE *f)
            "  --recompute R       none, selective, full, auto (default)\n"
            "  --no-flash          explicit attention (no FlashAttention)\n"
            "  --tp N --pp N --micro-batch N   pin parts of the layout\n"
+           "  --stack typical|record  what the estimate is for: a typical run (default) or a\n"
+           "                      record-class stack (MLPerf, NeMo recipes): no typical discount\n"
            "  --cp N              context parallelism: GPUs one sequence is split over\n"
            "                      (default: the search's, for sequences of 8K tokens or more)\n"
            "  --storage-gbs N     checkpoint write bandwidth, all nodes together (default 2 per\n"
@@ -342,6 +344,7 @@ enum {
     O_GPUS,
     O_TYPES,
     O_NEOCLOUD,
+    O_STACK,
     O_POWER,
     O_PUE,
     O_NET,
@@ -394,6 +397,7 @@ static const struct option plan_opts[] = {
     {"gpus", required_argument, 0, O_GPUS},
     {"types", required_argument, 0, O_TYPES},
     {"neocloud", no_argument, 0, O_NEOCLOUD},
+    {"stack", required_argument, 0, O_STACK},
     {"power-price", required_argument, 0, O_POWER},
     {"pue", required_argument, 0, O_PUE},
     {"net", required_argument, 0, O_NET},
@@ -430,7 +434,7 @@ static bool opt_allowed(dr_plan_kind_t k, int c)
 {
     bool train = c == O_TOKENS || c == O_FLOPS || c == O_SEQ || c == O_BATCH || c == O_BATCHTOK ||
                  c == O_ZERO || c == O_OFFLOAD || c == O_RECOMP || c == O_NOFLASH || c == O_TP ||
-                 c == O_CP || c == O_PP || c == O_MB;
+                 c == O_STACK || c == O_CP || c == O_PP || c == O_MB;
     bool serve = c == O_RATE || c == O_PROMPT || c == O_OUTPUT || c == O_TTFT || c == O_TPOT ||
                  c == O_LATENCY || c == O_KVPREC || c == O_MAXBATCH;
     bool array = c == O_TASKS || c == O_TASKTIME || c == O_REFGPU || c == O_TASKMEM || c == O_BOUND;
@@ -524,6 +528,14 @@ static int parse_one(dr_plan_req_t *r, plan_args_t *pa, int c, const char *v)
         return 0;
     case O_TYPES: pa->types = v; return 0;
     case O_NEOCLOUD: r->neocloud = true; return 0;
+    case O_STACK:
+        if (strcmp(v, "record") == 0)
+            r->stack_record = true;
+        else if (strcmp(v, "typical") == 0)
+            r->stack_record = false;
+        else
+            return cli_usage_error("--stack: '%s' is not typical or record", v);
+        return 0;
     case O_POWER: return parse_count_opt("--power-price", v, &r->power_usd_kwh);
     case O_PUE:
         if (parse_count_opt("--pue", v, &r->pue) || r->pue < 1)

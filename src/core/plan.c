@@ -811,6 +811,13 @@ static bool planner_chose(const dr_perfmodel_train_t *t)
     return !t->tp && !t->pp && !t->cp && !t->micro_batch && !t->interleave && t->global_batch <= 0;
 }
 
+/* Is the plan for a typical run: the planner chose everything and the user
+ * did not say the stack is a record-class one (--stack record)? */
+static bool typical_run(const dr_plan_req_t *r)
+{
+    return planner_chose(&r->train) && !r->stack_record;
+}
+
 /* The model's estimate -> the plan's: capped at the bound, then typical
  * when `chosen` (planner_chose of the request). */
 static void temper(const dr_plan_req_t *r, const dr_gpu_spec_t *g, dr_perfmodel_train_est_t *e,
@@ -933,7 +940,7 @@ static int plan_train_type(const dr_plan_req_t *r, const batch_set_t *bs, const 
         }
         uint32_t nodes = (counts[i] + o->node_gpus - 1) / o->node_gpus;
         double up = dr_plan_startup_s(r->train.arch.params, counts[i], nodes);
-        temper(r, g, &e, &spans[ne], planner_chose(&r->train));
+        temper(r, g, &e, &spans[ne], typical_run(r));
         e.wall_s += up;
         spans[ne].fast_s += up;
         spans[ne].slow_s += up;
@@ -1418,7 +1425,7 @@ static void offload_hint(const dr_plan_req_t *r, const dr_catalog_t *cat, dr_pla
     if (dr_perfmodel_train_best(&job, g, n, &net, &e, &err) != 0 || !e.fits)
         return;
     span_t sp;
-    temper(r, g, &e, &sp, planner_chose(&r->train)); /* a typical run, as the table's */
+    temper(r, g, &e, &sp, typical_run(r)); /* a run of the table's kind */
     uint32_t node = dr_perfmodel_node_gpus(g);
     double wall = e.wall_s + dr_plan_startup_s(r->train.arch.params, n, (n + node - 1) / node);
     if (r->deadline_s > 0 && wall > r->deadline_s)
@@ -1831,7 +1838,7 @@ static double replan_wall(const dr_plan_req_t *r, const dr_catalog_t *cat,
     if (dr_perfmodel_train_best(&q.train, g, top->gpus, &net, &e, &err) != 0 || !e.fits)
         return NAN;
     span_t sp;
-    temper(&q, g, &e, &sp, planner_chose(&r->train)); /* the discount stays as for the top */
+    temper(&q, g, &e, &sp, typical_run(r)); /* the discount stays as for the top */
     return e.wall_s + top->startup_s;
 }
 
@@ -1965,6 +1972,13 @@ static void assumptions(const dr_plan_req_t *r, const dr_catalog_t *cat, dr_plan
           t->tp || t->pp || t->micro_batch ? " partly" : "",
           t->tp || t->pp || t->micro_batch ? ": the rest as given"
                                            : "; --tp --pp --zero --recompute");
+    cat_f(
+        x, cap, " %s;",
+        r->stack_record ? "a record-class stack (given: the model's figure, at most the best "
+                          "published MFU)"
+        : planner_chose(t)
+            ? "a typical stack (0.77 of the best the model allows; --stack record for a tuned one)"
+            : "the model's figure for the pinned layout, at most the best published MFU");
     cat_f(x, cap, " %s, %s;", t->flash_attention ? "FlashAttention" : "explicit attention",
           t->tp_overlap ? "TP overlapped with GEMMs (Megatron-Core/TransformerEngine)"
                         : "TP not overlapped");

@@ -425,4 +425,15 @@ fi
 expect_fail "--cp not dividing the sequence" 1 "--cp 3: must divide the 4096-token sequence" -- \
     plan train --model llama-2-7b --tokens 1T --cp 3
 
+expect_fail "--stack of neither kind" 2 "--stack: 'fast' is not typical or record" -- \
+    plan train --model llama-2-7b --tokens 1T --stack fast
+if "$DROVER" plan train --model llama-2-70b --tokens 2T --gpu A100-80GB --gpus 1024 --json >"$T/st0.json" 2>&1 &&
+    "$DROVER" plan train --model llama-2-70b --tokens 2T --gpu A100-80GB --gpus 1024 --stack record --json >"$T/st1.json" 2>&1 &&
+    jq -e --slurpfile t "$T/st0.json" '.options[0].mfu > 1.2 * $t[0].options[0].mfu and
+        (.assumptions | test("record-class stack"))' "$T/st1.json" >/dev/null; then
+    ok "--stack record: the model's figure, no typical discount, said so"
+else
+    bad "--stack record: $(head -c 300 "$T/st1.json")"
+fi
+
 finish

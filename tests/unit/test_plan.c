@@ -713,6 +713,15 @@ static void test_optimism(void **state)
     assert_true(dr_plan_best_mfu(h100, DR_PREC_BF16, 2048) > 0.41);
     assert_true(dr_plan_best_mfu(h100, DR_PREC_BF16, 2048) <
                 dr_plan_best_mfu(h100, DR_PREC_BF16, 8));
+    /* --stack record: the model's figure (capped), no typical discount */
+    r.stack_record = true;
+    assert_int_equal(dr_plan_run(&r, &cat, &res, &err), 0);
+    assert_true(res.opts[0].fits && res.opts[0].train.mfu > mfu_free * 1.2);
+    assert_true(res.opts[0].train.mfu <= res.opts[0].mfu_ceiling + 1e-9);
+    assert_false(res.opts[0].range_empirical);
+    tu_assert_contains(res.assumptions, "a record-class stack (given");
+    dr_plan_result_free(&res);
+    r.stack_record = false;
     /* a pinned layout describes the user's run: no discount */
     r.train.tp = 8;
     assert_int_equal(dr_plan_run(&r, &cat, &res, &err), 0);

@@ -324,18 +324,23 @@ static double layer_active_params(const dr_perfmodel_arch_t *a)
     return attn + mlp + router + 4 * h; /* + norm scales and biases (small) */
 }
 
+/* n experts of one layer (their two or three matrices of hidden x expert_ffn). */
+static double experts_params(const dr_perfmodel_arch_t *a, double n)
+{
+    return (a->glu ? 3.0 : 2.0) * a->hidden * a->expert_ffn * n;
+}
+
 /* The routed experts of one layer, all of them (0 for a dense model). */
 static double layer_expert_params(const dr_perfmodel_arch_t *a)
 {
-    return a->experts ? (a->glu ? 3.0 : 2.0) * a->hidden * a->expert_ffn * a->experts : 0;
+    return a->experts ? experts_params(a, a->experts) : 0;
 }
 
 /* All parameters of one layer. */
 static double layer_params(const dr_perfmodel_arch_t *a)
 {
-    double routed_active = a->experts ? (a->glu ? 3.0 : 2.0) * a->hidden * a->expert_ffn *
-                                            (a->top_k < a->experts ? a->top_k : a->experts)
-                                      : 0;
+    double routed_active =
+        a->experts ? experts_params(a, a->top_k < a->experts ? a->top_k : a->experts) : 0;
     return layer_active_params(a) - routed_active + layer_expert_params(a);
 }
 
@@ -352,15 +357,21 @@ double dr_perfmodel_arch_shape_params(const dr_perfmodel_arch_t *a)
     return a->layers * layer_params(a) + embed_params(a);
 }
 
-double dr_perfmodel_arch_active(const dr_perfmodel_arch_t *a)
+/* What a token passes, by the shape: active_params when published. */
+static double shape_active(const dr_perfmodel_arch_t *a)
 {
-    if (!a->experts)
-        return a->params > 0 ? a->params : dr_perfmodel_arch_shape_params(a);
     if (a->active_params > 0)
         return a->active_params;
     if (!a->layers || !a->hidden || !a->heads)
         return 0;
     return a->layers * layer_active_params(a) + embed_params(a);
+}
+
+double dr_perfmodel_arch_active(const dr_perfmodel_arch_t *a)
+{
+    if (!a->experts)
+        return a->params > 0 ? a->params : dr_perfmodel_arch_shape_params(a);
+    return shape_active(a);
 }
 
 /* A mixture of experts: check the expert fields, derive what is missing
@@ -378,7 +389,6 @@ static int moe_complete(dr_perfmodel_arch_t *a, uint32_t dense_ffn, dr_err_t *er
         return DR_OK;
     if (!a->top_k)
         a->top_k = a->experts && a->experts < 16 ? 2 : 8;
-    double mlp_k = a->glu ? 3.0 : 2.0;
     if (!a->expert_ffn) {
         /* the dense model's MLP cut into the experts a token passes */
         double fe = (a->ffn ? a->ffn : dense_ffn) / (double)(a->top_k + a->shared_experts);
@@ -402,10 +412,8 @@ static int moe_complete(dr_perfmodel_arch_t *a, uint32_t dense_ffn, dr_err_t *er
             return dr_err_set(err, DR_EINVAL,
                               "model: a mixture of experts needs its total parameters or "
                               "its expert count (experts=)");
-        double one = mlp_k * a->hidden * a->expert_ffn * a->layers;
-        double active = a->active_params > 0 ? a->active_params
-                                             : a->layers * layer_active_params(a) + embed_params(a);
-        double inactive = a->params - active;
+        double one = experts_params(a, 1) * a->layers;
+        double inactive = a->params - shape_active(a);
         double e = round(inactive / one) + a->top_k;
         a->experts = e < a->top_k + 1 ? a->top_k + 1 : e > 100000 ? 100000 : (uint32_t)e;
     }
@@ -625,6 +633,12 @@ void dr_perfmodel_train_init(dr_perfmodel_train_t *t)
     t->tp_overlap = true;
 }
 
+/* The job's sequence length: its own, else the model's, else 2048. */
+static uint32_t job_seq(const dr_perfmodel_train_t *job)
+{
+    return job->seq_len ? job->seq_len : job->arch.seq_len ? job->arch.seq_len : 2048;
+}
+
 /* Everything the step-time model needs, resolved once per evaluation. */
 typedef struct ctx {
     const dr_perfmodel_train_t *job;
@@ -654,7 +668,7 @@ static int ctx_init(ctx_t *c, const dr_perfmodel_train_t *job, const dr_gpu_spec
     if (!a->layers || !a->hidden || !a->heads || !a->ffn || !a->vocab)
         return dr_err_set(err, DR_EINVAL,
                           "model: shape incomplete (call dr_perfmodel_arch_complete)");
-    c->seq = job->seq_len ? job->seq_len : a->seq_len ? a->seq_len : 2048;
+    c->seq = job_seq(job);
     c->batch =
         job->global_batch > 0 ? job->global_batch : dr_perfmodel_default_batch(a, (uint32_t)c->seq);
     if (!isfinite(c->batch) || c->batch < 1 || c->batch > 1e9)
@@ -847,6 +861,26 @@ static bool batch_ok(double batch, uint32_t dp, uint32_t mb)
     return eff >= 0.75 * batch && eff <= 1.25 * batch;
 }
 
+/* One layer's parameters held per TP rank: the dense part, and the routed
+ * experts spread over ep ranks. */
+static double layer_share(const ctx_t *c, double ep)
+{
+    return c->per_layer - c->per_layer_exp + c->per_layer_exp / ep;
+}
+
+/* The parameters of the most loaded pipeline stage held per GPU: the dense
+ * part split by TP (first/last stage also hold an embedding, both when pp
+ * is 1), and the routed experts also spread over the EP ranks. */
+static void stage_params(const ctx_t *c, const dr_perfmodel_layout_t *l, double *dense,
+                         double *experts)
+{
+    const dr_perfmodel_arch_t *a = c->a;
+    double layers = l->pp == 1 ? a->layers : ceil_div(a->layers, l->pp);
+    double emb = l->pp == 1 ? embed_params(a) : c->emb;
+    *dense = (layers * (c->per_layer - c->per_layer_exp) + emb) / l->tp;
+    *experts = layers * c->per_layer_exp / l->tp / (l->ep > 1 ? l->ep : 1);
+}
+
 /* Memory per GPU of a layout (the most loaded pipeline stage). */
 static void train_memory(const ctx_t *c, const dr_perfmodel_layout_t *l, uint32_t m,
                          dr_perfmodel_mem_t *mem)
@@ -857,14 +891,10 @@ static void train_memory(const ctx_t *c, const dr_perfmodel_layout_t *l, uint32_
     double cpd = l->cp > 1 ? l->cp : 1;
     double t = l->tp, d = l->dp * cpd, e = l->ep > 1 ? l->ep : 1;
     uint32_t lp = ceil_div(a->layers, l->pp);
-    uint32_t layers = l->pp == 1 ? a->layers : lp;
-    /* first/last stage also hold an embedding (both when pp is 1) */
-    double emb = l->pp == 1 ? embed_params(a) : c->emb;
-    /* per GPU: the dense part split by TP; the routed experts also spread
-     * over the EP ranks, and ZeRO shards their states over the dp / ep
-     * ranks that hold the same experts */
-    double psi = (layers * (c->per_layer - c->per_layer_exp) + emb) / t;
-    double psi_e = layers * c->per_layer_exp / t / e;
+    /* ZeRO shards the experts' states over the dp / ep ranks that hold the
+     * same experts */
+    double psi, psi_e;
+    stage_params(c, l, &psi, &psi_e);
     bool fp32 = c->prec == DR_PREC_FP32;
     double wb = fp32 ? 4 : 2, gb = fp32 || job->grad_fp32 ? 4 : 2, k = fp32 ? 8 : PM_ADAM_K;
     int z = l->zero_stage < 0 ? 0 : l->zero_stage;
@@ -874,7 +904,7 @@ static void train_memory(const ctx_t *c, const dr_perfmodel_layout_t *l, uint32_
     mem->grads = psi * gb / (z >= 2 ? d : 1) + psi_e * gb / (z >= 2 ? de : 1);
     mem->optim = job->cpu_offload ? 0 : psi * k / (z >= 1 ? d : 1) + psi_e * k / (z >= 1 ? de : 1);
     if (z >= 3) /* gathered parameters of the layer in use and the next (prefetch) */
-        mem->weights += 2 * (c->per_layer - c->per_layer_exp + c->per_layer_exp / e) / t * wb;
+        mem->weights += 2 * layer_share(c, e) / t * wb;
 
     bool sp = job->seq_parallel && l->tp > 1;
     uint32_t seq_local = (uint32_t)(c->seq / cpd); /* context parallelism splits it */
@@ -928,7 +958,7 @@ static int check_layout(const dr_perfmodel_train_t *job, uint32_t gpus,
         return dr_err_set(err, DR_EINVAL, "layout: tp %u x pp %u x dp %u is not %u GPUs", l->tp,
                           l->pp, l->dp, gpus);
     }
-    uint32_t seq = job->seq_len ? job->seq_len : job->arch.seq_len ? job->arch.seq_len : 2048;
+    uint32_t seq = job_seq(job);
     if (cp > 1 && seq % cp)
         return dr_err_set(err, DR_EINVAL, "layout: cp %u does not divide the %u-token sequence", cp,
                           seq);
@@ -1000,12 +1030,11 @@ static void eval_layout(const ctx_t *c, uint32_t gpus, const dr_perfmodel_layout
     /* data parallel: gradients reduced once per step (ZeRO 0-2; reduce-
      * scatter + all-gather has the all-reduce's volume), hierarchically: in
      * the node over NVLink, then across nodes over each GPU's own NIC */
-    double ep = l->ep > 1 ? l->ep : 1;
-    double stage_params = (l->pp == 1 ? a->layers : lp) *
-                              (c->per_layer - c->per_layer_exp + c->per_layer_exp / ep) / l->tp +
-                          (l->pp == 1 ? embed_params(a) : c->emb) / l->tp;
+    double dense, experts;
+    stage_params(c, l, &dense, &experts);
+    double stage_p = dense + experts;
     bool fp32 = c->prec == DR_PREC_FP32;
-    double gbytes = stage_params * (fp32 || job->grad_fp32 ? 4 : 2);
+    double gbytes = stage_p * (fp32 || job->grad_fp32 ? 4 : 2);
     double dp_s = 0;
     /* the weights are replicated over dp x cp ranks: the gradients are
      * reduced (and ZeRO shards) over all of them */
@@ -1043,7 +1072,7 @@ static void eval_layout(const ctx_t *c, uint32_t gpus, const dr_perfmodel_layout
     }
 
     int z = l->zero_stage < 0 ? 0 : l->zero_stage;
-    double shard = stage_params / (z >= 1 ? dpx : 1);
+    double shard = stage_p / (z >= 1 ? dpx : 1);
     double opt = shard * PM_ADAM_BYTES / c->hbm;
     if (job->cpu_offload)
         opt = shard * (4 / (PM_PCIE_HOST_GBS * 1e9) + PM_ADAM_BYTES / (PM_HOST_ADAM_GBS * 1e9));
@@ -1306,13 +1335,15 @@ void dr_perfmodel_serve_init(dr_perfmodel_serve_t *s)
     s->output_tokens = 256;
 }
 
-/* The share of a layer's routed experts that B tokens touch, each passing
- * top_k of them at random: 1 - (1 - k/E)^B (1 for a dense model). */
-static double routed_read(const dr_perfmodel_arch_t *a, double b)
+/* The matmul weights a decode step of B tokens reads: the dense part and
+ * the share of the routed experts (n_exp of n_body) its tokens touch, each
+ * passing top_k of them at random: 1 - (1 - k/E)^B (all for a dense model). */
+static double weights_read(const dr_perfmodel_arch_t *a, double n_body, double n_exp, double b)
 {
-    if (!a->experts || a->top_k >= a->experts)
-        return 1;
-    return 1 - pow(1 - (double)a->top_k / a->experts, b);
+    double share = 1;
+    if (a->experts && a->top_k < a->experts)
+        share = 1 - pow(1 - (double)a->top_k / a->experts, b);
+    return n_body - n_exp + n_exp * share;
 }
 
 int dr_perfmodel_serve_eval(const dr_perfmodel_serve_t *s, const dr_gpu_spec_t *gpu, uint32_t tp,
@@ -1366,7 +1397,7 @@ int dr_perfmodel_serve_eval(const dr_perfmodel_serve_t *s, const dr_gpu_spec_t *
     double n_body = a->layers * layer_params(a); /* matmul weights */
     /* a mixture of experts: a token's FLOPs follow the weights it passes
      * (n_act); a decode step reads the dense weights and the routed experts
-     * its batch touches (routed_read) */
+     * its batch touches (weights_read) */
     double n_act = a->layers * layer_active_params(a), n_exp = a->layers * layer_expert_params(a);
     /* embeddings and the LM head stay in 16 bit (tied: one copy) */
     double w_gpu = n_body * wbytes / t + embed_params(a) * 2 / t;
@@ -1412,16 +1443,15 @@ int dr_perfmodel_serve_eval(const dr_perfmodel_serve_t *s, const dr_gpu_spec_t *
      * all-reduces per layer */
     double cmean = isl + osl / 2;
     double body_bytes = n_body * wbytes / t;
-    double step_bytes = (n_body - n_exp + n_exp * routed_read(a, b)) * wbytes / t;
+    double step_bytes = weights_read(a, n_body, n_exp, b) * wbytes / t;
     double lin = fmax(step_bytes / hbm, 2 * n_act * b / t / pl);
     double att = fmax(b * cmean * kvb / t / hbm, 4 * b * cmean * h * L / t / pa);
     double head = fmax(V * h * 2 / t / hbm, 2 * V * h * b / t / pl) + b * V * 12 / t / hbm;
     double comm = tp > 1 ? 2 * L * allreduce_s(b * h * 2, t, tp_gbs, tp_lat) : 0;
     o->decode_step_s = lin + att + head + comm;
-    double d1 =
-        fmax((n_body - n_exp + n_exp * routed_read(a, 1)) * wbytes / t / hbm, 2 * n_act / t / pl) +
-        fmax(cmean * kvb / t / hbm, 4 * cmean * h * L / t / pa) + V * h * 2 / t / hbm +
-        (tp > 1 ? 2 * L * allreduce_s(h * 2, t, tp_gbs, tp_lat) : 0);
+    double d1 = fmax(weights_read(a, n_body, n_exp, 1) * wbytes / t / hbm, 2 * n_act / t / pl) +
+                fmax(cmean * kvb / t / hbm, 4 * cmean * h * L / t / pa) + V * h * 2 / t / hbm +
+                (tp > 1 ? 2 * L * allreduce_s(h * 2, t, tp_gbs, tp_lat) : 0);
     o->tpot_floor_s = d1;
 
     /* one prompt: matmuls over isl tokens (compute-bound), causal attention

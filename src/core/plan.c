@@ -479,15 +479,21 @@ static uint32_t host_gpus(const dr_gpu_spec_t *g, uint32_t domain)
     return h == 0 || h > domain ? domain : h;
 }
 
-/* The site's nodes of type g (beside it in types[], found as type_max_gpus
- * finds its cap), or NULL: the type plans on its reference system. */
+/* Does the request's types[i] name g (by its name or an alias)? */
+static bool names_type(const dr_plan_req_t *r, size_t i, const dr_gpu_spec_t *g)
+{
+    dr_catalog_t one = {.gpus = (dr_gpu_spec_t *)g, .n = 1, .cap = 1};
+    return dr_catalog_find(&one, r->types[i]) != NULL;
+}
+
+/* The site's nodes of type g (beside it in types[], as its cap is), or
+ * NULL: the type plans on its reference system. */
 static const dr_plan_site_net_t *site_net(const dr_plan_req_t *r, const dr_gpu_spec_t *g)
 {
     if (!g)
         return NULL;
-    dr_catalog_t one = {.gpus = (dr_gpu_spec_t *)g, .n = 1, .cap = 1};
     for (size_t i = 0; i < r->ntypes; i++)
-        if (r->type_net[i].from != DR_PLAN_NET_REFERENCE && dr_catalog_find(&one, r->types[i]))
+        if (r->type_net[i].from != DR_PLAN_NET_REFERENCE && names_type(r, i, g))
             return &r->type_net[i];
     return NULL;
 }
@@ -569,9 +575,8 @@ static size_t gpu_counts(uint32_t node, uint32_t maxg, uint32_t *out, size_t cap
 static uint32_t type_max_gpus(const dr_plan_req_t *r, const dr_gpu_spec_t *g)
 {
     uint32_t m = r->max_gpus ? r->max_gpus : DR_PLAN_MAX_GPUS;
-    dr_catalog_t one = {.gpus = (dr_gpu_spec_t *)g, .n = 1, .cap = 1};
     for (size_t i = 0; i < r->ntypes; i++)
-        if (r->type_max[i] && r->type_max[i] < m && dr_catalog_find(&one, r->types[i]))
+        if (r->type_max[i] && r->type_max[i] < m && names_type(r, i, g))
             m = r->type_max[i];
     return m;
 }
@@ -788,6 +793,7 @@ static double cost_key(const dr_plan_option_t *o)
 #define PLAN_SLOW              0.59
 #define PLAN_RANGE_FAST        0.61
 #define PLAN_RANGE_SLOW        1.49
+#define PLAN_RANGE_RUNS        102 /* the runs the range was read from */
 
 double dr_plan_best_mfu(const dr_gpu_spec_t *g, dr_precision_t p, uint32_t nodes)
 {
@@ -1858,12 +1864,12 @@ static void explain_run(const dr_plan_req_t *r, const dr_catalog_t *cat, dr_plan
         human_s(top->wall_slow_s, b, sizeof b);
         if (top->range_empirical)
             cat_f(x, cap,
-                  " Range: %s to %s - 80%% of 102 published runs planned from their size, "
+                  " Range: %s to %s - 80%% of %d published runs planned from their size, "
                   "tokens, GPU type and count took %.2f to %.2f times the plan's estimate, "
                   "which is what such runs typically achieve, at most the best MFU published "
                   "for this GPU generation at %u node%s (%.0f%%)",
-                  a, b, PLAN_RANGE_FAST, PLAN_RANGE_SLOW, top->nodes, top->nodes == 1 ? "" : "s",
-                  top->mfu_ceiling * 100);
+                  a, b, PLAN_RANGE_RUNS, PLAN_RANGE_FAST, PLAN_RANGE_SLOW, top->nodes,
+                  top->nodes == 1 ? "" : "s", top->mfu_ceiling * 100);
         else
             cat_f(x, cap,
                   " Range: %s to %s - the fast end at the model's figure for this layout, at "
@@ -1972,13 +1978,17 @@ static void assumptions(const dr_plan_req_t *r, const dr_catalog_t *cat, dr_plan
           t->tp || t->pp || t->micro_batch ? " partly" : "",
           t->tp || t->pp || t->micro_batch ? ": the rest as given"
                                            : "; --tp --pp --zero --recompute");
-    cat_f(
-        x, cap, " %s;",
-        r->stack_record ? "a record-class stack (given: the model's figure, at most the best "
-                          "published MFU)"
-        : planner_chose(t)
-            ? "a typical stack (0.77 of the best the model allows; --stack record for a tuned one)"
-            : "the model's figure for the pinned layout, at most the best published MFU");
+    if (r->stack_record)
+        cat_f(x, cap,
+              " a record-class stack (given: the model's figure, at most the best "
+              "published MFU);");
+    else if (planner_chose(t))
+        cat_f(x, cap,
+              " a typical stack (%.2f of the best the model allows; --stack record for a tuned "
+              "one);",
+              PLAN_TYPICAL);
+    else
+        cat_f(x, cap, " the model's figure for the pinned layout, at most the best published MFU;");
     cat_f(x, cap, " %s, %s;", t->flash_attention ? "FlashAttention" : "explicit attention",
           t->tp_overlap ? "TP overlapped with GEMMs (Megatron-Core/TransformerEngine)"
                         : "TP not overlapped");

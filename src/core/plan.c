@@ -1432,7 +1432,7 @@ static void offload_hint(const dr_plan_req_t *r, const dr_catalog_t *cat, dr_pla
         return;
     span_t sp;
     temper(r, g, &e, &sp, typical_run(r)); /* a run of the table's kind */
-    uint32_t node = dr_perfmodel_node_gpus(g);
+    uint32_t node = node_size(r, g, net.node_gpus ? net.node_gpus : 1); /* the site's, if any */
     double wall = e.wall_s + dr_plan_startup_s(r->train.arch.params, n, (n + node - 1) / node);
     if (r->deadline_s > 0 && wall > r->deadline_s)
         return;

@@ -28,4 +28,11 @@ struct dr_cluster;
 /* The account of that name (exact), or -1. */
 int dr_cluster_find_account(const struct dr_cluster *c, const char *name);
 
+/* The GPU types (bit t of ntypes) on which account ac has room for `need`
+ * more milli-GPUs while its running jobs hold used[t] on type t and `total`
+ * in all: the scheduler core's placement gate (sched.c), also what the
+ * start estimate follows along its timeline (start_estimate.c). */
+uint64_t dr_account_room(const dr_account_t *ac, size_t ntypes, const uint64_t *used,
+                         uint64_t total, uint64_t need);
+
 #endif

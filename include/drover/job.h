@@ -192,6 +192,8 @@ void dr_alloc_free(dr_alloc_t *a);
 int dr_alloc_copy(dr_alloc_t *dst, const dr_alloc_t *src);
 /* Total milli-GPUs held (sum over slots). */
 uint64_t dr_alloc_milli(const dr_alloc_t *a);
+/* Milli-GPUs a request takes once placed (what account limits count). */
+uint64_t dr_job_req_milli(const dr_job_req_t *r);
 
 /* Array ranges in Slurm syntax: "0-99", "1,3,5-7", "0-999:4" (step), with an
  * optional "%N" throttle.  Indices are appended to *idx. */

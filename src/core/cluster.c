@@ -339,6 +339,20 @@ int dr_cluster_find_account(const dr_cluster_t *c, const char *name)
     return -1;
 }
 
+uint64_t dr_account_room(const dr_account_t *ac, size_t ntypes, const uint64_t *used,
+                         uint64_t total, uint64_t need)
+{
+    if (ac->max_running_gpus != DR_ACCT_NO_LIMIT &&
+        total + need > (uint64_t)ac->max_running_gpus * 1000)
+        return 0;
+    uint64_t m = 0;
+    for (size_t t = 0; t < ntypes && t < 64; t++)
+        if (ac->max_running_gpus_type[t] == DR_ACCT_NO_LIMIT ||
+            used[t] + need <= (uint64_t)ac->max_running_gpus_type[t] * 1000)
+            m |= 1ULL << t;
+    return m;
+}
+
 dr_typemask_t dr_cluster_eligible_types(const dr_cluster_t *c, const dr_job_req_t *r)
 {
     if (!r->types && r->min_gpu_mem_gb <= 0) /* the common case: any type */

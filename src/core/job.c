@@ -210,6 +210,12 @@ uint64_t dr_alloc_milli(const dr_alloc_t *a)
     return m;
 }
 
+uint64_t dr_job_req_milli(const dr_job_req_t *r)
+{
+    return r->nodes ? (uint64_t)r->nodes * r->gpus_per_node * r->gpu_milli
+                    : (uint64_t)r->gpus_per_node * 1000;
+}
+
 /* Array limits: the largest index, and the most tasks one spec makes. */
 #define ARRAY_MAX_INDEX 10000000
 #define ARRAY_MAX_TASKS 1000000

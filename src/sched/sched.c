@@ -260,30 +260,14 @@ uint64_t dr_sched_account_milli(const dr_sched_t *s, int acct, int t)
     return s->acct_milli[(size_t)acct * ACCT_W + (t < 0 ? DR_MAX_GPU_TYPES : (size_t)t)];
 }
 
-/* Milli-GPUs a request takes once placed. */
-static uint64_t req_milli(const dr_job_req_t *r)
-{
-    return r->nodes ? (uint64_t)r->nodes * r->gpus_per_node * r->gpu_milli
-                    : (uint64_t)r->gpus_per_node * 1000;
-}
-
 /* The types on which account `a` has room for `need` more milli-GPUs. */
 static dr_typemask_t acct_room_of(const dr_sched_t *s, int a, uint64_t need, bool ever)
 {
     if (a < 0)
         return ~0ULL;
-    const dr_account_t *ac = &s->c->accounts[a];
     static const uint64_t none[ACCT_W];
     const uint64_t *used = ever ? none : &s->acct_milli[(size_t)a * ACCT_W];
-    if (ac->max_running_gpus != DR_ACCT_NO_LIMIT &&
-        used[DR_MAX_GPU_TYPES] + need > (uint64_t)ac->max_running_gpus * 1000)
-        return 0;
-    dr_typemask_t m = 0;
-    for (size_t t = 0; t < s->c->ntypes; t++)
-        if (ac->max_running_gpus_type[t] == DR_ACCT_NO_LIMIT ||
-            used[t] + need <= (uint64_t)ac->max_running_gpus_type[t] * 1000)
-            m |= 1ULL << t;
-    return m;
+    return dr_account_room(&s->c->accounts[a], s->c->ntypes, used, used[DR_MAX_GPU_TYPES], need);
 }
 
 static dr_typemask_t acct_room(const dr_sched_t *s, int a, uint64_t need)
@@ -294,7 +278,7 @@ static dr_typemask_t acct_room(const dr_sched_t *s, int a, uint64_t need)
 dr_typemask_t dr_sched_account_types_ever(const dr_sched_t *s, const dr_job_t *j)
 {
     return j->req.gpus_per_node
-               ? acct_room_of(s, dr_sched_account_of(s, j), req_milli(&j->req), true)
+               ? acct_room_of(s, dr_sched_account_of(s, j), dr_job_req_milli(&j->req), true)
                : ~0ULL;
 }
 
@@ -304,12 +288,12 @@ static dr_typemask_t acct_gate(const void *ud, const dr_job_req_t *r)
 {
     const dr_sched_t *s = ud;
     const dr_job_t *j = (const dr_job_t *)(const void *)((const char *)r - offsetof(dr_job_t, req));
-    return acct_room(s, dr_sched_account_of(s, j), req_milli(r));
+    return acct_room(s, dr_sched_account_of(s, j), dr_job_req_milli(r));
 }
 
 dr_typemask_t dr_sched_account_types(const dr_sched_t *s, const dr_job_t *j)
 {
-    return j->req.gpus_per_node ? acct_room(s, dr_sched_account_of(s, j), req_milli(&j->req))
+    return j->req.gpus_per_node ? acct_room(s, dr_sched_account_of(s, j), dr_job_req_milli(&j->req))
                                 : ~0ULL;
 }
 

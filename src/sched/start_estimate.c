@@ -155,13 +155,6 @@ static void lim_apply(lim_t *l, const dr_cluster_t *c, const ev_t *e)
     }
 }
 
-/* Milli-GPUs a request takes once placed (as the scheduler core counts). */
-static uint64_t req_milli(const dr_job_req_t *r)
-{
-    return r->nodes ? (uint64_t)r->nodes * r->gpus_per_node * r->gpu_milli
-                    : (uint64_t)r->gpus_per_node * 1000;
-}
-
 /* A limit in milli-GPUs (UINT64_MAX: none). */
 static uint64_t lim_milli(int64_t v)
 {
@@ -169,21 +162,15 @@ static uint64_t lim_milli(int64_t v)
 }
 
 /* The types on which account acct has room for `need` more milli-GPUs
- * with what u says it holds (the scheduler core's placement gate). */
+ * with what `use` says it holds (the scheduler core's placement gate,
+ * dr_account_room). */
 static dr_typemask_t lim_room(const dr_cluster_t *c, const lim_t *l, const uint64_t *use,
                               uint32_t acct, uint64_t need)
 {
     if (!l->any || !acct || acct > c->naccounts || !need)
         return ~0ULL;
-    const dr_account_t *ac = &c->accounts[acct - 1];
     const uint64_t *u = &use[(acct - 1) * l->w];
-    if (u[l->w - 1] + need > lim_milli(ac->max_running_gpus))
-        return 0;
-    dr_typemask_t m = 0;
-    for (size_t t = 0; t < c->ntypes; t++)
-        if (u[t] + need <= lim_milli(ac->max_running_gpus_type[t]))
-            m |= 1ULL << t;
-    return m;
+    return dr_account_room(&c->accounts[acct - 1], c->ntypes, u, u[l->w - 1], need);
 }
 
 static int ev_apply(dr_cluster_t *w, lim_t *l, const dr_cluster_t *c, const ev_t *e)
@@ -345,7 +332,7 @@ static int earliest(est_t *e, const dr_est_job_t *j, dr_time_t from, bool limits
     if (r->gpus_per_node && !allowed)
         return DR_OK;
     limits = limits && e->lim.any && j->account && r->gpus_per_node;
-    uint64_t need = req_milli(r);
+    uint64_t need = dr_job_req_milli(r);
     dr_cluster_t w;
     int rc = dr_cluster_copy(&w, base, err);
     if (rc != DR_OK)
@@ -652,7 +639,7 @@ static void why_limit(const est_t *e, const dr_est_job_t *j, dr_start_est_t *out
     const dr_cluster_t *c = e->c;
     const dr_account_t *ac = &c->accounts[j->account - 1];
     const uint64_t *u = &e->lim.base[(j->account - 1) * e->lim.w];
-    uint64_t need = req_milli(j->req);
+    uint64_t need = dr_job_req_milli(j->req);
     if (u[e->lim.w - 1] + need > lim_milli(ac->max_running_gpus)) {
         why_add(out, "account %s is at its limit MaxRunningGpus=%lld (its running jobs hold %g)",
                 ac->name, (long long)ac->max_running_gpus, (double)u[e->lim.w - 1] / 1000.0);

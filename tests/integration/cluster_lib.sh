@@ -14,7 +14,12 @@ CL_PORT=$((20000 + ($$ * 7) % 9400))
 CL_APORT=$((CL_PORT + 1))
 CL_KEY="$T/cluster.key"
 CL_STATE="$T/state"
-export DROVER_SERVER="$CL_STATE/droverd.sock"
+# the API socket in a directory of its own (0755): the test's unprivileged
+# users (users_lib.sh) reach it there without a way into the state directory
+CL_RUN="$T/run"
+mkdir -p "$CL_RUN" && chmod 0755 "$CL_RUN"
+export DROVER_SERVER="$CL_RUN/droverd.sock"
+CL_CLEANUP_HOOKS="" # functions cl_cleanup calls before removing $T
 CL_SUBNET="" # 10.SUBNET.x.y of this test's namespaces: chosen by cl_netns
 CL_VETH=""
 
@@ -46,6 +51,7 @@ cl_cleanup() {
     # veth pair, and a later test on the same subnet would route into it
     for v in $CL_VETH; do ip link del "$v" 2>/dev/null; done
     [ -n "${CL_FWD_HELD:-}" ] && cl_fwd_release
+    for h in $CL_CLEANUP_HOOKS; do "$h"; done
     if [ "$fails" -ne 0 ]; then
         for f in "$T"/*.log; do
             [ -f "$f" ] || continue
@@ -71,7 +77,7 @@ cl_droverd() {
     tries=0
     while :; do
         "$DROVERD" -c "$T/cluster.conf" --state "$CL_STATE" --listen "127.0.0.1:$CL_PORT" \
-            --agent-listen "0.0.0.0:$CL_APORT" --key "$CL_KEY" --agent-timeout 3s --lease 10s \
+            --agent-listen "0.0.0.0:$CL_APORT" --socket "$DROVER_SERVER" --key "$CL_KEY" --agent-timeout 3s --lease 10s \
             --heartbeat 0.2s "$@" >>"$T/droverd.log" 2>&1 &
         CL_DPID=$!
         CL_PIDS="$CL_PIDS $CL_DPID"

@@ -151,7 +151,8 @@ sleep 0.5
 
 # dependencies: afterok waits for a success, afternotok runs after a failure,
 # an afterok on a failed job can never hold (the job fails), unknown ids are refused
-a=$("$DROVER" submit --parsable -- sh -c 'sleep 1; date +%s.%N >"'"$T"'/a.end"')
+# a runs until the test opens its gate (a fixed sleep raced the submits under ASan load)
+a=$("$DROVER" submit --parsable -- sh -c 'while [ ! -e "'"$T"'/a.go" ]; do sleep 0.05; done; date +%s.%N >"'"$T"'/a.end"')
 f=$("$DROVER" submit --parsable -- sh -c 'exit 4')
 b=$("$DROVER" submit --parsable --dependency "afterok:$a" -- sh -c 'date +%s.%N >"'"$T"'/b.start"')
 n=$("$DROVER" submit --parsable --dependency "afternotok:$f" -- true)
@@ -161,6 +162,7 @@ y=$("$DROVER" submit --parsable --dependency "afternotok:$x" -- true)
 sleep 0.3
 [ "$(job_field "$b" reason)" = "waiting for its dependencies" ] && ok "afterok: waits while its job runs" ||
     bad "dependency wait: $(job_field "$b" state) $(job_field "$b" reason)"
+touch "$T/a.go"
 "$DROVER" wait "$b" "$n" >/dev/null 2>&1
 awk "BEGIN{exit !($(cat "$T/b.start" 2>/dev/null || echo 0) >= $(cat "$T/a.end" 2>/dev/null || echo 1))}" &&
     ok "afterok: started after its job completed" || bad "afterok order: $(cat "$T/a.end" "$T/b.start" 2>&1)"
@@ -175,11 +177,17 @@ r=$(api POST /v1/jobs '{"argv":["true"],"dependency":"afterok:999999"}')
 [ "$(echo "$r" | tail -1)" = 400 ] && echo "$r" | head -1 | grep -q "job 999999: no such job" &&
     ok "a dependency on an unknown job: 400" || bad "unknown dependency: $r"
 
-# GPUs are exclusive: four 1-GPU jobs on n1's four H100s each see another GPU
+# GPUs are exclusive: four 1-GPU jobs on n1's four H100s each see another GPU;
+# each holds its GPU until all four have started (the gate opens then)
 for k in 1 2 3 4; do
     "$DROVER" submit --parsable --gpus-per-node 1 --gpu-type H100 -o "$T/g$k.out" -- \
-        sh -c 'echo $CUDA_VISIBLE_DEVICES; sleep 1' >>"$T/gids"
+        sh -c 'echo $CUDA_VISIBLE_DEVICES; while [ ! -e "'"$T"'/g.go" ]; do sleep 0.05; done' >>"$T/gids"
 done
+for _ in $(seq 200); do
+    [ "$(cat "$T"/g[1-4].out 2>/dev/null | wc -l)" -ge 4 ] && break
+    sleep 0.1
+done
+touch "$T/g.go"
 "$DROVER" wait $(cat "$T/gids") >/dev/null 2>&1
 [ "$(cat "$T"/g[1-4].out | sort -u | wc -l)" -eq 4 ] && ok "four jobs, four distinct GPUs" ||
     bad "GPU sharing: $(cat "$T"/g[1-4].out | tr '\n' ' ')"

@@ -62,6 +62,9 @@ typedef enum dr_msg_type {
     DR_MSG_SIGNALED = 14, /* agent -> ctld: it sent it by itself (time limit, checkpoint round) */
     DR_MSG_LEASE = 15,    /* ctld -> agent: a heartbeat was heard (renews the lease) */
     DR_MSG_CKPT = 16,     /* agent -> ctld: the checkpoint a launch resumes from */
+    /* a job's output, read where it was written (issue 21: never by droverd) */
+    DR_MSG_OUTPUT_REQ = 17, /* ctld -> agent: read part of a job's output file as its user */
+    DR_MSG_OUTPUT = 18,     /* agent -> ctld: those bytes, or why not */
     DR_MSG_NTYPES
 } dr_msg_type_t;
 
@@ -433,6 +436,38 @@ typedef struct dr_msg_ckpt {
     int64_t created_ns; /* committed: its manifest's time (Unix ns) */
 } dr_msg_ckpt_t;
 
+/* `drover logs`: the controller asks the node that ran the job for part of
+ * its output file; the agent reads it in a child that runs as the job's
+ * user (uid, gid), opening path with O_NOFOLLOW | O_NONBLOCK, regular files
+ * only, at most `limit` bytes from `offset`.  The controller never opens
+ * a path a user named (docs/design.md). */
+#define DR_MSG_MAX_OUTPUT (1u << 20)
+typedef struct dr_msg_output_req {
+    uint64_t req; /* the controller's request id, echoed in the answer */
+    uint64_t job;
+    char *path; /* absolute, as the job's launch opened it */
+    uint32_t uid, gid;
+    uint64_t offset;
+    uint32_t limit; /* <= DR_MSG_MAX_OUTPUT */
+} dr_msg_output_req_t;
+/* The answer's status */
+typedef enum dr_output_status {
+    DR_OUTPUT_OK = 0,
+    DR_OUTPUT_MISSING, /* no such file (yet) */
+    DR_OUTPUT_DENIED,  /* the job's user may not read it, or it is not a regular file */
+    DR_OUTPUT_BUSY,    /* too many reads at once on this node: try again */
+    DR_OUTPUT_FAILED,  /* the read failed or timed out (detail says why) */
+    DR_OUTPUT_NSTATUS
+} dr_output_status_t;
+typedef struct dr_msg_output {
+    uint64_t req;
+    uint32_t status; /* dr_output_status_t */
+    char *detail;    /* "" or what failed */
+    uint8_t *data;   /* the bytes from offset (base64 on the wire) */
+    uint32_t ndata;  /* <= DR_MSG_MAX_OUTPUT */
+    uint64_t size;   /* the file's size when it was read */
+} dr_msg_output_t;
+
 #define DR_MSG_DECLARE(name)                                                                       \
     int dr_msg_##name##_encode(const dr_msg_##name##_t *m, char **json, size_t *len,               \
                                dr_err_t *err);                                                     \
@@ -453,6 +488,8 @@ DR_MSG_DECLARE(step_state)
 DR_MSG_DECLARE(signal)
 DR_MSG_DECLARE(lease)
 DR_MSG_DECLARE(ckpt)
+DR_MSG_DECLARE(output_req)
+DR_MSG_DECLARE(output)
 #undef DR_MSG_DECLARE
 
 /* Encode message m of `type` and frame it in one step (*out malloc'd). */

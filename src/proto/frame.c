@@ -36,6 +36,8 @@ const char *dr_msg_type_name(int type)
     case DR_MSG_SIGNALED: return "signaled";
     case DR_MSG_LEASE: return "lease";
     case DR_MSG_CKPT: return "ckpt";
+    case DR_MSG_OUTPUT_REQ: return "output_req";
+    case DR_MSG_OUTPUT: return "output";
     default: return "unknown";
     }
 }

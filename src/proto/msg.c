@@ -11,6 +11,7 @@
 #include "drover/proto.h"
 
 #include <jansson.h>
+#include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@ typedef enum fkind {
     F_STRV,  /* char **, count at cnt */
     F_U32V,  /* uint32_t *, count at cnt */
     F_OBJV,  /* array of sub structs, count at cnt */
+    F_BYTES, /* uint8_t *, count at cnt, <= max bytes, base64 on the wire */
     F_NAMEV  /* char **, count at cnt, optional (absent = empty; a bool at flag, if any,
                 says it was given), each <= DR_MSG_MAX_SHARD_NAME bytes */
 } fkind_t;
@@ -81,6 +83,7 @@ typedef uint8_t nonce_t[DR_PROTO_NONCE];
     {#name, F_NAMEV, TYPED_OFF(T, name, char **), TYPED_OFF(T, cnt, uint32_t), 0, hi, NULL, \
      TYPED_OFF(T, flag, bool)}
 #define STRV(T, name, cnt, lo, hi) ARRAY(T, name, cnt, F_STRV, char **, lo, hi, NULL)
+#define BYTES(T, name, cnt, hi) ARRAY(T, name, cnt, F_BYTES, uint8_t *, 0, hi, NULL)
 #define U32V(T, name, cnt, lo, hi) ARRAY(T, name, cnt, F_U32V, uint32_t *, lo, hi, NULL)
 /* ET: the element type, a typedef name (a type cannot be parenthesised) */
 /* NOLINTNEXTLINE(bugprone-macro-parentheses) */
@@ -240,6 +243,23 @@ static const field_t ckpt_f[] = {
     I64(dr_msg_ckpt_t, created_ns),
 };
 
+static const field_t output_req_f[] = {
+    U64(dr_msg_output_req_t, req),
+    U64(dr_msg_output_req_t, job),
+    STR(dr_msg_output_req_t, path),
+    U32(dr_msg_output_req_t, uid),
+    U32(dr_msg_output_req_t, gid),
+    U64(dr_msg_output_req_t, offset),
+    U32(dr_msg_output_req_t, limit),
+};
+static const field_t output_f[] = {
+    U64(dr_msg_output_t, req),
+    U32(dr_msg_output_t, status),
+    STR(dr_msg_output_t, detail),
+    BYTES(dr_msg_output_t, data, ndata, DR_MSG_MAX_OUTPUT),
+    U64(dr_msg_output_t, size),
+};
+
 static const msgdesc_t hello_d = DESC(dr_msg_hello_t, "hello", hello_f);
 static const msgdesc_t welcome_d = DESC(dr_msg_welcome_t, "welcome", welcome_f);
 static const msgdesc_t register_d = DESC(dr_msg_register_t, "register", register_f);
@@ -255,6 +275,8 @@ static const msgdesc_t step_state_d = DESC(dr_msg_step_state_t, "step_state", st
 static const msgdesc_t signal_d = DESC(dr_msg_signal_t, "signal", signal_f);
 static const msgdesc_t lease_d = DESC(dr_msg_lease_t, "lease", lease_f);
 static const msgdesc_t ckpt_d = DESC(dr_msg_ckpt_t, "ckpt", ckpt_f);
+static const msgdesc_t output_req_d = DESC(dr_msg_output_req_t, "output_req", output_req_f);
+static const msgdesc_t output_d = DESC(dr_msg_output_t, "output", output_f);
 /* clang-format on */
 
 /* ---- errors: "launch: argv[3]: not a string" ---- */
@@ -316,6 +338,7 @@ static void obj_free(const msgdesc_t *d, void *m)
             break;
         }
         case F_U32V: free(*(uint32_t **)FP(m, f)); break;
+        case F_BYTES: free(*(uint8_t **)FP(m, f)); break;
         case F_OBJV: {
             char *v = *(char **)FP(m, f);
             for (uint32_t k = 0; v && k < *FCNT(m, f); k++)
@@ -350,6 +373,24 @@ static int enc_strn(const char *s, size_t max, const path_t *p, const char *fnam
 static int enc_str(const char *s, const path_t *p, const char *fname, json_t **out, dr_err_t *err)
 {
     return enc_strn(s, DR_MSG_MAX_STR, p, fname, out, err);
+}
+
+/* base64 (RFC 4648, padded): bytes in JSON without escaping each one */
+static int enc_bytes(const field_t *f, const void *m, const path_t *p, json_t **out, dr_err_t *err)
+{
+    uint32_t n = FCCNT(m, f);
+    const uint8_t *b = *(const uint8_t *const *)FCP(m, f);
+    if (n > f->max)
+        return ferr(err, DR_EINVAL, p, f->name, "more than %u bytes", f->max);
+    if (n > 0 && !b)
+        return ferr(err, DR_EINVAL, p, f->name, "NULL with %u bytes", n);
+    char *s = malloc(4 * ((size_t)n / 3 + 1) + 1);
+    if (!s)
+        return dr_err_set(err, DR_ENOMEM, "%s%s: out of memory", p->s, f->name);
+    int len = n ? EVP_EncodeBlock((unsigned char *)s, b, (int)n) : 0;
+    *out = json_stringn(s, (size_t)len);
+    free(s);
+    return *out ? DR_OK : dr_err_set(err, DR_ENOMEM, "%s%s: out of memory", p->s, f->name);
 }
 
 static int enc_field(const field_t *f, const void *m, const path_t *p, json_t **out, dr_err_t *err)
@@ -395,6 +436,7 @@ static int enc_field(const field_t *f, const void *m, const path_t *p, json_t **
         *out = json_stringn(s, sizeof s);
         break;
     }
+    case F_BYTES: return enc_bytes(f, m, p, out, err);
     case F_STRV:
     case F_NAMEV:
     case F_U32V:
@@ -584,6 +626,45 @@ static int parse_array(const field_t *f, void *m, json_t *v, const path_t *p, dr
     return DR_OK;
 }
 
+static bool b64_char(char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
+           c == '/';
+}
+
+/* Strict base64: whole quads of the alphabet, '=' only as the last one or
+ * two characters, at most f->max bytes once decoded. */
+static int parse_bytes(const field_t *f, void *m, json_t *v, const path_t *p, dr_err_t *err)
+{
+    if (!json_is_string(v))
+        return ferr(err, DR_EINVAL, p, f->name, "not a string");
+    const char *s = json_string_value(v);
+    size_t n = json_string_length(v);
+    if (n % 4 != 0)
+        return ferr(err, DR_EINVAL, p, f->name, "not base64 (%zu characters)", n);
+    if (n / 4 * 3 > (size_t)f->max + 2)
+        return ferr(err, DR_EINVAL, p, f->name, "more than %u bytes", f->max);
+    size_t pad = n && s[n - 1] == '=' ? (s[n - 2] == '=' ? 2 : 1) : 0;
+    for (size_t i = 0; i < n - pad; i++)
+        if (!b64_char(s[i]))
+            return ferr(err, DR_EINVAL, p, f->name, "not base64 (character %zu)", i);
+    size_t bytes = n / 4 * 3 - pad;
+    if (bytes > f->max)
+        return ferr(err, DR_EINVAL, p, f->name, "more than %u bytes", f->max);
+    if (n == 0)
+        return DR_OK;
+    uint8_t *b = malloc(n / 4 * 3);
+    if (!b)
+        return dr_err_set(err, DR_ENOMEM, "%s%s: out of memory", p->s, f->name);
+    if (EVP_DecodeBlock(b, (const unsigned char *)s, (int)n) != (int)(n / 4 * 3)) {
+        free(b);
+        return ferr(err, DR_EINVAL, p, f->name, "not base64");
+    }
+    *(uint8_t **)FP(m, f) = b;
+    *FCNT(m, f) = (uint32_t)bytes;
+    return DR_OK;
+}
+
 static int parse_field(const field_t *f, void *m, json_t *v, const path_t *p, dr_err_t *err)
 {
     void *dst = FP(m, f);
@@ -641,6 +722,7 @@ static int parse_field(const field_t *f, void *m, json_t *v, const path_t *p, dr
     case F_STRV:
     case F_U32V:
     case F_OBJV: return parse_array(f, m, v, p, err);
+    case F_BYTES: return parse_bytes(f, m, v, p, err);
     }
     return ferr(err, DR_EINVAL, p, f->name, "unknown field kind");
 }
@@ -717,6 +799,8 @@ MSG_DEFINE(step_state)
 MSG_DEFINE(signal)
 MSG_DEFINE(lease)
 MSG_DEFINE(ckpt)
+MSG_DEFINE(output_req)
+MSG_DEFINE(output)
 
 static const msgdesc_t *desc_of(int type)
 {
@@ -737,6 +821,8 @@ static const msgdesc_t *desc_of(int type)
     case DR_MSG_SIGNALED: return &signal_d; /* one body, two directions */
     case DR_MSG_LEASE: return &lease_d;
     case DR_MSG_CKPT: return &ckpt_d;
+    case DR_MSG_OUTPUT_REQ: return &output_req_d;
+    case DR_MSG_OUTPUT: return &output_d;
     default: return NULL;
     }
 }

@@ -59,6 +59,8 @@ typedef union fp_any {
     dr_msg_signal_t signal;
     dr_msg_lease_t lease;
     dr_msg_ckpt_t ckpt;
+    dr_msg_output_req_t output_req;
+    dr_msg_output_t output;
 } fp_any_t;
 
 typedef struct fp_msg {
@@ -96,6 +98,8 @@ FP_WRAP(step_state)
 FP_WRAP(signal)
 FP_WRAP(lease)
 FP_WRAP(ckpt)
+FP_WRAP(output_req)
+FP_WRAP(output)
 #undef FP_WRAP
 
 #define FP_ENTRY(T, name)                                                                          \
@@ -119,6 +123,8 @@ static const fp_msg_t fp_msgs[DR_MSG_NTYPES] = {
     [DR_MSG_SIGNALED] = FP_ENTRY(DR_MSG_SIGNALED, signal),
     [DR_MSG_LEASE] = FP_ENTRY(DR_MSG_LEASE, lease),
     [DR_MSG_CKPT] = FP_ENTRY(DR_MSG_CKPT, ckpt),
+    [DR_MSG_OUTPUT_REQ] = FP_ENTRY(DR_MSG_OUTPUT_REQ, output_req),
+    [DR_MSG_OUTPUT] = FP_ENTRY(DR_MSG_OUTPUT, output),
 };
 #undef FP_ENTRY
 

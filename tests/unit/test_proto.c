@@ -238,6 +238,19 @@ static dr_msg_ckpt_t s_ckpt(void)
         42, 3, 0, "step-000100", 1, "", ckpt_rejected, 2, true, 1733000000123456789LL};
 }
 
+static dr_msg_output_req_t s_output_req(void)
+{
+    return (dr_msg_output_req_t){7, 42, "/home/u/drover-42.out", 1000, 1000, 4096, 65536};
+}
+
+/* bytes a string could not carry: NUL, high bytes, a lone '=' to pad */
+static uint8_t output_bytes[] = {'o', 'k', '\n', 0, 0xff, 0x80, '='};
+
+static dr_msg_output_t s_output(void)
+{
+    return (dr_msg_output_t){7, DR_OUTPUT_OK, "", output_bytes, sizeof output_bytes, 4103};
+}
+
 /* The sample of a type, in *any. */
 static void sample(int type, fp_any_t *a)
 {
@@ -262,6 +275,8 @@ static void sample(int type, fp_any_t *a)
         break;
     case DR_MSG_LEASE: a->lease = s_lease(); break;
     case DR_MSG_CKPT: a->ckpt = s_ckpt(); break;
+    case DR_MSG_OUTPUT_REQ: a->output_req = s_output_req(); break;
+    case DR_MSG_OUTPUT: a->output = s_output(); break;
     default: fail_msg("no sample for type %d", type);
     }
 }
@@ -347,7 +362,7 @@ static void test_type_names(void **state)
     const char *want[] = {"unknown",  "hello",       "welcome",    "register", "heartbeat",
                           "launch",   "kill",        "job_state",  "ack",      "reject",
                           "step_req", "step_cancel", "step_state", "signal",   "signaled",
-                          "lease",    "ckpt"};
+                          "lease",    "ckpt",        "output_req", "output"};
     for (int t = 0; t < DR_MSG_NTYPES; t++)
         assert_string_equal(dr_msg_type_name(t), want[t]);
     assert_string_equal(dr_msg_type_name(DR_MSG_NTYPES), "unknown");
@@ -1022,6 +1037,32 @@ static void test_parse_fields(void **state)
 static void test_parse_refusals(void **state)
 {
     (void)state;
+    /* OUTPUT's bytes: strict base64, bounded */
+    {
+        char *j = sample_json(DR_MSG_OUTPUT);
+        assert_non_null(strstr(j, "\"data\":\"b2sKAP+APQ==\""));
+        free(j);
+    }
+    expect_sample_refused(
+        DR_MSG_OUTPUT, "b2sKAP+APQ==", "b2sKAP+APQ=", "output: data: not base64 (11 characters)");
+    expect_sample_refused(DR_MSG_OUTPUT,
+                          "b2sKAP+APQ==", "b2sKAP+A?Q==", "output: data: not base64 (character 8)");
+    expect_sample_refused(DR_MSG_OUTPUT,
+                          "b2sKAP+APQ==", "b2sKAP+A=Q==", "output: data: not base64 (character 8)");
+    expect_sample_refused(DR_MSG_OUTPUT, "\"data\":\"b2sKAP+APQ==\"", "\"data\":7",
+                          "output: data: not a string");
+    {
+        size_t n = 4 * ((size_t)DR_MSG_MAX_OUTPUT / 3 + 2);
+        char *big = malloc(n + 1);
+        assert_non_null(big);
+        memset(big, 'A', n);
+        big[n] = '\0';
+        char *b =
+            replace("{\"req\":1,\"status\":0,\"detail\":\"\",\"data\":\"X\",\"size\":0}", "X", big);
+        expect_refused(DR_MSG_OUTPUT, b, "output: data: more than 1048576 bytes");
+        free(b);
+        free(big);
+    }
     /* the ones the protocol's users will see most */
     expect_refused(DR_MSG_LAUNCH,
                    "{\"job\":1,\"gen\":0,\"epoch\":0,\"rank\":0,\"nranks\":1,"

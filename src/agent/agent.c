@@ -203,6 +203,7 @@ static void job_free(dr_agent_t *a, dr_agent_job_t *j)
 void dr_agent_free(dr_agent_t *a)
 {
     dr_agent_ckpt_cancel(a, 0, 0, true, false);
+    dr_agent_output_free(a);
     for (size_t i = 0; i < a->njobs; i++)
         job_free(a, a->jobs[i]);
     free(a->jobs);

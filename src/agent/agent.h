@@ -88,6 +88,7 @@ typedef void (*dr_agent_warned_fn)(struct dr_agent *a, const dr_agent_job_t *j, 
 typedef void (*dr_agent_ckpt_fn)(struct dr_agent *a, const dr_msg_ckpt_t *m);
 typedef struct dr_agent_verif dr_agent_verif_t;
 typedef struct dr_agent_ckwatch dr_agent_ckwatch_t;
+typedef struct dr_agent_out_reader dr_agent_out_reader_t;
 
 typedef struct dr_agent {
     char *name; /* node name (log prefix, DROVER_NODENAME) */
@@ -147,6 +148,8 @@ typedef struct dr_agent {
     size_t nfiles, files_cap;
     uint64_t file_tick;
 
+    dr_agent_out_reader_t *out_readers; /* output reads in progress (output.c) */
+    size_t out_nreaders;
     dr_agent_verif_t *verifs;      /* checkpoint verifications in progress (ckpt.c) */
     dr_agent_ckwatch_t *ckwatches; /* preempted jobs' checkpoint directories (ckpt_watch.c) */
 
@@ -291,6 +294,14 @@ bool dr_agent_ckpt_holds(const dr_agent_t *a, uint64_t job, uint32_t gen, uint32
 /* Stop the verifications of (job, gen), or every one when all; with
  * report, their ranks end as killed.  Returns how many ranks ended. */
 int dr_agent_ckpt_cancel(dr_agent_t *a, uint64_t job, uint32_t gen, bool all, bool report);
+
+/* ---- output.c: a job's output, read as its user for the controller ---- */
+
+/* OUTPUT_REQ: read the bytes in a child that runs as the job's user and
+ * answer OUTPUT on the link (at once when it cannot: BUSY, FAILED). */
+void dr_agent_output_read(dr_agent_t *a, const dr_msg_output_req_t *m);
+/* Kill the reads in progress (their answers are never sent). */
+void dr_agent_output_free(dr_agent_t *a);
 
 /* ---- ckpt_watch.c: a preempted job's checkpoint, as soon as it is there ---- */
 

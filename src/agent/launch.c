@@ -67,11 +67,17 @@ static void child_fail(const launch_plan_t *p, int step)
     _exit(127);
 }
 
-/* Open path as fd `target` (0, 1 or 2), not inheriting anything else. */
+/* Open path as fd `target` (0, 1 or 2), not inheriting anything else.
+ * Non-blocking, then blocking again: a FIFO a user names as -o without a
+ * reader would hold this vfork child, and so its keeper, in open() for
+ * ever; it fails with ENXIO instead. */
 static int child_open_as(const char *path, int flags, int target)
 {
-    int fd = open(path, flags | O_CLOEXEC, 0640);
+    int fd = open(path, flags | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0640);
     if (fd < 0)
+        return -1;
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0)
         return -1;
     if (fd == target)
         return fcntl(fd, F_SETFD, 0);

@@ -615,6 +615,19 @@ static void link_on_reject(dr_agent_link_t *l, const dr_frame_t *f)
     dr_agent_stop(l->a, 1);
 }
 
+static void link_on_output_req(dr_agent_link_t *l, const dr_frame_t *f)
+{
+    dr_msg_output_req_t m;
+    dr_err_t err = {0};
+    if (dr_msg_output_req_parse(&m, f->body, f->len, &err) != 0) {
+        l->s.stats.bad_body++;
+        dr_agent_log(l->a, "bad OUTPUT_REQ ignored: %s", err.msg);
+        return;
+    }
+    dr_agent_output_read(l->a, &m);
+    dr_msg_output_req_free(&m);
+}
+
 /* One authenticated frame. */
 static void link_on_frame(dr_agent_link_t *l, const dr_frame_t *f)
 {
@@ -638,6 +651,7 @@ static void link_on_frame(dr_agent_link_t *l, const dr_frame_t *f)
     case DR_MSG_ACK: link_on_ack(l, f); break;
     case DR_MSG_STEP_STATE: link_on_step_state(l, f); break;
     case DR_MSG_LEASE: link_on_lease(l, f); break;
+    case DR_MSG_OUTPUT_REQ: link_on_output_req(l, f); break;
     default: dr_agent_log(l->a, "unexpected %s ignored", dr_msg_type_name(f->type)); break;
     }
 }

@@ -21,6 +21,7 @@
 #include <event2/util.h>
 
 #include "ctld/ctld.h"
+#include "ctld/output.h"
 
 #define AGENT_MAX_BUF (DR_PROTO_HDR + DR_PROTO_MAX_BODY + DR_PROTO_MAC)
 
@@ -61,6 +62,7 @@ void ctld_agent_close(ctld_agent_t *a, const char *why)
         ctld_log("node %s: agent %s disconnected (%s)", c->cl.nodes[a->node].name, a->addr, why);
         if (a->registered)
             ctld_node_gone(c, (uint32_t)a->node, why); /* nothing new starts there */
+        ctld_output_node_gone(c, a->node);
     }
     bufferevent_free(a->bev);
     free(a);

@@ -15,6 +15,7 @@
 #include <event2/bufferevent.h>
 
 #include "ctld/ctld.h"
+#include "ctld/output.h"
 
 /* Refuse an agent.  Its decoder takes nothing but WELCOME before it knows
  * the controller's nonce, so a bare WELCOME (no node) goes first. */
@@ -374,6 +375,20 @@ static void on_ckpt(ctld_agent_t *a, const dr_frame_t *f)
     dr_msg_ckpt_free(&m);
 }
 
+/* The bytes of a job's output the controller asked this node for. */
+static void on_output(ctld_agent_t *a, const dr_frame_t *f)
+{
+    dr_msg_output_t m = {0};
+    dr_err_t err = {0};
+    if (dr_msg_output_parse(&m, f->body, f->len, &err) != DR_OK) {
+        a->sess.stats.bad_body++;
+        ctld_log("agent %s: bad OUTPUT: %s", a->addr, err.msg);
+        return;
+    }
+    ctld_output_answer(a->c, a->node, &m);
+    dr_msg_output_free(&m);
+}
+
 void ctld_agent_msg(ctld_agent_t *a, const dr_frame_t *f)
 {
     dr_ctld_t *c = a->c;
@@ -412,6 +427,10 @@ void ctld_agent_msg(ctld_agent_t *a, const dr_frame_t *f)
     case DR_MSG_CKPT:
         if (a->registered)
             on_ckpt(a, f);
+        break;
+    case DR_MSG_OUTPUT:
+        if (a->registered)
+            on_output(a, f);
         break;
     default:
         ctld_log("agent %s: unexpected %s message; ignored", a->addr, dr_msg_type_name(f->type));

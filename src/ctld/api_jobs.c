@@ -20,6 +20,7 @@
 #include <jansson.h>
 
 #include "ctld/ctld.h"
+#include "ctld/output.h"
 #include "drover/joblist.h"
 #include "drover/util.h"
 
@@ -401,6 +402,9 @@ static bool may_touch(const ctld_who_t *who, const char *owner)
     return who->operator_ || (owner && strcmp(owner, who->user) == 0);
 }
 
+/* GET /v1/jobs/ID/output: the bytes come from the node that ran the job,
+ * read there by its agent as the job's user (output.c); droverd never
+ * opens the path a user named. */
 static void output(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who, uint64_t id)
 {
     char *owner = NULL;
@@ -416,6 +420,7 @@ static void output(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
         free(owner);
         return;
     }
+    bool own = owner && strcmp(owner, who->user) == 0;
     free(owner);
     struct evkeyvalq q;
     TAILQ_INIT(&q);
@@ -426,51 +431,45 @@ static void output(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
     const char *off_s = evhttp_find_header(&q, "offset");
     const char *lim_s = evhttp_find_header(&q, "limit");
     uint64_t off = 0, lim = OUTPUT_CHUNK;
-    if ((off_s && dr_parse_u64(off_s, &off) != 0) || (lim_s && dr_parse_u64(lim_s, &lim) != 0)) {
-        ctld_reply_error(req, 400, off_s ? "offset" : "limit", "%s: not a number",
-                         off_s ? "offset" : "limit");
+    bool bad =
+        (off_s && dr_parse_u64(off_s, &off) != 0) || (lim_s && dr_parse_u64(lim_s, &lim) != 0);
+    bool err_stream = stream && strcmp(stream, "stderr") == 0;
+    json_t *o = bad ? NULL : json_loads(js, 0, NULL);
+    free(js);
+    if (bad || !o) {
+        ctld_reply_error(req, bad ? 400 : 500, bad ? (off_s ? "offset" : "limit") : NULL, "%s",
+                         bad ? (off_s ? "offset: not a number" : "limit: not a number")
+                             : "the job's record is unreadable");
         evhttp_clear_headers(&q);
-        free(js);
+        json_decref(o);
         return;
     }
-    bool err_stream = stream && strcmp(stream, "stderr") == 0;
-    json_t *o = json_loads(js, 0, NULL);
-    free(js);
+    evhttp_clear_headers(&q);
     const char *path = json_string_value(json_object_get(o, err_stream ? "err_path" : "out_path"));
     const char *state = json_string_value(json_object_get(o, "state"));
-    char st[32];
-    snprintf(st, sizeof st, "%s", state ? state : "");
-    int fd = path && *path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-    if (fd < 0) {
-        ctld_reply_error(req, 404, NULL,
-                         "job %llu: no output yet%s%s (the controller reads it where the job "
-                         "wrote it: a shared or local file system)",
-                         (unsigned long long)id, path && *path ? " at " : "", path ? path : "");
-        json_decref(o);
-        evhttp_clear_headers(&q);
-        return;
+    const char *node = json_string_value(json_array_get(json_object_get(o, "nodes"), 0));
+    json_t *uid = json_object_get(o, "uid"), *gid = json_object_get(o, "gid");
+    int ni = node ? dr_cluster_find_node(&c->cl, node) : -1;
+    if (!path || !*path || ni < 0) {
+        ctld_reply_error(req, 404, NULL, "job %llu: no output yet (%s)", (unsigned long long)id,
+                         ni < 0 ? "it has not run on any node" : "it has no output file");
+    } else if ((!json_is_integer(uid) || !json_is_integer(gid)) && !own) {
+        /* a record from before uid was kept: only its owner's ids are known */
+        ctld_reply_error(req, 403, NULL,
+                         "job %llu: only its owner may read this older job's output",
+                         (unsigned long long)id);
+    } else {
+        dr_msg_output_req_t m = {
+            .job = id,
+            .path = (char *)path,
+            .uid = json_is_integer(uid) ? (uint32_t)json_integer_value(uid) : who->uid,
+            .gid = json_is_integer(gid) ? (uint32_t)json_integer_value(gid) : who->gid,
+            .offset = off,
+            .limit = (uint32_t)(lim > OUTPUT_CHUNK ? OUTPUT_CHUNK : lim),
+        };
+        ctld_output_request(c, req, ni, &m, state ? state : "");
     }
     json_decref(o);
-    if (lim > OUTPUT_CHUNK)
-        lim = OUTPUT_CHUNK;
-    char *buf = malloc(OUTPUT_CHUNK);
-    ssize_t n = buf ? pread(fd, buf, (size_t)lim, (off_t)off) : -1;
-    close(fd);
-    if (n < 0)
-        n = 0;
-    struct evbuffer *b = evbuffer_new();
-    evbuffer_add(b, buf, (size_t)n);
-    free(buf);
-    struct evkeyvalq *h = evhttp_request_get_output_headers(req);
-    char next[32];
-    uint64_t upto = off + (uint64_t)n;
-    snprintf(next, sizeof next, "%llu", (unsigned long long)upto);
-    evhttp_add_header(h, "Content-Type", "text/plain; charset=utf-8");
-    evhttp_add_header(h, "X-Drover-Offset-Next", next);
-    evhttp_add_header(h, "X-Drover-Job-State", st);
-    evhttp_send_reply(req, 200, "OK", b);
-    evbuffer_free(b);
-    evhttp_clear_headers(&q);
 }
 
 typedef struct ev_ctx {

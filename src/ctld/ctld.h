@@ -289,6 +289,7 @@ typedef struct dr_ctld {
     uint64_t epoch;
     int64_t start_boot; /* CLOCK_BOOTTIME at start-up (restart.c) */
     uint64_t next_id;
+    struct ctld_outputs *outputs; /* output requests waiting for their node (output.c) */
     dr_catalog_t cat;
     dr_cluster_t cl;
     dr_sched_t *sched;

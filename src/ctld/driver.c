@@ -26,6 +26,7 @@
 #include <jansson.h>
 
 #include "ctld/ctld.h"
+#include "ctld/output.h"
 #include "drover/config.h"
 #include "drover/hostlist.h"
 #include "drover/util.h"
@@ -1570,6 +1571,7 @@ void dr_ctld_free(dr_ctld_t *c)
     c->stopping = true; /* the agents' connections close: their nodes are not lost */
     while (c->agents)
         ctld_agent_close(c->agents, "controller stopping");
+    ctld_output_free(c); /* before the connections its requests are on */
     out_flush(c, false);
     ctld_lb_free(c);
     ctld_events_free(c); /* before the connections they are on */

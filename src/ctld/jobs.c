@@ -286,6 +286,8 @@ json_t *ctld_job_obj(dr_ctld_t *c, const ctld_job_t *cj)
     json_object_set_new(o, "id", json_integer((json_int_t)j->id));
     json_object_set_new(o, "name", json_string(ctld_job_name(cj, "")));
     json_object_set_new(o, "user", json_string(cj->user ? cj->user : ""));
+    json_object_set_new(o, "uid", json_integer(cj->uid));
+    json_object_set_new(o, "gid", json_integer(cj->gid));
     json_object_set_new(o, "account", json_string(sp->account ? sp->account : ""));
     json_object_set_new(o, "kind", json_string(dr_job_kind_name((dr_job_kind_t)j->kind)));
     json_object_set_new(o, "state", json_string(ctld_job_state_name(cj)));

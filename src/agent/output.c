@@ -144,14 +144,8 @@ static void answer(dr_agent_t *a, uint64_t req, uint32_t status, const char *det
                        (unsigned long long)req);
 }
 
-static void reader_free(out_reader_t *r)
+static void reader_destroy(out_reader_t *r)
 {
-    for (out_reader_t **p = &r->a->out_readers; *p; p = &(*p)->next)
-        if (*p == r) {
-            *p = r->next;
-            r->a->out_nreaders--;
-            break;
-        }
     if (r->pid > 0)
         dr_agent_kill_child(r->pid, SIGKILL); /* reaped by the SIGCHLD handler */
     if (r->ev)
@@ -162,6 +156,17 @@ static void reader_free(out_reader_t *r)
         close(r->fd);
     free(r->buf);
     free(r);
+}
+
+static void reader_free(out_reader_t *r)
+{
+    for (out_reader_t **p = &r->a->out_readers; *p; p = &(*p)->next)
+        if (*p == r) {
+            *p = r->next;
+            r->a->out_nreaders--;
+            break;
+        }
+    reader_destroy(r);
 }
 
 static const char *step_name(uint32_t what)
@@ -289,6 +294,10 @@ void dr_agent_output_read(dr_agent_t *a, const dr_msg_output_req_t *m)
 
 void dr_agent_output_free(dr_agent_t *a)
 {
-    while (a->out_readers)
-        reader_free(a->out_readers);
+    while (a->out_readers) {
+        out_reader_t *r = a->out_readers;
+        a->out_readers = r->next;
+        a->out_nreaders--;
+        reader_destroy(r);
+    }
 }

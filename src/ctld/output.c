@@ -39,6 +39,15 @@ struct ctld_outputs {
     uint64_t next_id;
 };
 
+static void destroy_pending(pending_t *p)
+{
+    if (p->timer)
+        event_free(p->timer);
+    if (p->conn)
+        evhttp_connection_set_closecb(p->conn, NULL, NULL);
+    free(p);
+}
+
 static void unlink_pending(pending_t *p)
 {
     for (pending_t **q = &p->c->outputs->head; *q; q = &(*q)->next)
@@ -46,11 +55,7 @@ static void unlink_pending(pending_t *p)
             *q = p->next;
             break;
         }
-    if (p->timer)
-        event_free(p->timer);
-    if (p->conn)
-        evhttp_connection_set_closecb(p->conn, NULL, NULL);
-    free(p);
+    destroy_pending(p);
 }
 
 /* The client went away first: evhttp frees its request. */
@@ -129,7 +134,7 @@ static void reply_bytes(pending_t *p, const dr_msg_output_t *m)
     struct evhttp_request *req = p->req;
     struct evkeyvalq *h = evhttp_request_get_output_headers(req);
     char next[32], size[32];
-    snprintf(next, sizeof next, "%llu", (unsigned long long)(p->offset + m->ndata));
+    snprintf(next, sizeof next, "%llu", (unsigned long long)p->offset + m->ndata);
     snprintf(size, sizeof size, "%llu", (unsigned long long)m->size);
     evhttp_add_header(h, "Content-Type", "text/plain; charset=utf-8");
     evhttp_add_header(h, "X-Drover-Offset-Next", next);
@@ -201,8 +206,13 @@ void ctld_output_free(dr_ctld_t *c)
 {
     if (!c->outputs)
         return;
-    while (c->outputs->head)
-        fail(c->outputs->head, 503, "the controller is stopping");
+    while (c->outputs->head) {
+        pending_t *p = c->outputs->head;
+        struct evhttp_request *req = p->req;
+        c->outputs->head = p->next;
+        destroy_pending(p);
+        ctld_reply_error(req, 503, NULL, "the controller is stopping");
+    }
     free(c->outputs);
     c->outputs = NULL;
 }

@@ -47,6 +47,11 @@ static const char *ssl_err(char *buf, size_t n)
     ERR_clear_error();
     if (!e)
         return "unknown error";
+    /* the reason alone ("certificate verify failed", "No such file or
+     * directory"): the library and code numbers say nothing to a user */
+    const char *r = ERR_reason_error_string(e);
+    if (r)
+        return r;
     ERR_error_string_n(e, buf, n);
     return buf;
 }

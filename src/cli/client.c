@@ -490,8 +490,15 @@ int cli_client_request(cli_client_t *c, const char *method, const char *target, 
         }
         if (r == 0) {
             rc = cli_http_parser_eof(&p, err);
-            if (rc != DR_OK && p.head_bytes == 0)
+            if (rc != DR_OK && p.head_bytes == 0) {
                 c->unreachable = true; /* closed without a word: a restart */
+                /* or an HTTPS controller, which drops plain text unanswered */
+                if (!c->ep.is_unix && !c->ep.tls && err) {
+                    size_t n = strlen(err->msg);
+                    snprintf(err->msg + n, sizeof err->msg - n,
+                             " (if droverd runs with --tls, use https://)");
+                }
+            }
             break;
         }
         size_t used;

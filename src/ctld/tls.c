@@ -227,6 +227,26 @@ static int san_list(const char *extra, char *san, size_t cap, char *host, size_t
     return rc;
 }
 
+/* A pair made on an earlier start keeps its names: a --tls-san name it
+ * lacks would make clients refuse that name, so say so now. */
+static void warn_missing_names(X509 *x, const char *extra, const char *cert_path)
+{
+    for (const char *p = extra ? extra : ""; *p && x;) {
+        size_t n = strcspn(p, ",");
+        char name[NAME_MAX_L + 1];
+        snprintf(name, sizeof name, "%.*s", (int)(n > NAME_MAX_L ? NAME_MAX_L : n), p);
+        unsigned char addr[16];
+        bool ip = inet_pton(AF_INET, name, addr) == 1 || inet_pton(AF_INET6, name, addr) == 1;
+        if (name[0] &&
+            (ip ? X509_check_ip_asc(x, name, 0) : X509_check_host(x, name, 0, 0, NULL)) != 1)
+            ctld_log(
+                "API: TLS: warning: %s, made on an earlier start, is not for '%s' (--tls-san): "
+                "stop droverd, remove it and its key, and start again to make a new pair",
+                cert_path, name);
+        p += n + (p[n] == ',');
+    }
+}
+
 /* The state directory's pair, made on the first start with --tls and no
  * --tls-cert; the same pair (and fingerprint) on every later start. */
 static int load_or_make_self(dr_ctld_t *c, SSL_CTX *ctx, char *cert_path, size_t cp_cap, bool *made,
@@ -245,6 +265,7 @@ static int load_or_make_self(dr_ctld_t *c, SSL_CTX *ctx, char *cert_path, size_t
                               "TLS: the self-signed pair in %s: %s (remove %s and %s to make a "
                               "new one)",
                               c->o.state_dir, ssl_err(eb, sizeof eb), SELF_CERT, SELF_KEY);
+        warn_missing_names(SSL_CTX_get0_certificate(ctx), c->o.tls_san, cert_path);
         return DR_OK;
     }
     if (have_c != have_k)

@@ -1,8 +1,9 @@
-/* client.c - blocking HTTP/1.1 over a Unix socket or TCP for the CLI: find
- * the controller (--server, $DROVER_SERVER, the default socket, the default
- * address), send one request per connection (Connection: close: the verbs
- * make few requests, and a fresh connection survives a controller restart
- * between polls), read the reply under a timeout into http_parse.c. */
+/* client.c - blocking HTTP/1.1 over a Unix socket or TCP (TLS for https://,
+ * tls.c) for the CLI: find the controller (--server, $DROVER_SERVER, the
+ * default socket, the default address), send one request per connection
+ * (Connection: close: the verbs make few requests, and a fresh connection
+ * survives a controller restart between polls), read the reply under a
+ * timeout into http_parse.c. */
 #include "cli/client.h"
 
 #include <errno.h>
@@ -18,9 +19,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/tls.h"
 #include "drover/util.h"
 
 #define CLI_DEFAULT_PORT "6817"
+
+const char *cli_cacert_arg = NULL;
 
 void cli_endpoint_free(cli_endpoint_t *ep)
 {
@@ -51,12 +55,18 @@ int cli_endpoint_parse(const char *spec, cli_endpoint_t *ep, dr_err_t *err)
         return dr_err_set(err, DR_EINVAL, "--server: empty");
     if (strncmp(spec, "unix:", 5) == 0)
         return ep_unix(ep, spec, spec + 5, err);
-    if (strncmp(spec, "https://", 8) == 0)
-        return dr_err_set(err, DR_EINVAL, "--server '%s': https is not supported", spec);
     const char *hp = spec;
-    bool url = strncmp(spec, "http://", 7) == 0;
+    bool tls = strncmp(spec, "https://", 8) == 0;
+    bool url = tls || strncmp(spec, "http://", 7) == 0;
+    const char *scheme = strstr(spec, "://");
     if (url)
-        hp = spec + 7;
+        hp = strstr(spec, "://") + 3;
+    else if (scheme && scheme > spec &&
+             strspn(spec, "abcdefghijklmnopqrstuvwxyz+.-") == (size_t)(scheme - spec))
+        return dr_err_set(err, DR_EINVAL,
+                          "--server '%s': unknown scheme (http://, https://, unix:PATH or a "
+                          "socket path)",
+                          spec);
     else if (strchr(spec, '/') || !strchr(spec, ':'))
         return ep_unix(ep, spec, spec, err);
     size_t n = strcspn(hp, "/");
@@ -104,13 +114,14 @@ int cli_endpoint_parse(const char *spec, cli_endpoint_t *ep, dr_err_t *err)
         free(hostport);
         return rc;
     }
+    ep->tls = tls;
     ep->host = dr_strdup(host);
     ep->port = dr_strdup(port);
     size_t dl = strlen(host) + strlen(port) + 16;
     ep->display = malloc(dl);
     if (ep->display)
-        snprintf(ep->display, dl, strchr(host, ':') ? "http://[%s]:%s" : "http://%s:%s", host,
-                 port);
+        snprintf(ep->display, dl, strchr(host, ':') ? "%s://[%s]:%s" : "%s://%s:%s",
+                 tls ? "https" : "http", host, port);
     free(hostport);
     if (!ep->host || !ep->port || !ep->display) {
         cli_endpoint_free(ep);
@@ -125,6 +136,9 @@ int cli_client_init(cli_client_t *c, const char *server, dr_err_t *err)
     c->connect_timeout_ms = CLI_CONNECT_TIMEOUT;
     c->read_timeout_ms = CLI_READ_TIMEOUT;
     c->max_body = CLI_HTTP_MAX_BODY;
+    const char *ca = cli_cacert_arg && *cli_cacert_arg ? cli_cacert_arg : getenv("DROVER_CACERT");
+    if (ca && *ca && !(c->cacert = dr_strdup(ca)))
+        return dr_err_set(err, DR_ENOMEM, "out of memory");
     const char *spec = server;
     if (!spec || !*spec)
         spec = getenv("DROVER_SERVER");
@@ -142,6 +156,7 @@ void cli_client_free(cli_client_t *c)
     cli_endpoint_free(&c->ep);
     cli_endpoint_free(&c->alt);
     free(c->token);
+    free(c->cacert);
     memset(c, 0, sizeof *c);
 }
 
@@ -311,8 +326,54 @@ static int client_connect(cli_client_t *c, dr_err_t *err)
     return fd;
 }
 
-static int send_all(int fd, const char *d, size_t n, int timeout_ms)
+/* The end of a connection: TLS's goodbye, then the socket. */
+static void conn_close(int fd, struct ssl_st *ssl)
 {
+    cli_tls_close(ssl);
+    close(fd);
+}
+
+/* What came within the deadline: > 0 bytes, 0 the end, -ETIMEDOUT, or
+ * -errno (-EPROTO: TLS failed).  Through TLS, what it already holds is
+ * taken before the socket is waited on. */
+static ssize_t conn_read(int fd, struct ssl_st *ssl, char *buf, size_t cap, long long deadline)
+{
+    for (;;) {
+        short want = POLLIN;
+        if (ssl) {
+            ssize_t r = cli_tls_read(ssl, buf, cap, &want);
+            if (r != -EAGAIN)
+                return r;
+        }
+        int w = wait_fd(fd, want, deadline);
+        if (w != 0)
+            return w;
+        if (ssl)
+            continue;
+        ssize_t r = recv(fd, buf, cap, 0);
+        if (r >= 0)
+            return r;
+        if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)
+            return -errno;
+    }
+}
+
+static int send_all(int fd, struct ssl_st *ssl, const char *d, size_t n, int timeout_ms)
+{
+    while (n > 0 && ssl) {
+        short want = POLLOUT;
+        ssize_t w = cli_tls_write(ssl, d, n, &want);
+        if (w > 0) {
+            d += w;
+            n -= (size_t)w;
+            continue;
+        }
+        if (w != -EAGAIN)
+            return w < 0 ? (int)w : -EPIPE;
+        int rc = wait_fd(fd, want, now_ms() + timeout_ms);
+        if (rc != 0)
+            return rc;
+    }
     while (n > 0) {
         ssize_t w = send(fd, d, n, MSG_NOSIGNAL);
         if (w > 0) {
@@ -334,25 +395,38 @@ static int send_all(int fd, const char *d, size_t n, int timeout_ms)
 }
 
 /* Connect and send the request (`extra`: more header lines, each ending
- * in CR LF, or NULL): the socket, or a negative DR_ code. */
+ * in CR LF, or NULL): the socket (and *sslp for https://), or a negative
+ * DR_ code.  An https:// server's certificate is verified before anything
+ * is sent: a token never goes to a server that is not the one named. */
 static int send_request(cli_client_t *c, const char *method, const char *target, const char *ctype,
-                        const char *body, size_t body_len, const char *extra, dr_err_t *err)
+                        const char *body, size_t body_len, const char *extra, struct ssl_st **sslp,
+                        dr_err_t *err)
 {
     c->unreachable = false;
     c->last_status = 0;
+    *sslp = NULL;
     int fd = client_connect(c, err);
     if (fd < 0)
         return fd;
+    struct ssl_st *ssl = NULL;
+    if (c->ep.tls) {
+        int trc = cli_tls_connect(fd, c->ep.host, c->ep.port, c->cacert,
+                                  now_ms() + c->connect_timeout_ms, &ssl, err);
+        if (trc != DR_OK) {
+            close(fd);
+            return trc;
+        }
+    }
     if (!c->ep.is_unix && !c->token_loaded) {
         c->token = cli_token_load();
         c->token_loaded = true;
     }
-    const char *host = c->ep.is_unix ? "localhost" : c->ep.display + 7; /* past "http://" */
+    const char *host = c->ep.is_unix ? "localhost" : strstr(c->ep.display, "://") + 3;
     size_t hl = strlen(method) + strlen(target) + strlen(host) + (c->token ? strlen(c->token) : 0) +
                 (ctype ? strlen(ctype) : 0) + (extra ? strlen(extra) : 0) + 256;
     char *head = malloc(hl);
     if (!head) {
-        close(fd);
+        conn_close(fd, ssl);
         return dr_err_set(err, DR_ENOMEM, "out of memory");
     }
     int k = snprintf(head, hl,
@@ -369,16 +443,17 @@ static int send_request(cli_client_t *c, const char *method, const char *target,
     if (extra)
         k += snprintf(head + k, hl - (size_t)k, "%s", extra);
     k += snprintf(head + k, hl - (size_t)k, "\r\n");
-    int rc = send_all(fd, head, (size_t)k, c->read_timeout_ms);
+    int rc = send_all(fd, ssl, head, (size_t)k, c->read_timeout_ms);
     free(head);
     if (rc == 0 && body && body_len)
-        rc = send_all(fd, body, body_len, c->read_timeout_ms);
+        rc = send_all(fd, ssl, body, body_len, c->read_timeout_ms);
     if (rc != 0) {
-        close(fd);
+        conn_close(fd, ssl);
         c->unreachable = true;
         return dr_err_set(err, DR_EIO, "sending to the controller at %s: %s", c->ep.display,
                           strerror(-rc));
     }
+    *sslp = ssl;
     return fd;
 }
 
@@ -386,7 +461,8 @@ int cli_client_request(cli_client_t *c, const char *method, const char *target, 
                        const char *body, size_t body_len, cli_http_resp_t *resp, dr_err_t *err)
 {
     memset(resp, 0, sizeof *resp);
-    int fd = send_request(c, method, target, ctype, body, body_len, NULL, err);
+    struct ssl_st *ssl;
+    int fd = send_request(c, method, target, ctype, body, body_len, NULL, &ssl, err);
     if (fd < 0)
         return fd;
     int rc;
@@ -395,36 +471,34 @@ int cli_client_request(cli_client_t *c, const char *method, const char *target, 
     cli_http_parser_init(&p, c->max_body, strcmp(method, "HEAD") == 0);
     char *buf = malloc(64 << 10);
     if (!buf) {
-        close(fd);
+        conn_close(fd, ssl);
         return dr_err_set(err, DR_ENOMEM, "out of memory");
     }
     rc = DR_OK;
     while (!cli_http_parser_done(&p)) {
         /* the timeout is per read: a long body that keeps coming is fine */
-        int w = wait_fd(fd, POLLIN, now_ms() + c->read_timeout_ms);
-        if (w != 0) {
+        ssize_t r = conn_read(fd, ssl, buf, 64 << 10, now_ms() + c->read_timeout_ms);
+        if (r < 0) {
             c->unreachable = true;
-            if (w == -ETIMEDOUT)
+            if (r == -ETIMEDOUT)
                 rc = dr_err_set(err, DR_EIO, "no reply from the controller at %s within %d s",
                                 c->ep.display, c->read_timeout_ms / 1000);
             else
                 rc = dr_err_set(err, DR_EIO, "reading from the controller at %s: %s", c->ep.display,
-                                strerror(-w));
-            break;
-        }
-        ssize_t r = recv(fd, buf, 64 << 10, 0);
-        if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
-            continue;
-        if (r < 0) {
-            c->unreachable = true;
-            rc = dr_err_set(err, DR_EIO, "reading from the controller at %s: %s", c->ep.display,
-                            strerror(errno));
+                                strerror((int)-r));
             break;
         }
         if (r == 0) {
             rc = cli_http_parser_eof(&p, err);
-            if (rc != DR_OK && p.head_bytes == 0)
+            if (rc != DR_OK && p.head_bytes == 0) {
                 c->unreachable = true; /* closed without a word: a restart */
+                /* or an HTTPS controller, which drops plain text unanswered */
+                if (!c->ep.is_unix && !c->ep.tls && err) {
+                    size_t n = strlen(err->msg);
+                    snprintf(err->msg + n, sizeof err->msg - n,
+                             " (if droverd runs with --tls, use https://)");
+                }
+            }
             break;
         }
         size_t used;
@@ -432,7 +506,7 @@ int cli_client_request(cli_client_t *c, const char *method, const char *target, 
             break;
     }
     free(buf);
-    close(fd);
+    conn_close(fd, ssl);
     if (rc == DR_OK) {
         cli_http_parser_take(&p, resp);
         c->last_status = resp->status;
@@ -555,8 +629,9 @@ char *cli_url_escape(const char *s)
 void cli_stream_close(cli_stream_t *s)
 {
     if (s->fd >= 0)
-        close(s->fd);
+        conn_close(s->fd, s->ssl);
     s->fd = -1;
+    s->ssl = NULL;
     cli_http_parser_free(&s->p);
 }
 
@@ -565,21 +640,13 @@ void cli_stream_close(cli_stream_t *s)
 static int stream_fill(cli_stream_t *s, int wait_ms, char *buf, size_t cap, dr_err_t *err)
 {
     cli_client_t *c = s->c;
-    int w = wait_fd(s->fd, POLLIN, now_ms() + wait_ms);
-    if (w == -ETIMEDOUT)
-        return 0;
-    if (w != 0) {
-        c->unreachable = true;
-        return dr_err_set(err, DR_EIO, "reading from the controller at %s: %s", c->ep.display,
-                          strerror(-w));
-    }
-    ssize_t r = recv(s->fd, buf, cap, 0);
-    if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+    ssize_t r = conn_read(s->fd, s->ssl, buf, cap, now_ms() + wait_ms);
+    if (r == -ETIMEDOUT)
         return 0;
     if (r < 0) {
         c->unreachable = true;
         return dr_err_set(err, DR_EIO, "reading from the controller at %s: %s", c->ep.display,
-                          strerror(errno));
+                          strerror((int)-r));
     }
     if (r == 0) {
         s->ended = cli_http_parser_done(&s->p);
@@ -607,7 +674,7 @@ int cli_stream_open(cli_client_t *c, const char *target, const char *last_id, cl
     char extra[96] = "";
     if (last_id)
         snprintf(extra, sizeof extra, "Last-Event-ID: %.40s\r\n", last_id);
-    int fd = send_request(c, "GET", target, NULL, NULL, 0, extra[0] ? extra : NULL, err);
+    int fd = send_request(c, "GET", target, NULL, NULL, 0, extra[0] ? extra : NULL, &s->ssl, err);
     if (fd < 0)
         return fd;
     s->fd = fd;

@@ -1,8 +1,9 @@
 /* client.h - the CLI's blocking HTTP/1.1 client of the controller's API
  * (docs/api.md): one request per connection, over a Unix socket (the peer's
- * uid is the user; no token) or TCP (a bearer token), with connect and read
- * timeouts and a bounded response.  No dependency beyond sockets: the
- * response is parsed by http_parse.c. */
+ * uid is the user; no token) or TCP (a bearer token; TLS for https://, with
+ * the server's certificate verified: tls.c), with connect and read
+ * timeouts and a bounded response.  No dependency beyond sockets and
+ * OpenSSL: the response is parsed by http_parse.c. */
 #ifndef DROVER_CLI_CLIENT_H
 #define DROVER_CLI_CLIENT_H
 
@@ -22,13 +23,15 @@
 /* Where the controller is: a socket path or a TCP host and port. */
 typedef struct cli_endpoint {
     bool is_unix;
+    bool tls;          /* https:// */
     char *path;        /* Unix socket */
     char *host, *port; /* TCP (host without IPv6 brackets) */
-    char *display;     /* for messages: the path, or "http://HOST:PORT" */
+    char *display;     /* for messages: the path, or "http[s]://HOST:PORT" */
 } cli_endpoint_t;
 
-/* "http://HOST:PORT[/]", "HOST:PORT", "[::1]:6817", "unix:PATH" or a path
- * (anything with a '/', or without a ':').  Errors: "--server 'x': ...". */
+/* "http://HOST:PORT[/]", "https://HOST:PORT[/]", "HOST:PORT", "[::1]:6817",
+ * "unix:PATH" or a path (anything with a '/', or without a ':'; but no
+ * other "SCHEME://").  Errors: "--server 'x': ...". */
 int cli_endpoint_parse(const char *spec, cli_endpoint_t *ep, dr_err_t *err);
 void cli_endpoint_free(cli_endpoint_t *ep);
 
@@ -38,7 +41,8 @@ typedef struct cli_client {
      * TCP address when the socket is absent or refuses. */
     bool fallback;
     cli_endpoint_t alt;
-    char *token; /* for TCP; NULL = none found */
+    char *token;  /* for TCP; NULL = none found */
+    char *cacert; /* https://: the trusted certificates (PEM); NULL = the system's */
     bool token_loaded;
     int connect_timeout_ms, read_timeout_ms;
     size_t max_body;
@@ -48,8 +52,13 @@ typedef struct cli_client {
     int last_status; /* HTTP status of the last reply, 0 if none */
 } cli_client_t;
 
+/* `drover --cacert FILE VERB`: the certificates an https:// server's must
+ * chain to (NULL: $DROVER_CACERT, else the system's CA store). */
+extern const char *cli_cacert_arg;
+
 /* The server from `server` (--server; NULL = none), else $DROVER_SERVER,
- * else the defaults.  Nothing is connected yet. */
+ * else the defaults; the trusted certificates from cli_cacert_arg, else
+ * $DROVER_CACERT.  Nothing is connected yet. */
 int cli_client_init(cli_client_t *c, const char *server, dr_err_t *err);
 void cli_client_free(cli_client_t *c);
 
@@ -82,9 +91,11 @@ int cli_client_get(cli_client_t *c, const char *target, cli_http_resp_t *resp, d
 /* A streamed GET (text/event-stream, GET /v1/events?follow=1): the reply's
  * body is read as it comes, without a bound on its total length (only on
  * what is not yet consumed). */
+struct ssl_st;
 typedef struct cli_stream {
     cli_client_t *c;
     int fd;
+    struct ssl_st *ssl; /* https:// */
     cli_http_parser_t p;
     size_t taken; /* bytes the last cli_stream_read gave */
     bool ended;   /* the server ended the body (its last chunk) */

@@ -10,7 +10,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: drover [--server URL|SOCKET] <command> [options]\n"
+            "usage: drover [--server URL|SOCKET] [--cacert FILE] <command> [options]\n"
             "\n"
             "offline:\n"
             "  plan     size a training run, a service or a batch array: GPU type, count,\n"
@@ -42,6 +42,8 @@ static void usage(FILE *f)
             "  version  print the version\n"
             "\n"
             "The controller: --server, else $DROVER_SERVER, else %s, then %s.\n"
+            "An https:// controller's certificate must chain to one in --cacert FILE (else\n"
+            "$DROVER_CACERT, else the system's CA store) and name the host dialled.\n"
             "Run 'drover <command> --help' for the options of a command.\n",
             CLI_DEFAULT_SOCKET, CLI_DEFAULT_URL);
 }
@@ -69,19 +71,29 @@ int main(int argc, char **argv)
     self = self ? self + 1 : argc > 0 && argv[0] ? argv[0] : "";
     if (strcmp(self, "srun") == 0)
         return cli_srun(argc, argv);
-    /* `drover --server X VERB`: the server for any live verb */
-    while (argc >= 2 && strncmp(argv[1], "--server", 8) == 0 &&
-           (argv[1][8] == '=' || argv[1][8] == '\0')) {
-        if (argv[1][8] == '=') {
-            cli_server_arg = argv[1] + 9;
+    /* `drover --server X [--cacert FILE] VERB`: the server (and the
+     * certificates an https:// one's must chain to) for any live verb */
+    for (;;) {
+        const char *names[] = {"--server", "--cacert"};
+        const char **dest[] = {&cli_server_arg, &cli_cacert_arg};
+        size_t k = 0, n = 0;
+        for (k = 0; k < 2 && argc >= 2; k++) {
+            n = strlen(names[k]);
+            if (strncmp(argv[1], names[k], n) == 0 && (argv[1][n] == '=' || argv[1][n] == '\0'))
+                break;
+        }
+        if (k == 2 || argc < 2)
+            break;
+        if (argv[1][n] == '=') {
+            *dest[k] = argv[1] + n + 1;
             argc--;
             argv++;
         } else if (argc >= 3) {
-            cli_server_arg = argv[2];
+            *dest[k] = argv[2];
             argc -= 2;
             argv += 2;
         } else {
-            return cli_usage_error("--server needs a value");
+            return cli_usage_error("%s needs a value", names[k]);
         }
     }
     if (argc < 2) {

@@ -22,6 +22,9 @@
 #include "ctld/ctld.h"
 
 #define COOKIE_ATTRS "HttpOnly; SameSite=Strict; Path=/"
+/* Over HTTPS (--tls) the cookie is Secure: a browser never sends the token
+ * it holds over plain HTTP, where anyone on the path would read it. */
+#define COOKIE_SECURE(req) (ctld_req_tls(req) ? "; Secure" : "")
 
 static void login(dr_ctld_t *c, struct evhttp_request *req)
 {
@@ -47,8 +50,9 @@ static void login(dr_ctld_t *c, struct evhttp_request *req)
         ctld_reply_error(req, 401, "token", "token: unknown or revoked token");
         return;
     }
-    char cookie[64 + CTLD_TOKEN_MAX];
-    snprintf(cookie, sizeof cookie, "%s=%s; " COOKIE_ATTRS, CTLD_SESSION_COOKIE, tok);
+    char cookie[96 + CTLD_TOKEN_MAX];
+    snprintf(cookie, sizeof cookie, "%s=%s; " COOKIE_ATTRS "%s", CTLD_SESSION_COOKIE, tok,
+             COOKIE_SECURE(req));
     json_decref(o);
     evhttp_add_header(evhttp_request_get_output_headers(req), "Set-Cookie", cookie);
     evhttp_add_header(evhttp_request_get_output_headers(req), "Cache-Control", "no-store");
@@ -76,7 +80,9 @@ void ctld_api_session(dr_ctld_t *c, struct evhttp_request *req)
         login(c, req);
         return;
     }
-    evhttp_add_header(evhttp_request_get_output_headers(req), "Set-Cookie",
-                      CTLD_SESSION_COOKIE "=; Max-Age=0; " COOKIE_ATTRS);
+    char clear[128];
+    snprintf(clear, sizeof clear, CTLD_SESSION_COOKIE "=; Max-Age=0; " COOKIE_ATTRS "%s",
+             COOKIE_SECURE(req));
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Set-Cookie", clear);
     ctld_reply_json(req, 200, "{\"ok\":true}");
 }

@@ -240,6 +240,9 @@ typedef struct ctld_out {
 
 /* ---- the controller ---- */
 
+/* a SHA-256 fingerprint as AB:CD:...: 32 bytes, 3 characters each */
+#define CTLD_TLS_FPR_LEN 97
+
 typedef struct ctld_opts {
     const char *config;
     const char *state_dir;
@@ -260,6 +263,13 @@ typedef struct ctld_opts {
     double submit_burst; /* --submit-burst: the bucket's size */
     bool metrics_public; /* --metrics-public: GET /metrics without a token (metrics.c) */
     dr_time_t stats_interval; /* --stats-interval: GET /v1/stats samples this often (stats.c) */
+    /* HTTPS on the TCP API (tls.c): --tls, the operator's --tls-cert and
+     * --tls-key (else a self-signed pair in the state directory, for the
+     * names in --tls-san besides localhost and the host's); --plain-http:
+     * plain HTTP on a --listen address that is not loopback, asked for */
+    bool tls;
+    const char *tls_cert, *tls_key, *tls_san;
+    bool plain_http;
 } ctld_opts_t;
 
 typedef struct ctld_bucket ctld_bucket_t;
@@ -275,7 +285,10 @@ typedef struct dr_ctld {
     ctld_bucket_t *buckets; /* submit rate limit, per user (ratelimit.c) */
     size_t nbuckets, buckets_cap;
     struct event_base *base;
-    struct evhttp *http;
+    struct evhttp *http;      /* the TCP API (HTTPS with --tls) */
+    struct evhttp *http_unix; /* the Unix socket's: always plain (peer credentials) */
+    struct ssl_ctx_st *tls_ctx;
+    char tls_fpr[CTLD_TLS_FPR_LEN]; /* the certificate's SHA-256, for the log */
     struct evconnlistener *agent_lst;
     struct event *turn_ev, *tick_ev, *sig_int, *sig_term;
     struct event *pass_timer;   /* the next pass allowed by --min-pass-interval; retries */
@@ -725,6 +738,7 @@ typedef struct ctld_who {
     bool via_cookie; /* the dashboard's session cookie: see ctld_auth_csrf_ok */
 } ctld_who_t;
 int ctld_http_start(dr_ctld_t *c, dr_err_t *err);
+void ctld_http_free(dr_ctld_t *c);
 void ctld_reply_json(struct evhttp_request *req, int status, const char *json);
 /* A reply of what body holds (taken from it, without a copy; the caller
  * still frees body). */
@@ -835,6 +849,18 @@ bool ctld_auth_csrf_ok(struct evhttp_request *req, const ctld_who_t *who);
 void ctld_api_session(dr_ctld_t *c, struct evhttp_request *req);
 /* ui.c: the dashboard's files at / and /ui/...; false if path is not one */
 bool ctld_ui_serve(struct evhttp_request *req, const char *path);
+
+/* tls.c: HTTPS on the TCP API.  ctld_tls_init (start-up only) loads the
+ * operator's pair or the state directory's self-signed one (made when
+ * absent) into c->tls_ctx; ctld_tls_bev is evhttp's per-connection
+ * bufferevent; ctld_req_tls: did this request come over TLS? */
+int ctld_tls_init(dr_ctld_t *c, dr_err_t *err);
+void ctld_tls_free(dr_ctld_t *c);
+struct event_base;
+struct bufferevent *ctld_tls_bev(struct event_base *base, void *arg);
+bool ctld_req_tls(struct evhttp_request *req);
+struct x509_st;
+void ctld_tls_fingerprint(struct x509_st *x, char out[CTLD_TLS_FPR_LEN]);
 
 /* agent_link.c / agent_msgs.c */
 int ctld_agents_start(dr_ctld_t *c, dr_err_t *err);

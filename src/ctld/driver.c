@@ -1575,8 +1575,7 @@ void dr_ctld_free(dr_ctld_t *c)
     out_flush(c, false);
     ctld_lb_free(c);
     ctld_events_free(c); /* before the connections they are on */
-    if (c->http)
-        evhttp_free(c->http);
+    ctld_http_free(c);
     ctld_metrics_free(c); /* after evhttp: a request's completion counts into it */
     ctld_stats_free(c);
     if (c->agent_lst)

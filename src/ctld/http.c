@@ -1,5 +1,6 @@
-/* http.c - droverd's HTTP/1.1 front door (libevent's evhttp) on TCP and on
- * a Unix socket: limits, authentication, routing, and the reply helpers.
+/* http.c - droverd's HTTP/1.1 front door (libevent's evhttp) on TCP (HTTPS
+ * with --tls: tls.c) and on a Unix socket: limits, authentication,
+ * routing, and the reply helpers.
  *
  * evhttp answers what is oversized (413) or unparsable (400) itself, before
  * any of this runs; everything else is authenticated (auth.c), routed by
@@ -238,7 +239,7 @@ static int bind_unix(dr_ctld_t *c, const char *path, dr_err_t *err)
     chmod(path, 0666);
     struct evconnlistener *l =
         evconnlistener_new(c->base, NULL, NULL, LEV_OPT_CLOSE_ON_FREE, -1, fd);
-    if (!l || !evhttp_bind_listener(c->http, l)) {
+    if (!l || !evhttp_bind_listener(c->http_unix, l)) {
         if (l)
             evconnlistener_free(l);
         else
@@ -248,20 +249,37 @@ static int bind_unix(dr_ctld_t *c, const char *path, dr_err_t *err)
     return DR_OK;
 }
 
+/* One evhttp with the API's limits and routing.  TCP and the Unix socket
+ * each have their own: evhttp makes every connection's bufferevent with
+ * one callback that is not told the listener, and only TCP speaks TLS. */
+static struct evhttp *http_new(dr_ctld_t *c)
+{
+    struct evhttp *h = evhttp_new(c->base);
+    if (!h)
+        return NULL;
+    evhttp_set_max_body_size(h, MAX_BODY);
+    evhttp_set_max_headers_size(h, MAX_HEADERS);
+    evhttp_set_timeout(h, 60);
+    evhttp_set_allowed_methods(h, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_DELETE |
+                                      EVHTTP_REQ_PATCH);
+    evhttp_set_gencb(h, on_request, c);
+    return h;
+}
+
 int ctld_http_start(dr_ctld_t *c, dr_err_t *err)
 {
-    c->http = evhttp_new(c->base);
-    if (!c->http)
+    c->http = http_new(c);
+    c->http_unix = http_new(c);
+    if (!c->http || !c->http_unix)
         return dr_err_set(err, DR_ENOMEM, "evhttp_new failed");
-    evhttp_set_max_body_size(c->http, MAX_BODY);
-    evhttp_set_max_headers_size(c->http, MAX_HEADERS);
-    evhttp_set_timeout(c->http, 60);
-    evhttp_set_allowed_methods(c->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_DELETE |
-                                            EVHTTP_REQ_PATCH);
-    evhttp_set_gencb(c->http, on_request, c);
+    int rc = ctld_tls_init(c, err);
+    if (rc != DR_OK)
+        return rc;
+    if (c->tls_ctx)
+        evhttp_set_bevcb(c->http, ctld_tls_bev, c);
     struct sockaddr_storage ss;
     int slen = 0;
-    int rc = ctld_parse_hostport(c->o.listen, &ss, &slen, err, "--listen");
+    rc = ctld_parse_hostport(c->o.listen, &ss, &slen, err, "--listen");
     if (rc != DR_OK)
         return rc;
     struct evconnlistener *l =
@@ -275,6 +293,17 @@ int ctld_http_start(dr_ctld_t *c, dr_err_t *err)
     rc = bind_unix(c, c->o.socket, err);
     if (rc != DR_OK)
         return rc;
-    ctld_log("API: listening on http://%s and %s", c->o.listen, c->o.socket);
+    ctld_log("API: listening on %s://%s and %s", c->tls_ctx ? "https" : "http", c->o.listen,
+             c->o.socket);
     return DR_OK;
+}
+
+void ctld_http_free(dr_ctld_t *c)
+{
+    if (c->http)
+        evhttp_free(c->http);
+    if (c->http_unix)
+        evhttp_free(c->http_unix);
+    c->http = c->http_unix = NULL;
+    ctld_tls_free(c); /* after the connections that use it */
 }

@@ -1,11 +1,13 @@
 /* main.c - droverd, the drover controller: options, key, signals, loop.
  *
  *   droverd -c cluster.conf --state DIR [--listen HOST:PORT] [--socket PATH]
+ *           [--tls [--tls-cert FILE --tls-key FILE] [--tls-san NAMES]]
  *           [--agent-listen HOST:PORT] [--key FILE] [--policy NAME] ...
  *   droverd --gen-key FILE
  *
  * Foreground, logs to stderr; --daemon detaches.  docs/operations.md says
  * how to run it on a real cluster. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -30,7 +32,17 @@ static void usage(FILE *f)
            "\n"
            "  -c, --config FILE         cluster configuration (docs/config.md)\n"
            "  --state DIR               state directory (SQLite store, Unix socket)\n"
-           "  --listen HOST:PORT        HTTP API on TCP (default 127.0.0.1:6817)\n"
+           "  --listen HOST:PORT        HTTP API on TCP (default 127.0.0.1:6817); an address\n"
+           "                            that is not loopback needs --tls (or --plain-http)\n"
+           "  --tls                     HTTPS on --listen (the Unix socket stays plain); without\n"
+           "                            --tls-cert: a self-signed pair made in DIR on the first\n"
+           "                            start, its SHA-256 fingerprint in the log\n"
+           "  --tls-cert FILE           the certificate (PEM, chain after it); implies --tls\n"
+           "  --tls-key FILE            its private key (PEM, mode 0600, owned by droverd's user)\n"
+           "  --tls-san NAME[,NAME]     more names or addresses for the self-signed certificate\n"
+           "                            (besides localhost, this host's name, 127.0.0.1, ::1)\n"
+           "  --plain-http              plain HTTP on a --listen address that is not loopback:\n"
+           "                            tokens and jobs cross the network in clear text\n"
            "  --socket PATH             HTTP API on a Unix socket (default DIR/droverd.sock)\n"
            "  --agent-listen HOST:PORT  agent connections (default: the --listen host, port+1)\n"
            "  --key FILE                cluster key shared with the agents\n"
@@ -102,6 +114,40 @@ static int key_file_ok(const char *path)
     return 1;
 }
 
+/* --tls-cert and --tls-key go together and imply --tls; plain HTTP leaves
+ * the host (tokens, jobs' command lines and environments in clear text)
+ * only when the operator says so with --plain-http. */
+static int tls_opts_ok(ctld_opts_t *o)
+{
+    if (!o->tls_cert != !o->tls_key) {
+        fprintf(stderr, "droverd: --tls-cert and --tls-key go together\n");
+        return 0;
+    }
+    if (o->tls_cert)
+        o->tls = true;
+    if (o->tls_san && o->tls_cert)
+        fprintf(stderr, "droverd: note: --tls-san names a self-signed certificate's names; "
+                        "--tls-cert's certificate has its own\n");
+    if (o->tls && o->plain_http) {
+        fprintf(stderr, "droverd: --plain-http and --tls: choose one\n");
+        return 0;
+    }
+    if (o->tls || o->plain_http)
+        return 1;
+    const char *colon = strrchr(o->listen, ':');
+    char host[64];
+    snprintf(host, sizeof host, "%.*s", colon ? (int)(colon - o->listen) : 0, o->listen);
+    struct in_addr a;
+    if (inet_pton(AF_INET, host, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127)
+        return 1;
+    fprintf(stderr,
+            "droverd: --listen %s: plain HTTP beyond this host would send tokens and jobs in "
+            "clear text; add --tls (a self-signed certificate is made on the first start) or "
+            "--tls-cert/--tls-key, or --plain-http to accept that\n",
+            o->listen);
+    return 0;
+}
+
 static void on_signal(evutil_socket_t sig, short what, void *arg)
 {
     (void)what;
@@ -158,6 +204,11 @@ int main(int argc, char **argv)
         O_DRAIN,
         O_METRICS_PUBLIC,
         O_STATS_INTERVAL,
+        O_TLS,
+        O_TLS_CERT,
+        O_TLS_KEY,
+        O_TLS_SAN,
+        O_PLAIN_HTTP,
         O_DAEMON,
         O_GENKEY,
         O_HELP,
@@ -183,6 +234,11 @@ int main(int argc, char **argv)
         {"service-drain", required_argument, NULL, O_DRAIN},
         {"metrics-public", no_argument, NULL, O_METRICS_PUBLIC},
         {"stats-interval", required_argument, NULL, O_STATS_INTERVAL},
+        {"tls", no_argument, NULL, O_TLS},
+        {"tls-cert", required_argument, NULL, O_TLS_CERT},
+        {"tls-key", required_argument, NULL, O_TLS_KEY},
+        {"tls-san", required_argument, NULL, O_TLS_SAN},
+        {"plain-http", no_argument, NULL, O_PLAIN_HTTP},
         {"daemon", no_argument, NULL, O_DAEMON},
         {"gen-key", required_argument, NULL, O_GENKEY},
         {"help", no_argument, NULL, O_HELP},
@@ -247,6 +303,11 @@ int main(int argc, char **argv)
                 return 2;
             }
             break;
+        case O_TLS: o.tls = true; break;
+        case O_TLS_CERT: o.tls_cert = optarg; break;
+        case O_TLS_KEY: o.tls_key = optarg; break;
+        case O_TLS_SAN: o.tls_san = optarg; break;
+        case O_PLAIN_HTTP: o.plain_http = true; break;
         case O_DAEMON: daemonize = true; break;
         case O_GENKEY: return gen_key(optarg);
         case O_VERSION: printf("droverd %s\n", CTLD_VERSION); return 0;
@@ -297,6 +358,8 @@ int main(int argc, char **argv)
                  atoi(colon + 1) + 1);
         o.agent_listen = agent_default;
     }
+    if (!tls_opts_ok(&o))
+        return 2;
     if (!key_file_ok(o.key_file))
         return 1;
     signal(SIGPIPE, SIG_IGN);

@@ -157,7 +157,17 @@ rm -f "$HOME/.config/drover/token"
 expect_fail "an unreachable controller" 1 \
     "drover: cannot reach the controller at $T/none.sock: No such file or directory (set --server or DROVER_SERVER)" \
     -- --server "$T/none.sock" queue
-expect_fail "a bad --server" 2 "https is not supported" -- queue --server https://x:1
+expect_fail "a bad --server" 2 "unknown scheme" -- queue --server ftp://x:1
+# https:// to a server that speaks plain HTTP: the handshake fails, named,
+# and no request (no token) was sent
+printf 'secret-token\n' >"$HOME/.config/drover/token"
+n0=$(wc -l <"$T/req.log")
+expect_fail "https:// to a plain-HTTP server" 1 "TLS: handshake with https://127.0.0.1:" -- \
+    --server "https://${TCP#http://}" queue
+[ "$(wc -l <"$T/req.log")" = "$n0" ] && ! grep -q secret-token "$T/req.log" &&
+    ok "https:// to a plain-HTTP server: no request, no token sent" ||
+    bad "https:// to a plain-HTTP server: a request was logged: $(tail -n 1 "$T/req.log")"
+rm -f "$HOME/.config/drover/token"
 
 # --- queue ---
 COLUMNS=200 "$DROVER" queue >"$T/out" 2>"$T/err"

@@ -294,7 +294,19 @@ static void test_endpoint(void **state)
     expect_endpoint("d.sock", true, "d.sock", NULL, "d.sock");
     expect_endpoint("unix:/tmp/a:b.sock", true, "/tmp/a:b.sock", NULL, "/tmp/a:b.sock");
     expect_endpoint_error("", "empty");
-    expect_endpoint_error("https://ctl:443", "https is not supported");
+    /* https:// (issue 21: it was refused; TLS is verified by cli/tls.c) */
+    expect_endpoint("https://ctl:443", false, "ctl", "443", "https://ctl:443");
+    expect_endpoint("https://[::1]", false, "::1", "6817", "https://[::1]:6817");
+    cli_endpoint_t tep;
+    dr_err_t terr = {0};
+    assert_int_equal(cli_endpoint_parse("https://ctl", &tep, &terr), DR_OK);
+    assert_true(tep.tls);
+    cli_endpoint_free(&tep);
+    assert_int_equal(cli_endpoint_parse("http://ctl", &tep, &terr), DR_OK);
+    assert_false(tep.tls);
+    cli_endpoint_free(&tep);
+    expect_endpoint_error("ftp://ctl:21", "unknown scheme");
+    expect_endpoint_error("https://ctl:6817/api", "a path after the address is not supported");
     expect_endpoint_error("http://ctl:6817/api", "a path after the address is not supported");
     expect_endpoint_error("ctl:0", "port '0' is not a number from 1 to 65535");
     expect_endpoint_error("ctl:65536", "port '65536'");

@@ -1,13 +1,18 @@
 /* backup.c - POST /v1/admin/backup: an online copy of the store, for
  * operators (`drover admin backup FILE`).
  *
- * SQLite's backup API copies the store, as of one consistent moment, into
- * a temporary file in droverd's own state directory; its bytes are the
- * reply's body and the file is unlinked as soon as it is open.  droverd
- * never opens a path that a user named: the client writes FILE itself,
- * with its own rights, so a backup can neither overwrite a file the
- * operator could not write nor land anywhere as root.  The copy holds every
- * user's jobs, environments and the tokens' hashes: operators only. */
+ * SQLite's backup API copies the store into a temporary file in droverd's
+ * own state directory, a few MB per step with the event loop running
+ * between steps (a large store must not stall the agents' heartbeats: a
+ * controller silent past the lease gets every job stopped).  The copy is
+ * made through droverd's own connection, so whatever droverd commits
+ * meanwhile is copied too: the result is the store as of the last step.
+ * Its bytes are the reply's body, and the file is unlinked as soon as it
+ * is open.  droverd never opens a path that a user named: the client
+ * writes FILE itself, with its own rights, so a backup can neither
+ * overwrite a file the operator could not write nor land anywhere as root.
+ * The copy holds every user's jobs and the tokens' hashes: operators only,
+ * one backup at a time. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -18,69 +23,75 @@
 #include <unistd.h>
 
 #include <event2/buffer.h>
+#include <event2/event.h>
 #include <event2/http.h>
 #include <sqlite3.h>
 
 #include "ctld/ctld.h"
 
-/* The store copied into `tmp` (a new file): DR_OK or an error in err. */
-static int copy_store(dr_ctld_t *c, const char *tmp, dr_err_t *err)
+#define STEP_PAGES 2048 /* 8 MB of 4 KiB pages a step: a few ms */
+
+struct ctld_backup {
+    dr_ctld_t *c;
+    struct evhttp_request *req; /* freed by evhttp once answered (also if its client left) */
+    struct event *step;
+    sqlite3 *dst;
+    sqlite3_backup *b;
+    char user[64];
+    char tmp[4200];
+    struct timespec t0;
+};
+
+static double since(const struct timespec *t0)
 {
-    sqlite3 *dst = NULL;
-    if (sqlite3_open_v2(tmp, &dst, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-        int rc = dr_err_set(err, DR_EIO, "open %s: %s", tmp,
-                            dst ? sqlite3_errmsg(dst) : "out of memory");
-        sqlite3_close(dst);
-        return rc;
-    }
-    /* a scratch file: the client makes its own copy durable */
-    sqlite3_exec(dst, "PRAGMA synchronous=OFF;", NULL, NULL, NULL);
-    sqlite3_backup *b = sqlite3_backup_init(dst, "main", c->db, "main");
-    int s = SQLITE_ERROR;
-    if (b) {
-        /* all pages in one step: one consistent snapshot, and no write of
-         * this connection can come between steps */
-        s = sqlite3_backup_step(b, -1);
-        sqlite3_backup_finish(b);
-    }
-    int rc = DR_OK;
-    if (s != SQLITE_DONE)
-        rc = dr_err_set(err, s == SQLITE_FULL ? DR_ENOSPC : DR_EIO, "backup: %s",
-                        sqlite3_errmsg(dst));
-    if (sqlite3_close(dst) != SQLITE_OK && rc == DR_OK)
-        rc = dr_err_set(err, DR_EIO, "backup: close: %s", sqlite3_errmsg(dst));
-    return rc;
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
-static void backup(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who)
+/* Close the copy, the temporary file and the state; the request is
+ * answered by the caller before. */
+static void done(ctld_backup_t *k)
 {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s/droverd.backup.XXXXXX", c->o.state_dir);
-    int fd = mkstemp(tmp); /* droverd's own directory, 0600 */
-    if (fd < 0) {
-        ctld_reply_error(req, 507, NULL, "backup: %s: %s", tmp, strerror(errno));
+    if (k->b)
+        sqlite3_backup_finish(k->b);
+    if (k->dst)
+        sqlite3_close(k->dst);
+    unlink(k->tmp);
+    if (k->step)
+        event_free(k->step);
+    k->c->backup = NULL;
+    free(k);
+}
+
+static void fail(ctld_backup_t *k, int status, const char *msg)
+{
+    ctld_log("backup for %s failed: %s", k->user, msg);
+    ctld_reply_error(k->req, status, NULL, "backup: %s", msg);
+    done(k);
+}
+
+/* The copy is complete: its bytes go out from the file, unlinked now. */
+static void send_copy(ctld_backup_t *k)
+{
+    sqlite3_backup_finish(k->b);
+    k->b = NULL;
+    int rc = sqlite3_close(k->dst);
+    k->dst = NULL;
+    if (rc != SQLITE_OK) {
+        fail(k, 503, "closing the copy failed");
         return;
     }
-    close(fd);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    dr_err_t err = {0};
-    int rc = copy_store(c, tmp, &err);
-    fd = rc == DR_OK ? open(tmp, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
-    if (rc == DR_OK && fd < 0)
-        rc = dr_err_set(&err, DR_EIO, "backup: %s: %s", tmp, strerror(errno));
-    unlink(tmp);
+    int fd = open(k->tmp, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     struct stat st;
-    if (rc == DR_OK && fstat(fd, &st) != 0)
-        rc = dr_err_set(&err, DR_EIO, "backup: %s", strerror(errno));
-    if (rc != DR_OK) {
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        char msg[320];
+        snprintf(msg, sizeof msg, "%.200s: %s", k->tmp, strerror(errno));
         if (fd >= 0)
             close(fd);
-        ctld_log("backup for %s failed: %s", who->user, err.msg);
-        ctld_reply_error(req, rc == DR_ENOSPC ? 507 : 503, NULL, "%s", err.msg);
+        fail(k, 503, msg);
         return;
     }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
     struct evbuffer *body = evbuffer_new();
     /* the buffer owns fd from here (closed once sent) */
     if (!body || evbuffer_add_file(body, fd, 0, st.st_size) != 0) {
@@ -88,13 +99,73 @@ static void backup(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
             evbuffer_free(body);
         else
             close(fd);
+        fail(k, 503, "out of memory");
+        return;
+    }
+    ctld_log("backup for %s: %lld bytes in %.3f s", k->user, (long long)st.st_size, since(&k->t0));
+    ctld_reply_buffer(k->req, 200, "application/vnd.sqlite3", body);
+    evbuffer_free(body);
+    done(k);
+}
+
+static void on_step(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    ctld_backup_t *k = arg;
+    int s = sqlite3_backup_step(k->b, STEP_PAGES);
+    if (s == SQLITE_DONE) {
+        send_copy(k);
+    } else if (s == SQLITE_OK || s == SQLITE_BUSY || s == SQLITE_LOCKED) {
+        struct timeval now = {0, 0}; /* after whatever else is due */
+        event_add(k->step, &now);
+    } else {
+        fail(k, s == SQLITE_FULL ? 507 : 503, sqlite3_errmsg(k->dst));
+    }
+}
+
+static void start(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who)
+{
+    ctld_backup_t *k = calloc(1, sizeof *k);
+    if (!k) {
         ctld_reply_error(req, 503, NULL, "backup: out of memory");
         return;
     }
-    ctld_log("backup for %s: %lld bytes in %.3f s", who->user, (long long)st.st_size,
-             (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
-    ctld_reply_buffer(req, 200, "application/vnd.sqlite3", body);
-    evbuffer_free(body);
+    k->c = c;
+    k->req = req;
+    c->backup = k;
+    snprintf(k->user, sizeof k->user, "%s", who->user);
+    clock_gettime(CLOCK_MONOTONIC, &k->t0);
+    snprintf(k->tmp, sizeof k->tmp, "%s/droverd.backup.XXXXXX", c->o.state_dir);
+    int fd = mkstemp(k->tmp); /* droverd's own directory, 0600 */
+    if (fd < 0) {
+        char msg[320];
+        snprintf(msg, sizeof msg, "%.200s: %s", k->tmp, strerror(errno));
+        k->tmp[0] = '\0';
+        fail(k, 507, msg);
+        return;
+    }
+    close(fd);
+    if (sqlite3_open_v2(k->tmp, &k->dst, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+        fail(k, 503, k->dst ? sqlite3_errmsg(k->dst) : "out of memory");
+        return;
+    }
+    /* a scratch file: the client makes its own copy durable */
+    sqlite3_exec(k->dst, "PRAGMA synchronous=OFF;", NULL, NULL, NULL);
+    k->b = sqlite3_backup_init(k->dst, "main", c->db, "main");
+    k->step = evtimer_new(c->base, on_step, k);
+    if (!k->b || !k->step) {
+        fail(k, 503, k->b ? "out of memory" : sqlite3_errmsg(k->dst));
+        return;
+    }
+    ctld_log("backup for %s: started", k->user);
+    on_step(-1, 0, k);
+}
+
+void ctld_backup_free(dr_ctld_t *c)
+{
+    if (c->backup)
+        fail(c->backup, 503, "the controller is stopping");
 }
 
 void ctld_api_admin(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who,
@@ -114,5 +185,12 @@ void ctld_api_admin(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *
                          "only an operator may back up the store (it holds every user's jobs)");
         return;
     }
-    backup(c, req, who);
+    if (c->backup) {
+        ctld_reply_error(req, 409, NULL,
+                         "a backup (for %s) is in progress: try again when it is "
+                         "done",
+                         c->backup->user);
+        return;
+    }
+    start(c, req, who);
 }

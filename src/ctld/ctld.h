@@ -340,6 +340,7 @@ typedef struct dr_ctld {
     struct ctld_metrics *metrics; /* GET /metrics: counters, histograms (metrics.c) */
     struct ctld_series *series;   /* GET /v1/stats: the samples of the last 24 h (stats.c) */
     struct ctld_events *events;   /* GET /v1/events streams (events.c) */
+    struct ctld_backup *backup;   /* a backup in progress (backup.c) */
 } dr_ctld_t;
 
 /* main/driver */
@@ -790,8 +791,11 @@ char *ctld_node_json(dr_ctld_t *c, uint32_t idx);
 void ctld_api_history(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who);
 void ctld_api_share(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who);
 /* backup.c: POST /v1/admin/backup, an online copy of the store (operators) */
+typedef struct ctld_backup ctld_backup_t;
 void ctld_api_admin(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who,
                     const char *rest);
+/* A backup in progress is answered 503 (before evhttp is freed). */
+void ctld_backup_free(dr_ctld_t *c);
 /* api_services.c: POST /v1/jobs/ID/scale and /restart; false if not one */
 bool ctld_api_service_verb(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who,
                            uint64_t id, const char *verb);

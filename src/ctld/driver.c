@@ -1597,6 +1597,7 @@ void dr_ctld_free(dr_ctld_t *c)
         ctld_agent_close(c->agents, "controller stopping");
     out_flush(c, false);
     ctld_lb_free(c);
+    ctld_backup_free(c); /* its request is answered while evhttp lives */
     ctld_events_free(c); /* before the connections they are on */
     if (c->http)
         evhttp_free(c->http);

@@ -56,8 +56,19 @@ static const char *const hist_cols[][2] = {
  * column (NULL in a job's row), added by ALTER TABLE like hist_cols. */
 static int migrate_events(dr_ctld_t *c, dr_err_t *err);
 
+/* A store found malformed while it is read (past quick_check: a page
+ * damaged since, or damage quick_check cannot see) is refused with the same
+ * recovery steps at start (ctld_store_advise). */
+static void note_damage(dr_ctld_t *c)
+{
+    int e = sqlite3_errcode(c->db);
+    if (e == SQLITE_CORRUPT || e == SQLITE_NOTADB)
+        c->store_refused = CTLD_STORE_DAMAGED;
+}
+
 static int db_fail(dr_ctld_t *c, dr_err_t *err, const char *what)
 {
+    note_damage(c);
     return dr_err_set(err, DR_EIO, "store: %s: %s", what, sqlite3_errmsg(c->db));
 }
 
@@ -65,6 +76,7 @@ static int exec(dr_ctld_t *c, const char *sql, dr_err_t *err)
 {
     char *msg = NULL;
     if (sqlite3_exec(c->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        note_damage(c);
         int rc = dr_err_set(err, DR_EIO, "store: %s", msg ? msg : "error");
         sqlite3_free(msg);
         return rc;

@@ -1519,7 +1519,7 @@ int dr_ctld_init(dr_ctld_t *c, const ctld_opts_t *o, dr_err_t *err)
                  "droverd.seq says",
                  (unsigned long long)c->next_id, (unsigned long long)c->epoch);
     else if (c->seq_found &&
-             (st_epoch < c->seq_epoch || st_next < c->seq_ids_below - CTLD_SEQ_BLOCK))
+             (st_epoch < c->seq_epoch || st_next + CTLD_SEQ_BLOCK < c->seq_ids_below))
         ctld_log("store: behind droverd.seq (epoch %llu and next id %llu stored, droverd.seq "
                  "has epoch %llu and ids below %llu): its last commits were lost (a WAL removed "
                  "or damaged, or a backup restored); ids go on from %llu, none is reused",

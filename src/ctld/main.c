@@ -3,6 +3,7 @@
  *   droverd -c cluster.conf --state DIR [--listen HOST:PORT] [--socket PATH]
  *           [--agent-listen HOST:PORT] [--key FILE] [--policy NAME] ...
  *   droverd --gen-key FILE
+ *   droverd --check-store --state DIR
  *
  * Foreground, logs to stderr; --daemon detaches.  docs/operations.md says
  * how to run it on a real cluster. */

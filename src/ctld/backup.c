@@ -13,6 +13,7 @@
  * overwrite a file the operator could not write nor land anywhere as root.
  * The copy holds every user's jobs and the tokens' hashes: operators only,
  * one backup at a time. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -160,6 +161,23 @@ static void start(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *wh
     }
     ctld_log("backup for %s: started", k->user);
     on_step(-1, 0, k);
+}
+
+void ctld_backup_sweep(dr_ctld_t *c)
+{
+    DIR *d = opendir(c->o.state_dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, "droverd.backup.", 15) != 0)
+            continue;
+        char p[4400];
+        snprintf(p, sizeof p, "%s/%s", c->o.state_dir, e->d_name);
+        if (unlink(p) == 0)
+            ctld_log("backup: removed %s, left by a droverd that stopped during a backup", p);
+    }
+    closedir(d);
 }
 
 void ctld_backup_free(dr_ctld_t *c)

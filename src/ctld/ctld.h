@@ -796,6 +796,8 @@ void ctld_api_admin(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *
                     const char *rest);
 /* A backup in progress is answered 503 (before evhttp is freed). */
 void ctld_backup_free(dr_ctld_t *c);
+/* At start: the temporary copies a droverd killed during a backup left. */
+void ctld_backup_sweep(dr_ctld_t *c);
 /* api_services.c: POST /v1/jobs/ID/scale and /restart; false if not one */
 bool ctld_api_service_verb(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who,
                            uint64_t id, const char *verb);

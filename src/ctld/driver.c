@@ -1536,6 +1536,7 @@ int dr_ctld_init(dr_ctld_t *c, const ctld_opts_t *o, dr_err_t *err)
     /* what the last run left in the WAL goes into the database file now:
      * a WAL lost later costs only what comes after this start */
     ctld_store_checkpoint(c);
+    ctld_backup_sweep(c);
     /* fair-share usage first: restored and adopted jobs queue by it */
     if ((rc = ctld_share_restore(c, err)) != DR_OK)
         return rc;

@@ -3,8 +3,8 @@
 # silently.  Pages of a stopped droverd's store overwritten with garbage:
 # droverd refuses to start, naming the file, the damage and the recovery
 # steps (droverd --check-store says the same).  The WAL deleted after
-# acknowledged submits (droverd killed -9 first): on restart no job id is
-# handed out twice.  An emptied store file: refused without --init, and
+# acknowledged submits (droverd killed -9 first), then garbage over a WAL:
+# on restart no job id is handed out twice.  An emptied store file: refused without --init, and
 # with it the ids still go on.  Another application's database: refused.
 # `drover admin backup FILE` by an operator (a real unprivileged user made
 # operator) gives a file owned by that user that opens and holds the jobs,
@@ -92,6 +92,23 @@ dup=$(sort "$T/ids1" "$T/ids2" "$T/ids3" | uniq -d | tr '\n' ' ')
     bad "ids handed out twice after the WAL was lost: $dup"
 ep=$(curl -s --unix-socket "$DROVER_SERVER" http://x/v1/ping | jq -r .epoch)
 [ "${ep:-0}" -ge 2 ] && ok "the epoch went on ($ep)" || bad "epoch after the WAL was lost: $ep"
+# the same with a damaged WAL (SQLite drops its frames from the first bad
+# checksum on, silently): garbage over all but its first frames
+submit_n 5 >"$T/ids2b" || bad "submits before the second crash"
+cl_kill9_droverd
+wal=$(stat -c %s "$DB-wal" 2>/dev/null || echo 0)
+dd if=/dev/urandom of="$DB-wal" bs=1 seek=$((wal / 4)) count=$((wal - wal / 4)) conv=notrunc 2>/dev/null
+cl_droverd $OPS || { bad "droverd restart after the WAL was damaged"; finish; }
+lost=0
+for j in $(cat "$T/ids2b"); do "$DROVER" show "$j" >/dev/null 2>&1 || lost=$((lost + 1)); done
+echo "note: the damaged WAL took $lost of the 5 acknowledged submits with it"
+submit_n 5 >"$T/ids3b" || bad "submits after the second crash"
+cat "$T/ids2b" >>"$T/ids2"
+cat "$T/ids3b" >>"$T/ids3"
+dup=$(sort "$T/ids1" "$T/ids2" "$T/ids3" | uniq -d | tr '\n' ' ')
+[ -z "$dup" ] && [ "$wal" -gt 0 ] &&
+    ok "after the WAL was damaged no id was handed out twice (new: $(tr '\n' ' ' <"$T/ids3b"))" ||
+    bad "ids handed out twice after the WAL was damaged (WAL $wal bytes): $dup"
 
 # --- restore the backup (the documented steps): the 150 jobs are back,
 # and the ids handed out since it was made are not handed out again

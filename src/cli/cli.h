@@ -56,6 +56,7 @@ int cli_token(int argc, char **argv);
 int cli_history(int argc, char **argv); /* history.c */
 int cli_share(int argc, char **argv);   /* share.c */
 int cli_top(int argc, char **argv);     /* top.c: the live full-screen view */
+int cli_admin(int argc, char **argv);   /* admin.c: backup of the store (operators) */
 int cli_scale(int argc, char **argv);   /* services.c */
 int cli_restart(int argc, char **argv);
 /* After `show`'s fields: a service's replica table (nothing for other jobs). */

@@ -38,6 +38,7 @@ static void usage(FILE *f)
             "  token    create a bearer token for TCP access\n"
             "  srun     inside a job: start a job step (also run as `srun`)\n"
             "  ckpt     checkpoints: commit one (in a job), verify one, list a job's\n"
+            "  admin    operators: an online backup of the store (admin backup FILE)\n"
             "\n"
             "  version  print the version\n"
             "\n"
@@ -61,7 +62,7 @@ static const verb_t verbs[] = {
     {"scale", cli_scale}, {"restart", cli_restart}, {"config", cli_config},
     {"hold", cli_hold},   {"release", cli_release}, {"update", cli_update},
     {"srun", cli_srun},   {"share", cli_share},     {"ckpt", cli_ckpt},
-    {"top", cli_top},
+    {"top", cli_top},     {"admin", cli_admin},
 };
 
 int main(int argc, char **argv)

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <event2/event.h>
 #include <event2/http.h>
@@ -270,6 +271,7 @@ typedef struct ctld_opts {
     bool tls;
     const char *tls_cert, *tls_key, *tls_san;
     bool plain_http;
+    bool init;                /* --init: an empty or missing store may start anew (store_check.c) */
 } ctld_opts_t;
 
 typedef struct ctld_bucket ctld_bucket_t;
@@ -303,6 +305,11 @@ typedef struct dr_ctld {
     int64_t start_boot; /* CLOCK_BOOTTIME at start-up (restart.c) */
     uint64_t next_id;
     struct ctld_outputs *outputs; /* output requests waiting for their node (output.c) */
+    /* droverd.seq (seq.c): every id below seq_ids_below may have been
+     * handed out, epoch seq_epoch was used */
+    bool seq_found;
+    uint64_t seq_epoch, seq_ids_below;
+    int store_refused; /* CTLD_STORE_*: why the store was refused (store_check.c) */
     dr_catalog_t cat;
     dr_cluster_t cl;
     dr_sched_t *sched;
@@ -347,6 +354,7 @@ typedef struct dr_ctld {
     struct ctld_metrics *metrics; /* GET /metrics: counters, histograms (metrics.c) */
     struct ctld_series *series;   /* GET /v1/stats: the samples of the last 24 h (stats.c) */
     struct ctld_events *events;   /* GET /v1/events streams (events.c) */
+    struct ctld_backup *backup;   /* a backup in progress (backup.c) */
 } dr_ctld_t;
 
 /* main/driver */
@@ -664,7 +672,36 @@ void ctld_out_frame_job(dr_ctld_t *c, int node, int type, char *json, uint64_t j
 int ctld_store_put_note(dr_ctld_t *c, const ctld_note_t *n, dr_err_t *err);
 /* store.c */
 int ctld_store_open(dr_ctld_t *c, dr_err_t *err);
+/* store_check.c: a store droverd does not start on, and why */
+enum {
+    CTLD_STORE_OK,
+    CTLD_STORE_DAMAGED,
+    CTLD_STORE_EMPTY,
+    CTLD_STORE_MISSING,
+    CTLD_STORE_FOREIGN
+};
+/* Before opening: a missing store that droverd.seq says existed, an empty
+ * file (both refused without --init); *fresh: nothing there, a first start. */
+int ctld_store_vet_path(dr_ctld_t *c, const char *path, bool *fresh, dr_err_t *err);
+/* Once open: PRAGMA quick_check, then a drover store, an empty one (refused
+ * without --init) or another application's (always refused). */
+int ctld_store_vet_db(dr_ctld_t *c, const char *path, dr_err_t *err);
+/* The recovery steps for c->store_refused, for the operator. */
+void ctld_store_advise(const dr_ctld_t *c, FILE *f);
+/* droverd --check-store: PRAGMA integrity_check of DIR/droverd.db,
+ * read-only; the exit status (0 whole, 1 not). */
+int ctld_store_check_only(const char *state_dir);
+/* seq.c: droverd.seq, so that no job id nor epoch is handed out twice */
+#define CTLD_SEQ_BLOCK 1000 /* ids reserved per write of droverd.seq */
+int ctld_seq_read(dr_ctld_t *c, dr_err_t *err);
+int ctld_seq_write(dr_ctld_t *c, uint64_t epoch, uint64_t ids_below, dr_err_t *err);
+/* Before a commit that may hand out ids up to c->next_id - 1: reserve a
+ * new block when they pass the reserved one. */
+int ctld_seq_reserve(dr_ctld_t *c, dr_err_t *err);
 void ctld_store_close(dr_ctld_t *c);
+/* Move the WAL into the database file (at start: a WAL lost later costs
+ * only what came after). */
+void ctld_store_checkpoint(dr_ctld_t *c);
 int ctld_store_begin(dr_ctld_t *c, dr_err_t *err);
 int ctld_store_commit(dr_ctld_t *c, dr_err_t *err);
 void ctld_store_rollback(dr_ctld_t *c);
@@ -768,6 +805,14 @@ char *ctld_node_json(dr_ctld_t *c, uint32_t idx);
 /* api_history.c: GET /v1/history (accounting, like Slurm's sacct) */
 void ctld_api_history(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who);
 void ctld_api_share(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who);
+/* backup.c: POST /v1/admin/backup, an online copy of the store (operators) */
+typedef struct ctld_backup ctld_backup_t;
+void ctld_api_admin(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who,
+                    const char *rest);
+/* A backup in progress is answered 503 (before evhttp is freed). */
+void ctld_backup_free(dr_ctld_t *c);
+/* At start: the temporary copies a droverd killed during a backup left. */
+void ctld_backup_sweep(dr_ctld_t *c);
 /* api_services.c: POST /v1/jobs/ID/scale and /restart; false if not one */
 bool ctld_api_service_verb(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who,
                            uint64_t id, const char *verb);

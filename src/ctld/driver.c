@@ -1104,6 +1104,9 @@ static int write_turn(dr_ctld_t *c, dr_err_t *err)
         rc = ctld_store_put_meta(c, "next_id", c->next_id, err);
     if (rc == DR_OK)
         rc = ctld_share_save(c, ctld_now(c), err);
+    /* the ids this commit acknowledges are reserved in droverd.seq first */
+    if (rc == DR_OK)
+        rc = ctld_seq_reserve(c, err);
     if (rc == DR_OK)
         rc = ctld_store_commit(c, err);
     if (rc != DR_OK)
@@ -1502,16 +1505,39 @@ int dr_ctld_init(dr_ctld_t *c, const ctld_opts_t *o, dr_err_t *err)
     c->nodes = calloc(c->cl.nnodes ? c->cl.nnodes : 1, sizeof *c->nodes);
     if (!c->nodes)
         return dr_err_set(err, DR_ENOMEM, "out of memory");
-    rc = ctld_store_open(c, err);
-    if (rc != DR_OK)
+    if ((rc = ctld_seq_read(c, err)) != DR_OK || (rc = ctld_store_open(c, err)) != DR_OK)
         return rc;
-    uint64_t v = 0;
-    c->epoch = (ctld_store_get_meta(c, "epoch", &v) == DR_OK ? v : 0) + 1;
-    c->next_id = ctld_store_get_meta(c, "next_id", &v) == DR_OK ? v : 1;
+    /* the store's counters, unless droverd.seq has seen more: then the
+     * store lost its last commits (a WAL lost or damaged, a backup
+     * restored) and the ids and epoch they used are not given again */
+    uint64_t v = 0, st_epoch, st_next;
+    st_epoch = ctld_store_get_meta(c, "epoch", &v) == DR_OK ? v : 0;
+    st_next = ctld_store_get_meta(c, "next_id", &v) == DR_OK ? v : 1;
+    c->epoch = (st_epoch > c->seq_epoch ? st_epoch : c->seq_epoch) + 1;
+    c->next_id = st_next > c->seq_ids_below ? st_next : c->seq_ids_below;
+    if (c->seq_found && st_epoch == 0)
+        ctld_log("store: a new store (--init): ids go on from %llu, the epoch from %llu, as "
+                 "droverd.seq says",
+                 (unsigned long long)c->next_id, (unsigned long long)c->epoch);
+    else if (c->seq_found &&
+             (st_epoch < c->seq_epoch || st_next + CTLD_SEQ_BLOCK < c->seq_ids_below))
+        ctld_log("store: behind droverd.seq (epoch %llu and next id %llu stored, droverd.seq "
+                 "has epoch %llu and ids below %llu): its last commits were lost (a WAL removed "
+                 "or damaged, or a backup restored); ids go on from %llu, none is reused",
+                 (unsigned long long)st_epoch, (unsigned long long)st_next,
+                 (unsigned long long)c->seq_epoch, (unsigned long long)c->seq_ids_below,
+                 (unsigned long long)c->next_id);
+    /* the new epoch and a block of ids are on disk before either leaves */
+    if ((rc = ctld_seq_write(c, c->epoch, c->next_id + CTLD_SEQ_BLOCK, err)) != DR_OK)
+        return dr_err_prefix(err, "droverd.seq: ");
     if ((rc = ctld_store_begin(c, err)) != DR_OK ||
         (rc = ctld_store_put_meta(c, "epoch", c->epoch, err)) != DR_OK ||
         (rc = ctld_store_commit(c, err)) != DR_OK)
         return rc;
+    /* what the last run left in the WAL goes into the database file now:
+     * a WAL lost later costs only what comes after this start */
+    ctld_store_checkpoint(c);
+    ctld_backup_sweep(c);
     /* fair-share usage first: restored and adopted jobs queue by it */
     if ((rc = ctld_share_restore(c, err)) != DR_OK)
         return rc;
@@ -1574,6 +1600,7 @@ void dr_ctld_free(dr_ctld_t *c)
     ctld_output_free(c); /* before the connections its requests are on */
     out_flush(c, false);
     ctld_lb_free(c);
+    ctld_backup_free(c); /* its request is answered while evhttp lives */
     ctld_events_free(c); /* before the connections they are on */
     ctld_http_free(c);
     ctld_metrics_free(c); /* after evhttp: a request's completion counts into it */
@@ -1611,6 +1638,15 @@ void dr_ctld_free(dr_ctld_t *c)
     free(c->share_saved);
     ctld_rate_free(c);
     ctld_store_close(c);
+    /* a clean stop: droverd.seq says exactly what was used, so that the
+     * next start goes on without a jump (after a crash it jumps up to a
+     * block); only once this run wrote it itself */
+    if (c->epoch && c->seq_found && c->seq_epoch == c->epoch) {
+        dr_err_t serr = {0};
+        if (ctld_seq_write(c, c->epoch, c->next_id, &serr) != DR_OK)
+            ctld_log("droverd.seq: %s (the next start may skip up to %d ids)", serr.msg,
+                     CTLD_SEQ_BLOCK);
+    }
     dr_cluster_free(&c->cl);
     dr_catalog_free(&c->cat);
     if (c->base)

@@ -4,6 +4,7 @@
  *           [--tls [--tls-cert FILE --tls-key FILE] [--tls-san NAMES]]
  *           [--agent-listen HOST:PORT] [--key FILE] [--policy NAME] ...
  *   droverd --gen-key FILE
+ *   droverd --check-store --state DIR
  *
  * Foreground, logs to stderr; --daemon detaches.  docs/operations.md says
  * how to run it on a real cluster. */
@@ -29,6 +30,7 @@ static void usage(FILE *f)
     fprintf(
         f, "usage: droverd -c cluster.conf --state DIR [options]\n"
            "       droverd --gen-key FILE\n"
+           "       droverd --check-store --state DIR\n"
            "\n"
            "  -c, --config FILE         cluster configuration (docs/config.md)\n"
            "  --state DIR               state directory (SQLite store, Unix socket)\n"
@@ -70,6 +72,11 @@ static void usage(FILE *f)
            "                            sends none; the rest of the API still needs one)\n"
            "  --stats-interval DUR      GET /v1/stats keeps a sample this often, 24 h of them\n"
            "                            (default 10s, at least 1s)\n"
+           "  --init                    start a new store where the store file is empty, or\n"
+           "                            missing while droverd.seq says one existed (a first\n"
+           "                            start where there is nothing needs no --init)\n"
+           "  --check-store             check the store (PRAGMA integrity_check, read-only,\n"
+           "                            also while droverd runs) and exit: 0 whole, 1 not\n"
            "  --daemon                  detach from the terminal\n"
            "  --gen-key FILE            write a new random cluster key (mode 0600) and exit\n");
 }
@@ -182,7 +189,7 @@ int main(int argc, char **argv)
                      .sync_full = true,
                      .drain = 2 * DR_NSEC_PER_SEC,
                      .stats_interval = 10 * DR_NSEC_PER_SEC};
-    bool daemonize = false, lease_given = false;
+    bool daemonize = false, lease_given = false, check_store = false;
     char sock_default[4096], agent_default[300];
     dr_time_t hb = 1 * DR_NSEC_PER_SEC;
     enum {
@@ -210,6 +217,8 @@ int main(int argc, char **argv)
         O_TLS_SAN,
         O_PLAIN_HTTP,
         O_DAEMON,
+        O_INIT,
+        O_CHECK,
         O_GENKEY,
         O_HELP,
         O_VERSION
@@ -240,6 +249,8 @@ int main(int argc, char **argv)
         {"tls-san", required_argument, NULL, O_TLS_SAN},
         {"plain-http", no_argument, NULL, O_PLAIN_HTTP},
         {"daemon", no_argument, NULL, O_DAEMON},
+        {"init", no_argument, NULL, O_INIT},
+        {"check-store", no_argument, NULL, O_CHECK},
         {"gen-key", required_argument, NULL, O_GENKEY},
         {"help", no_argument, NULL, O_HELP},
         {"version", no_argument, NULL, O_VERSION},
@@ -309,6 +320,8 @@ int main(int argc, char **argv)
         case O_TLS_SAN: o.tls_san = optarg; break;
         case O_PLAIN_HTTP: o.plain_http = true; break;
         case O_DAEMON: daemonize = true; break;
+        case O_INIT: o.init = true; break;
+        case O_CHECK: check_store = true; break;
         case O_GENKEY: return gen_key(optarg);
         case O_VERSION: printf("droverd %s\n", CTLD_VERSION); return 0;
         case 'h':
@@ -316,6 +329,8 @@ int main(int argc, char **argv)
         default: usage(stderr); return 2;
         }
     }
+    if (check_store && optind == argc && o.state_dir)
+        return ctld_store_check_only(o.state_dir);
     if (optind != argc || !o.config || !o.state_dir || !o.listen) {
         fprintf(stderr, "droverd: -c cluster.conf and --state DIR are required\n");
         usage(stderr);
@@ -371,6 +386,7 @@ int main(int argc, char **argv)
     dr_err_t err = {0};
     if (dr_ctld_init(&c, &o, &err) != DR_OK) {
         fprintf(stderr, "droverd: %s\n", err.msg);
+        ctld_store_advise(&c, stderr); /* a store refused: how to recover */
         dr_ctld_free(&c);
         return 1;
     }

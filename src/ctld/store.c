@@ -56,8 +56,19 @@ static const char *const hist_cols[][2] = {
  * column (NULL in a job's row), added by ALTER TABLE like hist_cols. */
 static int migrate_events(dr_ctld_t *c, dr_err_t *err);
 
+/* A store found malformed while it is read (past quick_check: a page
+ * damaged since, or damage quick_check cannot see) is refused with the same
+ * recovery steps at start (ctld_store_advise). */
+static void note_damage(dr_ctld_t *c)
+{
+    int e = sqlite3_errcode(c->db);
+    if (e == SQLITE_CORRUPT || e == SQLITE_NOTADB)
+        c->store_refused = CTLD_STORE_DAMAGED;
+}
+
 static int db_fail(dr_ctld_t *c, dr_err_t *err, const char *what)
 {
+    note_damage(c);
     return dr_err_set(err, DR_EIO, "store: %s: %s", what, sqlite3_errmsg(c->db));
 }
 
@@ -65,6 +76,7 @@ static int exec(dr_ctld_t *c, const char *sql, dr_err_t *err)
 {
     char *msg = NULL;
     if (sqlite3_exec(c->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        note_damage(c);
         int rc = dr_err_set(err, DR_EIO, "store: %s", msg ? msg : "error");
         sqlite3_free(msg);
         return rc;
@@ -139,12 +151,20 @@ int ctld_store_open(dr_ctld_t *c, dr_err_t *err)
                               c->o.state_dir);
     }
     snprintf(path, sizeof path, "%s/droverd.db", c->o.state_dir);
+    /* a store that is missing, emptied, foreign or damaged is refused
+     * before anything is written to it (store_check.c) */
+    bool fresh = false;
+    int rc = ctld_store_vet_path(c, path, &fresh, err);
+    if (rc != DR_OK)
+        return rc;
     if (sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
         SQLITE_OK)
         return dr_err_set(err, DR_EIO, "store: open %s: %s", path,
                           c->db ? sqlite3_errmsg(c->db) : "out of memory");
     sqlite3_busy_timeout(c->db, 5000);
-    int rc = exec(c, "PRAGMA journal_mode=WAL;", err);
+    if (!fresh && (rc = ctld_store_vet_db(c, path, err)) != DR_OK)
+        return rc;
+    rc = exec(c, "PRAGMA journal_mode=WAL;", err);
     if (rc == DR_OK)
         rc = exec(c, c->o.sync_full ? "PRAGMA synchronous=FULL;" : "PRAGMA synchronous=NORMAL;",
                   err);
@@ -157,6 +177,12 @@ int ctld_store_open(dr_ctld_t *c, dr_err_t *err)
     if (rc != DR_OK)
         dr_err_prefix(err, "%s: ", path);
     return rc;
+}
+
+void ctld_store_checkpoint(dr_ctld_t *c)
+{
+    if (sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL) != SQLITE_OK)
+        ctld_log("store: checkpoint: %s", sqlite3_errmsg(c->db));
 }
 
 void ctld_store_close(dr_ctld_t *c)

@@ -320,6 +320,8 @@ int dr_agent_ckpt_launch(dr_agent_t *a, const dr_msg_launch_t *l, dr_err_t *err)
     pid_t pid = fork();
     if (pid == 0) {
         dr_agent_child_signals_reset();
+        if (a->lock_fd > 0) /* the state lock is the agent's alone */
+            close(a->lock_fd);
         close(p[0]);
         child_run(l, p[1]);
     }

@@ -868,7 +868,7 @@ static void test_state_dir(void **state)
     assert_int_equal(dr_agent_state_init(&fx->a, dir, &err), 0);
     struct stat st;
     assert_int_equal(stat(dir, &st), 0);
-    assert_int_equal(st.st_mode & 0777, 0700);
+    assert_int_equal(st.st_mode & 0777, 0711); /* users pass through to jobs/UID only */
     char *text = tu_read(fx_path(fx, "state/agent.pid"), NULL);
     char want[64];
     snprintf(want, sizeof want, "pid %ld\nepoch 42\n", (long)getpid());
@@ -876,6 +876,14 @@ static void test_state_dir(void **state)
     free(text);
     /* existing: fine; a file in the way: an error naming it */
     assert_int_equal(dr_agent_state_init(&fx->a, dir, &err), 0);
+    /* a second agent on the same directory is refused, naming the first */
+    dr_agent_t other;
+    assert_int_equal(dr_agent_init(&other, fx->base, "n2", &err), 0);
+    assert_int_equal(dr_agent_state_init(&other, dir, &err), DR_ESTATE);
+    tu_assert_contains(err.msg, "in use by another drover-agent");
+    snprintf(want, sizeof want, "(pid %ld)", (long)getpid());
+    tu_assert_contains(err.msg, want);
+    dr_agent_free(&other);
     const char *file = fx_path(fx, "out");
     FILE *f = fopen(file, "w");
     fclose(f);

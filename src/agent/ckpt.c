@@ -150,11 +150,11 @@ static int job_dir(int fd, int pfd, const char *dir, const char *leaf, const dr_
     if (!made && errno != EEXIST)
         fail(fd, "%s: %s", dir, strerror(errno));
     int dfd = openat(pfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0 && (errno == ELOOP || errno == ENOTDIR))
+        fail(fd, "refused: %s is a link or not a directory (made by someone else; remove it)",
+             dir);
     if (dfd < 0)
-        fail(fd,
-             "%s: %s: refused (a link or a file where the job's directory goes: made by "
-             "someone else; remove it)",
-             dir, errno == ELOOP || errno == ENOTDIR ? "not a directory" : strerror(errno));
+        fail(fd, "%s: %s", dir, strerror(errno));
     if (made) {
         owner->job = l->job;
         owner->uid = (uint32_t)uid;

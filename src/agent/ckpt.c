@@ -151,8 +151,7 @@ static int job_dir(int fd, int pfd, const char *dir, const char *leaf, const dr_
         fail(fd, "%s: %s", dir, strerror(errno));
     int dfd = openat(pfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (dfd < 0 && (errno == ELOOP || errno == ENOTDIR))
-        fail(fd, "refused: %s is a link or not a directory (made by someone else; remove it)",
-             dir);
+        fail(fd, "refused: %s is a link or not a directory (made by someone else; remove it)", dir);
     if (dfd < 0)
         fail(fd, "%s: %s", dir, strerror(errno));
     if (made) {

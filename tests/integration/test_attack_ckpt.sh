@@ -67,11 +67,13 @@ prev=$(as_user alice "$DROVER" submit --parsable -- true)
 next=$((prev + 1))
 as_user alice sh -c "
     d='$ROOT/$next'
-    mkdir -p \"\$d/step-9\" && chmod 0777 \"\$d\" &&
+    mkdir -p \"\$d/step-8\" \"\$d/step-9\" && chmod 0777 \"\$d\" &&
+    echo 'alice was here: torch.load runs my code' >\"\$d/step-8/w\" &&
+    drover ckpt commit \"\$d/step-8\" >/dev/null &&
     printf 'drover-job 1\njob $next\nuid $BUID\nnonce 000102030405060708090a0b0c0d0e0f\n' >\"\$d/.drover-job\" &&
     echo 'alice was here: torch.load runs my code' >\"\$d/step-9/w\" &&
     DROVER_CHECKPOINT_DIR=\"\$d\" DROVER_JOB_GENERATION=1 drover ckpt commit \"\$d/step-9\" >/dev/null" &&
-    ok "alice planted $ROOT/$next with a committed checkpoint (forged record: job $next, uid $BUID)" ||
+    ok "alice planted $ROOT/$next with two committed checkpoints (one under a forged record: job $next, uid $BUID)" ||
     bad "alice could not plant"
 id=$(as_user bob "$DROVER" submit --parsable --checkpoint-every 30s -o ck-%j.out -- ./ck.sh)
 [ "$id" = "$next" ] && ok "bob's job got the planted id $id" || bad "bob's job is $id, not $next"

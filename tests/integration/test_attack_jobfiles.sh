@@ -126,10 +126,10 @@ done
 ids=""
 for k in 1 2 3 4 5 6 7 8; do
     ids="$ids $(as_user bob "$DROVER" submit --parsable -o /dev/null -- \
-        sh -c 'setsid sh -c "sleep 0.5" </dev/null >/dev/null 2>&1 & exit 0')"
+        sh -c 'setsid sh -c "sleep 2" </dev/null >/dev/null 2>&1 & exit 0')"
 done
 for j in $ids; do timeout 30 "$DROVER" wait "$j" >/dev/null 2>&1; done
-sleep 2
+sleep 3.5 # the children have ended: reaped at once, or zombies
 parents=$(pgrep -d, -f "$T/bin/drover-agent")
 z=$(ps -eo stat=,ppid=,pid=,comm= | awk -v p=",$parents," '$1 ~ /^Z/ && index(p, "," $2 ",") { print }')
 [ -z "$z" ] && ok "no zombies under the agents or their keepers after 8 jobs" ||

@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -217,6 +218,8 @@ void dr_agent_free(dr_agent_t *a)
             event_free(evs[i]);
     free(a->name);
     free(a->state_dir);
+    if (a->lock_fd > 0)
+        close(a->lock_fd);
     memset(a, 0, sizeof *a);
 }
 
@@ -326,13 +329,67 @@ void dr_agent_stop(dr_agent_t *a, int code)
         event_base_loopexit(a->base, NULL);
 }
 
+/* One agent per state directory: two would adopt the same keepers, share
+ * one lease page and remove each other's job files.  The lock is a flock
+ * on STATE/agent.lock, held by the open file until the process exits (the
+ * kernel drops it at a kill -9 too); the keepers close it at their start,
+ * so an agent that died leaves no lock behind. */
+static int state_lock(dr_agent_t *a, const char *dir, dr_err_t *err)
+{
+    if (a->lock_fd > 0) { /* the same agent again (tests): its own lock */
+        close(a->lock_fd);
+        a->lock_fd = 0;
+    }
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/agent.lock", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return dr_err_set(err, DR_EIO, "state lock %s: %s", path, strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        close(fd);
+        if (e != EWOULDBLOCK)
+            return dr_err_set(err, DR_EIO, "state lock %s: %s", path, strerror(e));
+        char pidf[PATH_MAX], text[128] = "";
+        snprintf(pidf, sizeof pidf, "%s/agent.pid", dir);
+        int pf = open(pidf, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        long pid = 0;
+        if (pf >= 0) {
+            ssize_t n = read(pf, text, sizeof text - 1);
+            text[n > 0 ? n : 0] = '\0';
+            close(pf);
+            (void)sscanf(text, "pid %ld", &pid);
+        }
+        return dr_err_set(err, DR_ESTATE,
+                          "state dir %s is in use by another drover-agent (pid %ld): one agent "
+                          "per state directory; stop that one or give this one its own --state",
+                          dir, pid);
+    }
+    a->lock_fd = fd;
+    return 0;
+}
+
 int dr_agent_state_init(dr_agent_t *a, const char *dir, dr_err_t *err)
 {
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+    if (mkdir(dir, 0711) != 0 && errno != EEXIST)
         return dr_err_set(err, DR_EIO, "state dir %s: %s", dir, strerror(errno));
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
         return dr_err_set(err, DR_EIO, "state dir %s: not a directory", dir);
+    if (st.st_uid != geteuid() || (st.st_mode & 022))
+        return dr_err_set(err, DR_EIO,
+                          "state dir %s: owned by uid %u, mode %04o: it must belong to the "
+                          "agent's uid %u and be writable by it alone (chown %u %s; chmod 711 %s)",
+                          dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
+                          (unsigned)geteuid(), (unsigned)geteuid(), dir, dir);
+    /* 0711: the job users pass through to their own directories under
+     * STATE/jobs (batch scripts, hostfiles); they list nothing here and
+     * every file of the agent's is 0600, every directory 0700 */
+    if ((st.st_mode & 0777) != 0711 && chmod(dir, 0711) != 0)
+        return dr_err_set(err, DR_EIO, "state dir %s: chmod 711: %s", dir, strerror(errno));
+    int rc = state_lock(a, dir, err);
+    if (rc != 0)
+        return rc;
     free(a->state_dir);
     a->state_dir = dr_strdup(dir);
     if (!a->state_dir)

@@ -117,6 +117,7 @@ typedef struct dr_agent {
     int exit_code;       /* what the loop's owner should exit with */
 
     char *state_dir; /* --state DIR, NULL when none */
+    int lock_fd;     /* STATE/agent.lock, flock'ed while the agent runs; 0 when none */
     /* The local end of the link to the controller: the address the
      * controller (and so a gang's other ranks) reach this node at, and its
      * interface (GLOO_SOCKET_IFNAME for jobs that do not choose one). */
@@ -222,8 +223,10 @@ size_t dr_agent_running(const dr_agent_t *a);
  * once all are reaped. */
 void dr_agent_stop(dr_agent_t *a, int code);
 
-/* --state DIR: create it (0700) when missing and write DIR/agent.pid with
- * this process's pid and the controller epoch. */
+/* --state DIR: create it (0711: the job users reach their own job files in
+ * DIR/jobs, nothing else) when missing, take its lock (DIR/agent.lock: a
+ * second agent on the same directory is refused, naming the first) and
+ * write DIR/agent.pid with this process's pid and the controller epoch. */
 int dr_agent_state_init(dr_agent_t *a, const char *dir, dr_err_t *err);
 int dr_agent_state_write(const dr_agent_t *a, dr_err_t *err);
 

@@ -6,8 +6,12 @@
  *
  * Reading a large checkpoint takes long, so it happens in a child
  * process whose answer arrives on a pipe: the event loop goes on
- * meanwhile.  The child runs as the job's user (it reads only what the
- * job could) and makes the directory when it is missing.  One child per
+ * meanwhile.  The child makes the job's directory for its first run (as
+ * root under a root-owned parent such as CheckpointDir, else as the job's
+ * user; 0700, the user's, with an owner record and nonce), refuses one
+ * that someone else made (issue 21: a directory planted for the next job
+ * id), and reads as the job's user (only what the job could), resuming
+ * only from a checkpoint whose manifest names this job's record.  One child per
  * job generation on this node: the ranks launched here while it reads
  * wait for the same answer.  A KILL meanwhile ends them unstarted. */
 #include "agent/agent.h"
@@ -16,9 +20,12 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -45,6 +52,8 @@ struct dr_agent_verif {
 
 /* ---- the child ---- */
 
+/* The user's own part of the path (the working directory's .drover/ckpt):
+ * made as the user. */
 static int mkdirs(const char *dir)
 {
     char p[PATH_MAX];
@@ -72,35 +81,178 @@ static void out(int fd, const char *s)
     (void)dr_agent_write_all(fd, s, strlen(s)); /* the reader sees no "end" if it fails */
 }
 
+static _Noreturn void fail(int fd, const char *fmt, ...) DR_PRINTF(2, 3);
+static _Noreturn void fail(int fd, const char *fmt, ...)
+{
+    char msg[DR_ERR_MSG_MAX + 600], line[sizeof msg + 16];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    for (char *c = msg; *c; c++)
+        if (*c == '\n')
+            *c = ' ';
+    snprintf(line, sizeof line, "error %s\nend\n", msg);
+    out(fd, line);
+    _exit(1);
+}
+
+static void become(int fd, uid_t uid, gid_t gid)
+{
+    if (setgroups(1, &gid) != 0 || setgid(gid) != 0 || setuid(uid) != 0)
+        fail(fd, "cannot become uid %u: %s", (unsigned)uid, strerror(errno));
+}
+
+/* The parent of a job's checkpoint directory, opened component by
+ * component without following a link, when every component is root's and
+ * no one else can replace it (not writable by others, or sticky as /tmp):
+ * then the agent (root) makes the job's directory in it, as CheckpointDir
+ * (root's, 0755) needs.  -1 otherwise: a path some user controls is
+ * worked on as the job's user only, so that a link planted there makes
+ * the agent create nothing anywhere as root. */
+static int root_parent(const char *parent)
+{
+    char p[PATH_MAX];
+    if (snprintf(p, sizeof p, "%s", parent) >= (int)sizeof p || p[0] != '/')
+        return -1;
+    int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    for (char *save = NULL, *c = strtok_r(p, "/", &save); fd >= 0; c = strtok_r(NULL, "/", &save)) {
+        struct stat st;
+        if (fstat(fd, &st) != 0 || st.st_uid != 0 ||
+            ((st.st_mode & 022) && !(st.st_mode & S_ISVTX))) {
+            close(fd);
+            return -1;
+        }
+        if (!c)
+            return fd;
+        if (strcmp(c, "..") == 0) {
+            close(fd);
+            return -1;
+        }
+        int n = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        close(fd);
+        fd = n;
+    }
+    return -1;
+}
+
+/* The job's checkpoint directory `leaf` in pfd, opened (not following a
+ * link), and its owner record.  Made for the job's first run: 0700, the
+ * job user's, with a fresh .drover-job (job, uid, a random nonce).  Found
+ * there: used only when it is the job user's, no one else may write in
+ * it, and its record names this job - else it was made by someone else
+ * (planted for a job id to come) or before the job, and the launch fails
+ * saying so. */
+static int job_dir(int fd, int pfd, const char *dir, const char *leaf, const dr_msg_launch_t *l,
+                   uid_t uid, gid_t gid, dr_ckpt_owner_t *owner)
+{
+    bool made = mkdirat(pfd, leaf, 0700) == 0;
+    if (!made && errno != EEXIST)
+        fail(fd, "%s: %s", dir, strerror(errno));
+    int dfd = openat(pfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0 && (errno == ELOOP || errno == ENOTDIR))
+        fail(fd, "refused: %s is a link or not a directory (made by someone else; remove it)", dir);
+    if (dfd < 0)
+        fail(fd, "%s: %s", dir, strerror(errno));
+    if (made) {
+        owner->job = l->job;
+        owner->uid = (uint32_t)uid;
+        if (getrandom(owner->nonce, sizeof owner->nonce, 0) != (ssize_t)sizeof owner->nonce)
+            fail(fd, "%s: getrandom: %s", dir, strerror(errno));
+        char text[160];
+        dr_ckpt_owner_format(owner, text, sizeof text);
+        bool chown_to = geteuid() != uid;
+        int mfd = openat(dfd, DR_CKPT_OWNER_FILE,
+                         O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if ((chown_to && fchown(dfd, uid, gid) != 0) || fchmod(dfd, 0700) != 0 || mfd < 0 ||
+            dr_agent_write_all(mfd, text, strlen(text)) != 0 ||
+            (chown_to && fchown(mfd, uid, gid) != 0))
+            fail(fd, "%s: %s", dir, strerror(errno));
+        close(mfd);
+        return dfd;
+    }
+    /* made by another node of the gang a moment ago (shared storage):
+     * wait for it to be handed to the user and recorded */
+    struct stat st;
+    dr_err_t err = {0};
+    int rc = DR_ENOENT;
+    for (int i = 0; i < 20; i++) {
+        if (fstat(dfd, &st) != 0)
+            fail(fd, "%s: %s", dir, strerror(errno));
+        rc = dr_ckpt_owner_read(dfd, owner, &err);
+        if ((st.st_uid == uid && rc != DR_ENOENT) || time(NULL) - st.st_ctim.tv_sec > 2)
+            break;
+        usleep(100000);
+    }
+    if (st.st_uid != uid)
+        fail(fd,
+             "%s belongs to uid %u, not to the job's user (uid %u): someone else made it before "
+             "the job's first run; refused (remove it)",
+             dir, (unsigned)st.st_uid, (unsigned)uid);
+    if (st.st_mode & 022)
+        fail(fd, "%s: mode %04o lets others write in it; refused (chmod 700 it)", dir,
+             (unsigned)(st.st_mode & 07777));
+    if (rc == DR_ENOENT)
+        fail(fd,
+             "%s has no " DR_CKPT_OWNER_FILE " record: it existed before the job's first run "
+             "(made by hand or by an older drover); refused (remove it, or move its "
+             "checkpoints elsewhere)",
+             dir);
+    if (rc != DR_OK)
+        fail(fd, "%s/" DR_CKPT_OWNER_FILE ": %s", dir, err.msg);
+    if (owner->job != l->job || owner->uid != (uint32_t)uid)
+        fail(fd, "%s: its record names job %llu of uid %u, not job %llu of uid %u; refused", dir,
+             (unsigned long long)owner->job, (unsigned)owner->uid, (unsigned long long)l->job,
+             (unsigned)uid);
+    return dfd;
+}
+
 /* The answer, one line each: "error MSG", or "from NAME SEQ" (or "none")
  * and then "rejected NAME: WHY" lines; "end" last, so that a child that
  * died half-way is told from one that answered. */
 static void child_run(const dr_msg_launch_t *l, int fd)
 {
     char line[DR_ERR_MSG_MAX + 600];
-    if (geteuid() == 0 && l->uid != 0) {
-        gid_t g = (gid_t)l->gid;
-        if (setgroups(1, &g) != 0 || setgid(g) != 0 || setuid((uid_t)l->uid) != 0) {
-            snprintf(line, sizeof line, "error cannot become uid %u: %s\nend\n", l->uid,
-                     strerror(errno));
-            out(fd, line);
-            _exit(1);
-        }
+    bool root = geteuid() == 0;
+    /* who the job runs as (a non-root agent runs every job as itself) */
+    uid_t uid = root ? (uid_t)l->uid : geteuid();
+    gid_t gid = root ? (gid_t)l->gid : getegid();
+    char parent[PATH_MAX], leaf[PATH_MAX];
+    snprintf(parent, sizeof parent, "%s", l->ckpt_dir);
+    char *slash = strrchr(parent, '/');
+    if (!slash || !slash[1] || strcmp(slash + 1, "..") == 0 || strcmp(slash + 1, ".") == 0)
+        fail(fd, "%s: not a directory path", l->ckpt_dir);
+    snprintf(leaf, sizeof leaf, "%s", slash + 1);
+    if (slash == parent)
+        slash[1] = '\0';
+    else
+        *slash = '\0';
+    int pfd = root && uid != 0 ? root_parent(parent) : -1;
+    if (pfd < 0) {
+        if (root && uid != 0)
+            become(fd, uid, gid);
+        int e = mkdirs(parent);
+        if (e != 0)
+            fail(fd, "%s: %s", parent, strerror(e));
+        pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (pfd < 0)
+            fail(fd, "%s: %s", parent, strerror(errno));
     }
-    int e = mkdirs(l->ckpt_dir);
-    if (e != 0) {
-        snprintf(line, sizeof line, "error %s: %s\nend\n", l->ckpt_dir, strerror(e));
-        out(fd, line);
-        _exit(1);
-    }
+    dr_ckpt_owner_t owner;
+    int dfd = job_dir(fd, pfd, l->ckpt_dir, leaf, l, uid, gid, &owner);
+    close(pfd);
+    if (geteuid() != uid)
+        become(fd, uid, gid);
+    /* read through the directory opened above: a path swapped meanwhile
+     * is not followed */
+    if (fchdir(dfd) != 0)
+        fail(fd, "%s: %s", l->ckpt_dir, strerror(errno));
+    close(dfd);
     dr_ckpt_list_t list;
     dr_err_t err = {0};
-    if (dr_ckpt_list(l->ckpt_dir, &list, &err) != DR_OK) {
-        snprintf(line, sizeof line, "error %s\nend\n", err.msg);
-        out(fd, line);
-        _exit(1);
-    }
-    long k = dr_ckpt_pick_for(l->ckpt_dir, &list, l->gen);
+    if (dr_ckpt_list(".", &list, &err) != DR_OK)
+        fail(fd, "%s: %s", l->ckpt_dir, err.msg);
+    long k = dr_ckpt_pick_owned(".", &list, l->gen, &owner);
     if (k >= 0)
         snprintf(line, sizeof line, "from %s %llu\n", list.e[k].name,
                  (unsigned long long)list.e[k].seq);
@@ -320,6 +472,8 @@ int dr_agent_ckpt_launch(dr_agent_t *a, const dr_msg_launch_t *l, dr_err_t *err)
     pid_t pid = fork();
     if (pid == 0) {
         dr_agent_child_signals_reset();
+        if (a->lock_fd > 0) /* the state lock is the agent's alone */
+            close(a->lock_fd);
         close(p[0]);
         child_run(l, p[1]);
     }

@@ -213,6 +213,8 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
     pid_t pid = fork();
     if (pid == 0) {
         dr_agent_child_signals_reset();
+        if (w->a->lock_fd > 0) /* the state lock is the agent's alone */
+            close(w->a->lock_fd);
         close(p[0]);
         child_run(w, p[1]);
     }

@@ -551,6 +551,28 @@ static void close_others(int keep)
             close(fd);
 }
 
+/* Wait until the agent's socket is readable (or closed), reaping the
+ * children that exit meanwhile (SIGCHLD, blocked, arrives on sfd). */
+static void idle_wait(int sock, int sfd)
+{
+    for (;;) {
+        struct pollfd p[2] = {{.fd = sock, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
+        if (poll(p, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            return; /* read_msg finds out what is wrong */
+        }
+        if (p[1].revents) {
+            struct signalfd_siginfo si;
+            while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
+                ;
+            reap_others();
+        }
+        if (p[0].revents)
+            return;
+    }
+}
+
 /* The keeper: idle until a SPAWN, then it holds that rank until RELEASE,
  * then idle again (the agent reuses it); an idle keeper whose agent went
  * away exits. */
@@ -579,6 +601,10 @@ static _Noreturn void keeper_main(dr_agent_t *a, int sock)
     size_t cap = 0;
     for (;;) {
         reap_others();
+        /* idle: a descendant of the last rank that left its group (setsid)
+         * was re-parented here (a subreaper) and may exit any time; it is
+         * reaped as it does, not at the next SPAWN, which may never come */
+        idle_wait(sock, sfd);
         dr_keep_msg_t m;
         dr_err_t err = {0};
         if (read_msg(sock, &buf, &cap, &m, &err) != 0)

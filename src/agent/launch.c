@@ -281,8 +281,8 @@ static int write_script(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_t 
 /* DROVER_HOSTS ("addr:slots,...", from the controller) as the hostfile
  * `deepspeed --hostfile` and `mpirun -hostfile` read ("addr slots=N"),
  * named in DROVER_HOSTFILE. */
-static int write_hostfile(dr_agent_t *a, dr_agent_job_t *j, dr_strvec_t *env, char *detail,
-                          size_t dlen)
+static int write_hostfile(dr_agent_t *a, dr_agent_job_t *j, const launch_plan_t *p,
+                          dr_strvec_t *env, char *detail, size_t dlen)
 {
     const char *hosts = dr_agent_env_get(env, "DROVER_HOSTS");
     if (!hosts || !*hosts)
@@ -305,7 +305,9 @@ static int write_hostfile(dr_agent_t *a, dr_agent_job_t *j, dr_strvec_t *env, ch
         h = e ? e + 1 : h + n;
     }
     text[k < cap ? k : cap - 1] = '\0';
-    j->hostfile = dr_agent_file_get(a, "hosts", 0644, text, false, 0, 0, detail, dlen);
+    /* the user's, in the user's directory, as its script (shared_file.c) */
+    j->hostfile =
+        dr_agent_file_get(a, "hosts", 0644, text, p->change_ids, p->uid, p->gid, detail, dlen);
     free(text);
     if (!j->hostfile)
         return -1;
@@ -437,7 +439,7 @@ static int plan_prepare(dr_agent_t *a, dr_agent_job_t *j, const dr_msg_launch_t 
         snprintf(detail, dlen, "%s", err.msg);
         return DR_EINVAL;
     }
-    if (write_hostfile(a, j, &env, detail, dlen) != 0) {
+    if (write_hostfile(a, j, p, &env, detail, dlen) != 0) {
         dr_strvec_free(&env);
         return DR_EIO;
     }

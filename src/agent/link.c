@@ -96,6 +96,14 @@ int dr_agent_key_load(const char *path, uint8_t key[DR_PROTO_KEY], dr_err_t *err
                           "chmod 600 %s",
                           path, (unsigned)(st.st_mode & 07777), path);
     }
+    if (st.st_uid != geteuid()) {
+        close(fd);
+        return dr_err_set(err, DR_EINVAL,
+                          "key file %s: owned by uid %u, not by this agent's uid %u (another "
+                          "user could replace it); chown %u %s and chmod 600 %s",
+                          path, (unsigned)st.st_uid, (unsigned)geteuid(), (unsigned)geteuid(), path,
+                          path);
+    }
     char text[512];
     ssize_t n = read(fd, text, sizeof text);
     int e = errno;

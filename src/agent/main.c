@@ -32,7 +32,8 @@ static void usage(FILE *f)
             "  --name NODE             this node's name in the cluster config\n"
             "  --key FILE              cluster key, 64 hex digits, mode 0600 (default " DEFAULT_KEY
             ")\n"
-            "  --state DIR             agent state directory (created 0700)\n"
+            "  --state DIR             agent state directory (created 0711; locked: one agent\n"
+            "                          per directory)\n"
             "  --cache-dir DIR         local data cache: its entries are the shards this node\n"
             "                          holds (jobs get DROVER_CACHE_DIR=DIR)\n"
             "  --nvml PATH             NVML library to load (\"\" = do not ask NVML)\n"

@@ -15,9 +15,19 @@
  * a job could change it.  Before a file is handed out again its identity
  * is checked against what was recorded after writing it: inode, size,
  * mode, owner and change time (every write, chmod or chown moves ctime
- * and no user can set it back).  A file that differs is never reused. */
+ * and no user can set it back).  A file that differs is never reused.
+ *
+ * Where: with --state, STATE/jobs/UID/ - STATE and STATE/jobs are 0711 and
+ * the agent's (a user passes through, lists nothing), UID/ is 0700 and the
+ * user's: the job's shell reaches its script there, and no other user can
+ * read it (a script holds secrets; it is never on argv, where `ps` shows
+ * it).  The directories and files are made through descriptors, never
+ * following a link, so a user who owns UID/ can steer no write of the
+ * agent's elsewhere.  Without --state: /tmp, each file made afresh
+ * (O_EXCL) and its user's alone. */
 #include "agent/agent.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -87,14 +97,72 @@ static void file_trim(dr_agent_t *a)
     }
 }
 
+/* STATE/jobs/UID (made when missing, 0700, the user's), opened: its fd,
+ * its path in dir; -1 with detail set. */
+static int user_dir(const dr_agent_t *a, const dr_agent_file_t *s, char *dir, size_t len,
+                    char *detail, size_t dlen)
+{
+    uid_t uid = s->chowned ? s->uid : geteuid();
+    snprintf(dir, len, "%s/jobs", a->state_dir);
+    if (mkdir(dir, 0711) != 0 && errno != EEXIST) {
+        snprintf(detail, dlen, "job files %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    int jfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (jfd < 0 || fstat(jfd, &st) != 0 || st.st_uid != geteuid()) {
+        snprintf(detail, dlen, "job files %s: %s", dir,
+                 jfd < 0 ? strerror(errno) : "not the agent's directory");
+        if (jfd >= 0)
+            close(jfd);
+        return -1;
+    }
+    if ((st.st_mode & 07777) != 0711)
+        (void)fchmod(jfd, 0711);
+    char name[32];
+    snprintf(name, sizeof name, "%u", (unsigned)uid);
+    int ufd = -1;
+    if (mkdirat(jfd, name, 0700) != 0 && errno != EEXIST)
+        goto fail;
+    /* only the agent makes entries in jobs/: this is the one it made */
+    ufd = openat(jfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (ufd < 0)
+        goto fail;
+    if (s->chowned && fchown(ufd, s->uid, s->gid) != 0)
+        goto fail;
+    if (fchmod(ufd, 0700) != 0)
+        goto fail;
+    close(jfd);
+    snprintf(dir + strlen(dir), len - strlen(dir), "/%s", name);
+    return ufd;
+fail:
+    snprintf(detail, dlen, "job files %s/%s: %s", dir, name, strerror(errno));
+    if (ufd >= 0)
+        close(ufd);
+    close(jfd);
+    return -1;
+}
+
 static int file_write(dr_agent_t *a, dr_agent_file_t *s, char *detail, size_t dlen)
 {
-    char path[PATH_MAX];
-    const char *dir = a->state_dir ? a->state_dir : "/tmp";
-    snprintf(path, sizeof path, "%s/job-%ld-%016llx-%llu.%s", dir, (long)getpid(),
+    char dir[PATH_MAX - 128], name[128], path[PATH_MAX];
+    int dfd = AT_FDCWD;
+    if (a->state_dir) {
+        dfd = user_dir(a, s, dir, sizeof dir, detail, dlen);
+        if (dfd < 0)
+            return -1;
+    } else {
+        snprintf(dir, sizeof dir, "/tmp");
+    }
+    snprintf(name, sizeof name, "job-%ld-%016llx-%llu.%s", (long)getpid(),
              (unsigned long long)s->hash, (unsigned long long)++a->file_tick, s->kind);
-    unlink(path); /* a leftover of an earlier agent of the same pid */
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, s->mode);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (dfd != AT_FDCWD)
+        (void)unlinkat(dfd, name, 0); /* a leftover of an earlier agent of the same pid */
+    int fd = openat(dfd, dfd != AT_FDCWD ? name : path,
+                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, s->mode);
+    if (dfd != AT_FDCWD)
+        close(dfd);
     if (fd < 0) {
         snprintf(detail, dlen, "%s %s: %s", s->kind, path, strerror(errno));
         return -1;
@@ -186,4 +254,20 @@ void dr_agent_file_clear(dr_agent_t *a)
     free(a->files);
     a->files = NULL;
     a->files_cap = 0;
+    if (a->leave_jobs || !a->state_dir)
+        return;
+    /* the users' directories, those now empty */
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/jobs", a->state_dir);
+    int jfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = jfd >= 0 ? fdopendir(jfd) : NULL;
+    if (!d) {
+        if (jfd >= 0)
+            close(jfd);
+        return;
+    }
+    for (struct dirent *e; (e = readdir(d));)
+        if (e->d_name[0] != '.')
+            (void)unlinkat(jfd, e->d_name, AT_REMOVEDIR);
+    closedir(d);
 }

@@ -180,6 +180,10 @@ int dr_ckpt_commit(const char *dir, const dr_ckpt_commit_opts_t *o, dr_ckpt_mani
         m.seq = sibling_seq(parent, self) + 1;
         m.created_ns = o->now_ns;
         m.gen = o->gen;
+        if (o->owner) {
+            m.has_owner = true;
+            m.owner = *o->owner;
+        }
         rc = dr_ckpt_manifest_format(&m, &text, &len, err);
     }
     if (rc == DR_OK) {
@@ -336,6 +340,8 @@ int dr_ckpt_list(const char *jobdir, dr_ckpt_list_t *l, dr_err_t *err)
             x->seq = m.seq;
             x->created_ns = m.created_ns;
             x->gen = m.gen;
+            x->has_owner = m.has_owner;
+            x->owner = m.owner;
             x->nfiles = m.nfiles;
             x->bytes = dr_ckpt_manifest_bytes(&m);
             dr_ckpt_manifest_free(&m);
@@ -364,6 +370,55 @@ long dr_ckpt_pick_for(const char *jobdir, dr_ckpt_list_t *l, uint32_t gen)
         }
     }
     return dr_ckpt_pick(jobdir, l, false);
+}
+
+void dr_ckpt_reject_unowned(dr_ckpt_list_t *l, const dr_ckpt_owner_t *owner)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        dr_ckpt_entry_t *x = &l->e[i];
+        if (x->state != DR_CKPT_COMMITTED || (x->has_owner && dr_ckpt_owner_same(&x->owner, owner)))
+            continue;
+        x->state = DR_CKPT_REJECTED;
+        if (!x->has_owner)
+            snprintf(x->why, sizeof x->why,
+                     "not committed by this job: its manifest names no owner (committed outside "
+                     "the job's run, or by an older drover)");
+        else if (x->owner.job != owner->job || x->owner.uid != owner->uid)
+            snprintf(x->why, sizeof x->why,
+                     "not committed by this job: its manifest names job %" PRIu64 " of uid %" PRIu32
+                     ", not job %" PRIu64 " of uid %" PRIu32,
+                     x->owner.job, x->owner.uid, owner->job, owner->uid);
+        else
+            snprintf(x->why, sizeof x->why,
+                     "not committed by this job: its manifest's nonce is not this job "
+                     "directory's (copied from elsewhere?)");
+    }
+}
+
+long dr_ckpt_pick_owned(const char *jobdir, dr_ckpt_list_t *l, uint32_t gen,
+                        const dr_ckpt_owner_t *owner)
+{
+    dr_ckpt_reject_unowned(l, owner);
+    return dr_ckpt_pick_for(jobdir, l, gen);
+}
+
+int dr_ckpt_owner_read(int jobdirfd, dr_ckpt_owner_t *o, dr_err_t *err)
+{
+    int fd = openat(jobdirfd, DR_CKPT_OWNER_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT
+                   ? DR_ENOENT
+                   : dr_err_set(err, DR_EIO, DR_CKPT_OWNER_FILE ": %s", strerror(errno));
+    struct stat st;
+    char text[256];
+    ssize_t n = -1;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+        n = read(fd, text, sizeof text);
+    close(fd);
+    if (n < 0 || n >= (ssize_t)sizeof text)
+        return dr_err_set(err, DR_EINVAL,
+                          DR_CKPT_OWNER_FILE ": not a regular file of a job record");
+    return dr_ckpt_owner_parse(o, text, (size_t)n, err);
 }
 
 long dr_ckpt_pick(const char *jobdir, dr_ckpt_list_t *l, bool all)

@@ -40,10 +40,26 @@ typedef struct dr_ckpt_file {
     uint8_t sha[32]; /* SHA-256, when has_sha */
 } dr_ckpt_file_t;
 
+/* Whose checkpoint directory it is: the job, the uid it runs as, and a
+ * random nonce the agent drew when it made the directory for the job's
+ * first run.  The agent writes it to JOBDIR/.drover-job (0600, the job
+ * user's); `drover ckpt commit` inside the job copies it into the
+ * manifest; a restart resumes only from a checkpoint whose manifest names
+ * the same three (a checkpoint planted by someone else, or carried over
+ * from another job's directory, names another or none). */
+#define DR_CKPT_OWNER_FILE ".drover-job"
+typedef struct dr_ckpt_owner {
+    uint64_t job;
+    uint32_t uid;
+    uint8_t nonce[16];
+} dr_ckpt_owner_t;
+
 typedef struct dr_ckpt_manifest {
     uint64_t seq;       /* commit order within the job's directory: 1, 2, ... */
     int64_t created_ns; /* Unix ns of the commit (shown; seq orders) */
     uint32_t gen;       /* the job generation that committed it (0: not known) */
+    bool has_owner;     /* committed inside a drover job's directory */
+    dr_ckpt_owner_t owner;
     dr_ckpt_file_t *files;
     size_t nfiles, cap; /* sorted by path (strcmp), no duplicates */
 } dr_ckpt_manifest_t;
@@ -54,6 +70,7 @@ typedef struct dr_ckpt_manifest {
  *   seq 3
  *   created 1764608456123456789
  *   gen 2                      (only when known: DROVER_JOB_GENERATION)
+ *   owner JOB UID <32 hex>     (only inside a job's directory: its .drover-job)
  *   files 2
  *   f 1048576 <32 hex: xxh3-128> - model.pt
  *   f 12 <32 hex> <64 hex: sha-256> opt/state.json
@@ -71,6 +88,11 @@ int dr_ckpt_manifest_sort(dr_ckpt_manifest_t *m, dr_err_t *err);
 int dr_ckpt_manifest_format(const dr_ckpt_manifest_t *m, char **text, size_t *len, dr_err_t *err);
 int dr_ckpt_manifest_parse(dr_ckpt_manifest_t *m, const char *text, size_t len, dr_err_t *err);
 void dr_ckpt_manifest_free(dr_ckpt_manifest_t *m);
+/* The owner file's text ("drover-job 1\njob J\nuid U\nnonce HEX\n"):
+ * format into buf (at least 128 bytes), parse (DR_EINVAL saying why). */
+void dr_ckpt_owner_format(const dr_ckpt_owner_t *o, char *buf, size_t len);
+int dr_ckpt_owner_parse(dr_ckpt_owner_t *o, const char *text, size_t len, dr_err_t *err);
+bool dr_ckpt_owner_same(const dr_ckpt_owner_t *a, const dr_ckpt_owner_t *b);
 /* Add a file (path copied). */
 int dr_ckpt_manifest_add(dr_ckpt_manifest_t *m, const char *path, uint64_t size, dr_err_t *err);
 uint64_t dr_ckpt_manifest_bytes(const dr_ckpt_manifest_t *m);
@@ -90,11 +112,12 @@ int dr_ckpt_hash_file(int dirfd, dr_ckpt_file_t *f, bool sha, bool sync, dr_err_
 /* ---- ckpt.c ---- */
 
 typedef struct dr_ckpt_commit_opts {
-    bool sha256;         /* also SHA-256 every file */
-    int64_t now_ns;      /* created time */
-    uint32_t gen;        /* the committing job generation, 0 when not known */
-    unsigned keep;       /* > 0: prune the parent to the newest `keep` after the commit */
-    dr_strvec_t *pruned; /* the names removed (may be NULL) */
+    bool sha256;                  /* also SHA-256 every file */
+    int64_t now_ns;               /* created time */
+    uint32_t gen;                 /* the committing job generation, 0 when not known */
+    const dr_ckpt_owner_t *owner; /* the job directory's owner record, NULL when none */
+    unsigned keep;                /* > 0: prune the parent to the newest `keep` after the commit */
+    dr_strvec_t *pruned;          /* the names removed (may be NULL) */
 } dr_ckpt_commit_opts_t;
 
 /* Hash every file under dir, fsync them, and write dir/MANIFEST.drover
@@ -124,6 +147,8 @@ typedef struct dr_ckpt_entry {
     uint64_t seq;
     int64_t created_ns, mtime_ns;
     uint32_t gen; /* who committed it (0: not known) */
+    bool has_owner;
+    dr_ckpt_owner_t owner; /* the manifest's, when has_owner */
     size_t nfiles;
     uint64_t bytes;
     char why[DR_ERR_MSG_MAX]; /* TORN / REJECTED: what is wrong */
@@ -148,6 +173,15 @@ long dr_ckpt_pick(const char *jobdir, dr_ckpt_list_t *l, bool all);
  * is passed over - every rank of a generation resumes from the same one -
  * and marked REJECTED saying so. */
 long dr_ckpt_pick_for(const char *jobdir, dr_ckpt_list_t *l, uint32_t gen);
+/* The same, taking only checkpoints whose manifest names `owner` (this
+ * job's directory record): any other committed one is REJECTED saying
+ * whose it is. */
+void dr_ckpt_reject_unowned(dr_ckpt_list_t *l, const dr_ckpt_owner_t *owner);
+long dr_ckpt_pick_owned(const char *jobdir, dr_ckpt_list_t *l, uint32_t gen,
+                        const dr_ckpt_owner_t *owner);
+/* Read JOBDIR/.drover-job (not following a link): DR_ENOENT when there is
+ * none, DR_EINVAL when it does not parse. */
+int dr_ckpt_owner_read(int jobdirfd, dr_ckpt_owner_t *o, dr_err_t *err);
 void dr_ckpt_list_free(dr_ckpt_list_t *l);
 const char *dr_ckpt_state_name(dr_ckpt_state_t s);
 

@@ -98,7 +98,7 @@ int dr_ckpt_manifest_format(const dr_ckpt_manifest_t *m, char **text, size_t *le
 {
     *text = NULL;
     *len = 0;
-    size_t cap = 128;
+    size_t cap = 256; /* the header lines: magic, seq, created, gen, owner, files */
     for (size_t i = 0; i < m->nfiles; i++) {
         const dr_ckpt_file_t *f = &m->files[i];
         size_t pl = strlen(f->path);
@@ -118,6 +118,12 @@ int dr_ckpt_manifest_format(const dr_ckpt_manifest_t *m, char **text, size_t *le
                                 DR_CKPT_VERSION, m->seq, m->created_ns);
     if (m->gen)
         o += (size_t)snprintf(b + o, cap - o, "gen %" PRIu32 "\n", m->gen);
+    if (m->has_owner) {
+        char nx[33];
+        hex(nx, m->owner.nonce, 16);
+        o += (size_t)snprintf(b + o, cap - o, "owner %" PRIu64 " %" PRIu32 " %s\n", m->owner.job,
+                              m->owner.uid, nx);
+    }
     o += (size_t)snprintf(b + o, cap - o, "files %zu\n", m->nfiles);
     for (size_t i = 0; i < m->nfiles; i++) {
         const dr_ckpt_file_t *f = &m->files[i];
@@ -280,6 +286,69 @@ static int file_line(rd_t *r, dr_ckpt_manifest_t *m)
     return DR_OK;
 }
 
+/* "owner JOB UID NONCE" */
+static int owner_line(rd_t *r, dr_ckpt_manifest_t *m)
+{
+    const char *l, *w;
+    size_t n, wn;
+    uint64_t job, uid;
+    int rc = next_line(r, &l, &n);
+    if (rc)
+        return rc;
+    const char *p = l + 6, *end = l + n;
+    if (!word(&p, end, &w, &wn) || (rc = num(r, w, wn, INT64_MAX, &job, "owner job")))
+        return rc ? rc : bad(r, "%s", "owner: no job");
+    if (!word(&p, end, &w, &wn) || (rc = num(r, w, wn, UINT32_MAX, &uid, "owner uid")))
+        return rc ? rc : bad(r, "%s", "owner: no uid");
+    /* the nonce: the rest of the line */
+    if ((rc = unhex(r, p, (size_t)(end - p), m->owner.nonce, 16, "owner nonce")))
+        return rc;
+    m->owner.job = job;
+    m->owner.uid = (uint32_t)uid;
+    m->has_owner = true;
+    return DR_OK;
+}
+
+void dr_ckpt_owner_format(const dr_ckpt_owner_t *o, char *buf, size_t len)
+{
+    char nx[33];
+    hex(nx, o->nonce, 16);
+    snprintf(buf, len, "drover-job 1\njob %" PRIu64 "\nuid %" PRIu32 "\nnonce %s\n", o->job, o->uid,
+             nx);
+}
+
+int dr_ckpt_owner_parse(dr_ckpt_owner_t *o, const char *text, size_t len, dr_err_t *err)
+{
+    memset(o, 0, sizeof *o);
+    rd_t r = {.s = text, .len = len, .err = err};
+    const char *l, *w;
+    size_t n, wn;
+    uint64_t v;
+    int rc = next_line(&r, &l, &n);
+    if (rc)
+        return rc;
+    if (n != 12 || strncmp(l, "drover-job 1", 12) != 0)
+        return bad(&r, "%s", "not a drover job record (drover-job 1)");
+    if ((rc = keyed(&r, "job", INT64_MAX, &o->job)) || (rc = keyed(&r, "uid", UINT32_MAX, &v)))
+        return rc;
+    o->uid = (uint32_t)v;
+    if ((rc = next_line(&r, &l, &n)))
+        return rc;
+    const char *p = l, *end = l + n;
+    if (!word(&p, end, &w, &wn) || wn != 5 || strncmp(w, "nonce", 5) != 0)
+        return bad(&r, "%s", "expected 'nonce HEX'");
+    if ((rc = unhex(&r, p, (size_t)(end - p), o->nonce, 16, "nonce")))
+        return rc;
+    if (r.pos != len)
+        return bad(&r, "%s", "text after the nonce");
+    return DR_OK;
+}
+
+bool dr_ckpt_owner_same(const dr_ckpt_owner_t *a, const dr_ckpt_owner_t *b)
+{
+    return a->job == b->job && a->uid == b->uid && memcmp(a->nonce, b->nonce, 16) == 0;
+}
+
 int dr_ckpt_manifest_parse(dr_ckpt_manifest_t *m, const char *text, size_t len, dr_err_t *err)
 {
     memset(m, 0, sizeof *m);
@@ -318,6 +387,8 @@ int dr_ckpt_manifest_parse(dr_ckpt_manifest_t *m, const char *text, size_t len, 
         }
         m->gen = (uint32_t)v;
     }
+    if (r.len - r.pos > 6 && strncmp(r.s + r.pos, "owner ", 6) == 0 && (rc = owner_line(&r, m)))
+        goto fail;
     if ((rc = keyed(&r, "files", DR_CKPT_MAX_FILES, &nfiles)))
         goto fail;
     for (uint64_t i = 0; i < nfiles; i++)

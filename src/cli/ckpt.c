@@ -2,11 +2,13 @@
  * (src/ckpt).  No controller is involved: a job runs `drover ckpt commit`
  * on its node once a checkpoint is written; a user runs verify and list
  * wherever the files are.  See docs/operations.md "Checkpoints". */
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ckpt/ckpt.h"
 #include "cli/cli.h"
@@ -106,6 +108,24 @@ static int do_commit(int argc, char **argv)
         if (!*end && gv > 0 && gv <= UINT32_MAX)
             o.gen = (uint32_t)gv;
     }
+    /* the job directory's owner record (the agent's, made at the job's
+     * first run): a restart resumes only from checkpoints naming it */
+    dr_ckpt_owner_t owner;
+    const char *jd = getenv("DROVER_CHECKPOINT_DIR");
+    if (jd && *jd && in_job_dir(dir)) {
+        int jfd = open(jd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        dr_err_t oe = {0};
+        int orc = jfd >= 0 ? dr_ckpt_owner_read(jfd, &owner, &oe) : DR_ENOENT;
+        if (jfd >= 0)
+            close(jfd);
+        if (orc == DR_OK)
+            o.owner = &owner;
+        else
+            fprintf(stderr,
+                    "drover: %s/" DR_CKPT_OWNER_FILE ": %s: this checkpoint names no owner, and "
+                    "the job's next run will not resume from it\n",
+                    jd, orc == DR_ENOENT ? "missing" : oe.msg);
+    }
     dr_strvec_t pruned = {0};
     o.pruned = &pruned;
     dr_ckpt_manifest_t m;
@@ -163,6 +183,14 @@ static int do_list(int argc, char **argv)
     dr_err_t err = {0};
     if (dr_ckpt_list(dir, &l, &err) != DR_OK)
         return cli_fail(&err);
+    /* a job's directory: only its own checkpoints count, as at a restart */
+    int jfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    dr_ckpt_owner_t owner;
+    dr_err_t oe = {0};
+    if (jfd >= 0 && dr_ckpt_owner_read(jfd, &owner, &oe) == DR_OK)
+        dr_ckpt_reject_unowned(&l, &owner);
+    if (jfd >= 0)
+        close(jfd);
     long pick = dr_ckpt_pick(dir, &l, true);
     json_t *a = as_json ? json_array() : NULL;
     if (!as_json)

@@ -79,7 +79,9 @@ void ctld_ckpt_report(dr_ctld_t *c, ctld_job_t *cj, int node, const dr_msg_ckpt_
     const char *who = first ? "" : "disagrees: ";
     if (m->error[0])
         ctld_note(c, cj->j.id, "checkpoint",
-                  "%son %s: cannot check the checkpoints: %s; starts afresh", who, nn, m->error);
+                  "%son %s: cannot use the checkpoint directory: %s; the run fails (it never "
+                  "starts afresh in a directory it cannot trust or reach)",
+                  who, nn, m->error);
     else if (m->from[0])
         ctld_note(c, cj->j.id, "checkpoint",
                   "%son %s: resumes from %s (checkpoint %llu, verified)%s%s", who, nn, m->from,

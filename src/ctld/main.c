@@ -118,6 +118,13 @@ static int key_file_ok(const char *path)
                 path, (unsigned)(st.st_mode & 0777));
         return 0;
     }
+    if (st.st_uid != geteuid()) { /* its owner could replace the key: as trusted as droverd */
+        fprintf(stderr,
+                "droverd: --key %s: owned by uid %u, not by droverd's uid %u; chown %u %s and "
+                "chmod 600 %s\n",
+                path, (unsigned)st.st_uid, (unsigned)geteuid(), (unsigned)geteuid(), path, path);
+        return 0;
+    }
     return 1;
 }
 

@@ -868,7 +868,7 @@ static void test_state_dir(void **state)
     assert_int_equal(dr_agent_state_init(&fx->a, dir, &err), 0);
     struct stat st;
     assert_int_equal(stat(dir, &st), 0);
-    assert_int_equal(st.st_mode & 0777, 0700);
+    assert_int_equal(st.st_mode & 0777, 0711); /* users pass through to jobs/UID only */
     char *text = tu_read(fx_path(fx, "state/agent.pid"), NULL);
     char want[64];
     snprintf(want, sizeof want, "pid %ld\nepoch 42\n", (long)getpid());
@@ -876,6 +876,14 @@ static void test_state_dir(void **state)
     free(text);
     /* existing: fine; a file in the way: an error naming it */
     assert_int_equal(dr_agent_state_init(&fx->a, dir, &err), 0);
+    /* a second agent on the same directory is refused, naming the first */
+    dr_agent_t other;
+    assert_int_equal(dr_agent_init(&other, fx->base, "n2", &err), 0);
+    assert_int_equal(dr_agent_state_init(&other, dir, &err), DR_ESTATE);
+    tu_assert_contains(err.msg, "in use by another drover-agent");
+    snprintf(want, sizeof want, "(pid %ld)", (long)getpid());
+    tu_assert_contains(err.msg, want);
+    dr_agent_free(&other);
     const char *file = fx_path(fx, "out");
     FILE *f = fopen(file, "w");
     fclose(f);
@@ -897,12 +905,24 @@ static void fx_notify_ckpt(dr_agent_t *a, const dr_msg_ckpt_t *m)
                  "%s|", m->rejected[i]);
 }
 
-/* DIR/ckpt/NAME with one file, committed */
-static void fx_commit(const fx_t *fx, const char *name, int64_t t)
+/* DIR/ckpt/NAME with one file, committed by job 7 (the record the agent
+ * made at its first run: owner NULL for none, as a stranger's commit) */
+static const dr_ckpt_owner_t fx_owner7 = {.job = 7, .nonce = {1, 2, 3}};
+static void fx_commit_as(const fx_t *fx, const char *name, int64_t t, const dr_ckpt_owner_t *owner)
 {
     char d[512], f[600];
     snprintf(d, sizeof d, "%s/ckpt", fx->dir);
-    mkdir(d, 0700);
+    if (mkdir(d, 0700) == 0) {
+        dr_ckpt_owner_t o = fx_owner7;
+        o.uid = (uint32_t)getuid();
+        char text[160];
+        dr_ckpt_owner_format(&o, text, sizeof text);
+        snprintf(f, sizeof f, "%s/" DR_CKPT_OWNER_FILE, d);
+        FILE *fp = fopen(f, "w");
+        assert_non_null(fp);
+        fputs(text, fp);
+        fclose(fp);
+    }
     snprintf(d, sizeof d, "%s/ckpt/%s", fx->dir, name);
     assert_int_equal(mkdir(d, 0700), 0);
     snprintf(f, sizeof f, "%s/w.bin", d);
@@ -910,10 +930,17 @@ static void fx_commit(const fx_t *fx, const char *name, int64_t t)
     assert_non_null(fp);
     fprintf(fp, "weights of %s\n", name);
     fclose(fp);
-    dr_ckpt_commit_opts_t o = {.now_ns = t};
+    dr_ckpt_commit_opts_t o = {.now_ns = t, .owner = owner};
     dr_err_t err = {0};
     if (dr_ckpt_commit(d, &o, NULL, &err) != DR_OK)
         fail_msg("commit %s: %s", d, err.msg);
+}
+
+static void fx_commit(const fx_t *fx, const char *name, int64_t t)
+{
+    dr_ckpt_owner_t o = fx_owner7;
+    o.uid = (uint32_t)getuid();
+    fx_commit_as(fx, name, t, &o);
 }
 
 /* Two ranks of a generation wait for one verification, then start with
@@ -925,6 +952,14 @@ static void test_ckpt_restart_from(void **state)
     fx->a.notify_ckpt = fx_notify_ckpt;
     fx_commit(fx, "step-1", 1);
     fx_commit(fx, "step-2", 2);
+    /* newer, but not this job's: no owner (committed outside the job), and
+     * another job's record (planted, or copied from another directory) */
+    fx_commit_as(fx, "step-3", 3, NULL);
+    dr_ckpt_owner_t other = {.job = 8, .uid = (uint32_t)getuid(), .nonce = {1, 2, 3}};
+    fx_commit_as(fx, "step-4", 4, &other);
+    other.job = 7;
+    other.nonce[0] = 9;
+    fx_commit_as(fx, "step-5", 5, &other);
     char f[300];
     snprintf(f, sizeof f, "%s/ckpt/step-2/w.bin", fx->dir);
     assert_int_equal(truncate(f, 3), 0);
@@ -949,6 +984,10 @@ static void test_ckpt_restart_from(void **state)
     assert_int_equal(fx->nckpt, 1); /* one verification for both ranks */
     assert_string_equal(fx->ckpt_from, "step-1");
     tu_assert_contains(fx->ckpt_rej, "step-2: w.bin: 3 bytes, the manifest says 18 (truncated)|");
+    tu_assert_contains(fx->ckpt_rej,
+                       "step-3: not committed by this job: its manifest names no owner");
+    tu_assert_contains(fx->ckpt_rej, "step-4: not committed by this job: its manifest names job 8");
+    tu_assert_contains(fx->ckpt_rej, "step-5: not committed by this job: its manifest's nonce");
     size_t n;
     char *out = tu_read(fx_path(fx, "out"), &n);
     char want[1300];

@@ -79,6 +79,14 @@ static size_t files_in(const char *dir)
     return n;
 }
 
+/* Where the files of the agent's own uid go: STATE/jobs/UID */
+static const char *udir(const fx_t *fx)
+{
+    static char d[300];
+    snprintf(d, sizeof d, "%s/jobs/%u", fx->dir, (unsigned)geteuid());
+    return d;
+}
+
 static void test_same_text_one_file(void **state)
 {
     fx_t *fx = *state;
@@ -102,7 +110,40 @@ static void test_same_text_one_file(void **state)
     assert_non_null(p4);
     assert_true(p3 != p1 && p4 != p1 && p3 != p4);
     assert_non_null(strstr(p4, ".hosts"));
-    assert_int_equal(files_in(fx->dir), 3);
+    assert_int_equal(files_in(udir(fx)), 3);
+    /* STATE/jobs 0711 (users pass through), jobs/UID 0700, the user's */
+    char jobs[300];
+    snprintf(jobs, sizeof jobs, "%s/jobs", fx->dir);
+    assert_int_equal(stat(jobs, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0711);
+    assert_int_equal(stat(udir(fx), &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0700);
+    assert_int_equal(st.st_uid, geteuid());
+    assert_int_equal(strncmp(p1, udir(fx), strlen(udir(fx))), 0);
+}
+
+/* As root: another user's file goes to that user's directory, both its. */
+static void test_other_user(void **state)
+{
+    fx_t *fx = *state;
+    if (geteuid() != 0)
+        skip();
+    char d[256];
+    const char *p =
+        dr_agent_file_get(&fx->a, "sh", 0700, "#!/bin/sh\nsecret\n", true, 4242, 4343, d, sizeof d);
+    assert_non_null(p);
+    char want[300];
+    snprintf(want, sizeof want, "%s/jobs/4242/", fx->dir);
+    assert_int_equal(strncmp(p, want, strlen(want)), 0);
+    struct stat st;
+    assert_int_equal(stat(p, &st), 0);
+    assert_true(st.st_uid == 4242 && st.st_gid == 4343 && (st.st_mode & 0777) == 0700);
+    want[strlen(want) - 1] = '\0';
+    assert_int_equal(stat(want, &st), 0);
+    assert_true(st.st_uid == 4242 && (st.st_mode & 07777) == 0700);
+    dr_agent_file_put(&fx->a, p);
+    dr_agent_file_clear(&fx->a);
+    assert_int_equal(access(want, F_OK), -1); /* the emptied directory went at the exit */
 }
 
 static void test_changed_file_never_reused(void **state)
@@ -153,16 +194,16 @@ static void test_unused_kept_then_trimmed(void **state)
         dr_agent_file_put(&fx->a, p);
     }
     /* 32 unused files are kept for the next job; the oldest went */
-    assert_int_equal(files_in(fx->dir), 32);
+    assert_int_equal(files_in(udir(fx)), 32);
     assert_int_equal(access(first_path, F_OK), -1);
     /* an unused file is handed out again while it is unchanged */
     const char *again =
         dr_agent_file_get(&fx->a, "sh", 0700, "#!/bin/sh\nexit 39\n", false, 0, 0, d, sizeof d);
     assert_non_null(again);
-    assert_int_equal(files_in(fx->dir), 32);
-    /* the agent's exit removes them all */
+    assert_int_equal(files_in(udir(fx)), 32);
+    /* the agent's exit removes them all, and the emptied user directory */
     dr_agent_file_clear(&fx->a);
-    assert_int_equal(files_in(fx->dir), 0);
+    assert_int_equal(access(udir(fx), F_OK), -1);
 }
 
 static void test_unwritable_dir_reports(void **state)
@@ -180,6 +221,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_same_text_one_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_other_user, setup, teardown),
         cmocka_unit_test_setup_teardown(test_changed_file_never_reused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unused_kept_then_trimmed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unwritable_dir_reports, setup, teardown),

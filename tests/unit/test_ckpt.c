@@ -273,6 +273,35 @@ static void test_parse_round_trip(void **state)
  * a launch of generation G resumes only from one an earlier generation
  * committed, so a gang's late rank never picks what its own generation's
  * first rank wrote meanwhile (found by the chaos suite, seed 3007). */
+/* The owner line and record: canonical, and parse errors say why. */
+static void test_owner(void **state)
+{
+    (void)state;
+    dr_ckpt_manifest_t m = {.seq = 2, .created_ns = 5, .gen = 1, .has_owner = true};
+    m.owner = (dr_ckpt_owner_t){.job = 42, .uid = 1001, .nonce = {0xab, 1}};
+    char *text = NULL;
+    size_t len = 0;
+    dr_err_t err = {0};
+    assert_int_equal(dr_ckpt_manifest_format(&m, &text, &len, &err), DR_OK);
+    tu_assert_contains(text, "gen 1\nowner 42 1001 ab010000000000000000000000000000\nfiles 0\n");
+    dr_ckpt_manifest_t back;
+    assert_int_equal(dr_ckpt_manifest_parse(&back, text, len, &err), DR_OK);
+    assert_true(back.has_owner);
+    assert_true(dr_ckpt_owner_same(&back.owner, &m.owner));
+    dr_ckpt_manifest_free(&back);
+    free(text);
+    char rec[160];
+    dr_ckpt_owner_format(&m.owner, rec, sizeof rec);
+    assert_string_equal(rec,
+                        "drover-job 1\njob 42\nuid 1001\nnonce ab010000000000000000000000000000\n");
+    dr_ckpt_owner_t o;
+    assert_int_equal(dr_ckpt_owner_parse(&o, rec, strlen(rec), &err), DR_OK);
+    assert_true(dr_ckpt_owner_same(&o, &m.owner));
+    const char *bad = "drover-job 1\njob 42\nuid 1001\nnonce AB\n";
+    assert_int_equal(dr_ckpt_owner_parse(&o, bad, strlen(bad), &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "nonce");
+}
+
 static void test_generation(void **state)
 {
     fx_t *fx = *state;
@@ -388,6 +417,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_edited_manifest, setup, teardown),
         cmocka_unit_test_setup_teardown(test_symlink_escape, setup, teardown),
         cmocka_unit_test(test_parse_round_trip),
+        cmocka_unit_test(test_owner),
         cmocka_unit_test_setup_teardown(test_pick_and_prune, setup, teardown),
         cmocka_unit_test_setup_teardown(test_generation, setup, teardown),
     };

@@ -116,8 +116,13 @@ static void submit(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
     if (rc == DR_OK && cj->spec.ndeps)
         rc = ctld_deps_check(c, &cj->spec, &err);
     uint64_t njobs = cj->array ? (cj->array->svc ? cj->array->svc->want : cj->array->nidx) : 1;
-    if (rc == DR_OK)
+    /* a limit up to here is the request's own size (a script, a list):
+     * 413; the account's queue is what others hold: 429 */
+    int limit_status = 413;
+    if (rc == DR_OK) {
+        limit_status = 429;
         rc = ctld_account_admit(c, &cj->spec, njobs, &err);
+    }
     if (rc == DR_ENOSPC && (test_only || cj->spec.test_only == 1)) {
         /* more than the cluster has: a test-only answer, never (a submit's 400) */
         ctld_test_only_never(req, err.msg);
@@ -129,7 +134,7 @@ static void submit(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
         field_of(err.msg, field, sizeof field);
         ctld_reply_error(req,
                          rc == DR_ENOMEM   ? 503
-                         : rc == DR_ELIMIT ? 429
+                         : rc == DR_ELIMIT ? limit_status
                                            : 400,
                          field, "%s", err.msg);
         ctld_job_free(cj);

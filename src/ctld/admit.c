@@ -70,8 +70,7 @@ int ctld_admit_size(const dr_ctld_t *c, const dr_jobspec_t *sp, dr_err_t *err)
     return 0;
 }
 
-int ctld_admit_quota(const dr_ctld_t *c, const char *user, uint64_t bytes, uint64_t njobs,
-                     dr_err_t *err)
+int ctld_admit_quota(const dr_ctld_t *c, const char *user, uint64_t bytes, dr_err_t *err)
 {
     const dr_site_t *s = &c->cl.site;
     if (!s->max_user_bytes && !s->max_user_pending)
@@ -82,10 +81,9 @@ int ctld_admit_quota(const dr_ctld_t *c, const char *user, uint64_t bytes, uint6
         if (!cj || cj->parent || ctld_job_terminal(cj) || !cj->user || strcmp(cj->user, user) != 0)
             continue;
         held += cj->spec_bytes;
-        if (cj->array)
-            pending += cj->array->nidx - cj->array->next;
-        else
-            pending += cj->j.state == DR_JOB_PENDING;
+        /* what waits in memory: an array is one record until its tasks
+         * start (each started task is a job of its own, no longer pending) */
+        pending += cj->array || cj->j.state == DR_JOB_PENDING;
     }
     if (s->max_user_bytes && held + bytes > s->max_user_bytes)
         return refuse(err, 429,
@@ -93,11 +91,10 @@ int ctld_admit_quota(const dr_ctld_t *c, const char *user, uint64_t bytes, uint6
                       "site's limit of %llu bytes (MaxUserStoreBytes=)",
                       user, (unsigned long long)held, (unsigned long long)bytes,
                       (unsigned long long)s->max_user_bytes);
-    if (s->max_user_pending && pending + njobs > s->max_user_pending)
+    if (s->max_user_pending && pending + 1 > s->max_user_pending)
         return refuse(err, 429,
-                      "user %s has %llu jobs pending; %llu more would pass the site's limit "
+                      "user %s has %llu jobs pending; one more would pass the site's limit "
                       "of %llu (MaxUserPendingJobs=)",
-                      user, (unsigned long long)pending, (unsigned long long)njobs,
-                      (unsigned long long)s->max_user_pending);
+                      user, (unsigned long long)pending, (unsigned long long)s->max_user_pending);
     return 0;
 }

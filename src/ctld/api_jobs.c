@@ -142,7 +142,7 @@ static void submit(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
     }
     /* a well-formed request only is charged to the submit rate: a
      * malformed one is a 400 however many come (and never a 429) */
-    if ((status = ctld_admit_quota(c, who->user, cj->spec_bytes, njobs, &err)) != 0 ||
+    if ((status = ctld_admit_quota(c, who->user, cj->spec_bytes, &err)) != 0 ||
         (status = rate_admit(c, req, who)) != 0) {
         if (status != -1)
             ctld_reply_error(req, status, NULL, "%s", err.msg);

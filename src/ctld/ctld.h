@@ -744,11 +744,11 @@ typedef struct ctld_who {
  * to refuse with (0: admitted) and why in err.  Who (403: no account,
  * root without AllowRootJobs=), the request's sizes (413: script, env,
  * argv) and what the user already holds (429: bytes in unended jobs,
- * pending jobs; bytes and njobs are the new submit's). */
+ * pending jobs, an array one until its tasks start; bytes: the new
+ * submit's). */
 int ctld_admit_user(const dr_ctld_t *c, const ctld_who_t *who, dr_err_t *err);
 int ctld_admit_size(const dr_ctld_t *c, const dr_jobspec_t *sp, dr_err_t *err);
-int ctld_admit_quota(const dr_ctld_t *c, const char *user, uint64_t bytes, uint64_t njobs,
-                     dr_err_t *err);
+int ctld_admit_quota(const dr_ctld_t *c, const char *user, uint64_t bytes, dr_err_t *err);
 int ctld_http_start(dr_ctld_t *c, dr_err_t *err);
 void ctld_reply_json(struct evhttp_request *req, int status, const char *json);
 /* A reply of what body holds (taken from it, without a copy; the caller

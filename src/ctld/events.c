@@ -13,8 +13,10 @@
  * stream sees every matching id once, in order.
  *
  * A stream costs one connection and its unsent output: streams are
- * bounded in number, and one whose reader lets its output grow past a
- * bound is dropped (it reconnects with Last-Event-ID and replays).  A
+ * bounded in number, per user (MaxEventStreams=, so that one user cannot
+ * take them all: 429) and in all (503), and one whose reader lets its
+ * output grow past a bound is dropped (it reconnects with Last-Event-ID
+ * and replays).  A
  * comment line every 15 s keeps proxies (and the reader's timeout) happy;
  * the connection has no read timeout while it streams (http.c's 60 s would
  * cut it), only a write timeout: a reader that takes nothing for that long

@@ -6,12 +6,15 @@
  * and role (it lives no longer than the token it was traded for, nor than
  * SESSION_TTL): auth.c accepts it as it accepts a Bearer header, and logout
  * deletes it from the store, so a copied cookie is dead once its session
- * ends, while the CLI's token the user typed in lives on.  A cookie travels with every request the
- * browser makes, also ones a foreign page provokes, so requests it authenticates that change state
- * must carry `X-Drover-CSRF: 1` (a header no cross-site form or image can add, and one a cross-site
- * script could add only after a CORS preflight this server never grants).  SameSite=Strict is the
- * second fence.  Both endpoints need that header themselves: logging a browser in under someone
- * else's token is also an attack. */
+ * ends, while the CLI's token the user typed in lives on.
+ *
+ * A cookie travels with every request the browser makes, also ones a
+ * foreign page provokes, so requests it authenticates that change state must
+ * carry `X-Drover-CSRF: 1` (a header no cross-site form or image can add, and
+ * one a cross-site script could add only after a CORS preflight this server
+ * never grants).  SameSite=Strict is the second fence.  Both endpoints need
+ * that header themselves: logging a browser in under someone else's token is
+ * also an attack. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

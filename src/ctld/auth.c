@@ -5,9 +5,13 @@
  * TOKEN`; the store keeps only the token's SHA-256, so a copy of the state
  * directory does not hand out tokens.  Operators are root, the user the
  * controller runs as, and the users named with --operator or given an
- * operator token.  A browser sends the same token in the dashboard's
- * session cookie (api_session.c); what such a request changes needs the
- * X-Drover-CSRF header besides (ctld_auth_csrf_ok). */
+ * operator token.  Tokens expire (the stored expiry is checked at each
+ * use; an expired row is deleted then) and name a user whose account gives
+ * the uid its jobs run as (who->no_account: none here, so no jobs).
+ * Minting one for someone else is impersonation (api_tokens.c): root on
+ * this host and the site's Impersonators= may.  A browser sends a token in
+ * the dashboard's session cookie (api_session.c); what such a request
+ * changes needs the X-Drover-CSRF header besides (ctld_auth_csrf_ok). */
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -231,7 +231,11 @@ static int write_file(const char *path, const char *text, mode_t mode)
 static int start_droverd(void)
 {
     char conf[256], listen[64], agent[64], log[128];
-    snprintf(conf, sizeof conf, "NodeName=s[00001-%05u] Gpus=H100-SXM:%d Cpus=64 MemGB=512\n",
+    /* one user (often root) submits the whole load: the site's per-user
+     * limits are not what this measures */
+    snprintf(conf, sizeof conf,
+             "NodeName=s[00001-%05u] Gpus=H100-SXM:%d Cpus=64 MemGB=512\n"
+             "AllowRootJobs=YES MaxUserPendingJobs=0 MaxUserStoreBytes=0 MaxEventStreams=0\n",
              g.o.nodes, GPUS_PER_NODE);
     if (write_file(g.conf, conf, 0644) != 0)
         return -1;

@@ -88,6 +88,40 @@ typedef struct dr_shard {
 struct dr_cluster_index;
 struct dr_cluster_sets;
 
+/* A site's security and resource settings: one-key lines of the cluster
+ * config (docs/operations.md, "Site settings").  Byte and count limits: 0
+ * means no limit.  dr_cluster_init sets the defaults below. */
+typedef struct dr_site {
+    bool allow_root_jobs;       /* AllowRootJobs=YES: jobs may run as uid 0 (default NO) */
+    char impersonators[1024];   /* Impersonators=a,b: may mint tokens for others ("" none) */
+    uint64_t max_script_bytes;  /* MaxScriptBytes= (default 1 MiB) */
+    uint64_t max_env_bytes;     /* MaxEnvBytes= (default 256 KiB) */
+    uint64_t max_argv_bytes;    /* MaxArgvBytes= (default 256 KiB) */
+    uint64_t max_user_bytes;    /* MaxUserStoreBytes=: a user's unended jobs' specs (64 MiB) */
+    uint64_t max_user_pending;  /* MaxUserPendingJobs= (default 10000) */
+    uint32_t max_event_streams; /* MaxEventStreams=: per user (default 8) */
+    dr_time_t token_ttl;        /* TokenTtl=: a token's life when none is asked (30 days) */
+    dr_time_t token_max_ttl;    /* TokenMaxTtl=: the longest one may ask for (365 days) */
+    uint32_t given;             /* bit per key: "given twice" */
+} dr_site_t;
+
+#define DR_SITE_MAX_SCRIPT   (1ull << 20)
+#define DR_SITE_MAX_ENV      (256ull << 10)
+#define DR_SITE_MAX_ARGV     (256ull << 10)
+#define DR_SITE_MAX_USER     (64ull << 20)
+#define DR_SITE_MAX_PENDING  10000ull
+#define DR_SITE_MAX_STREAMS  8u
+#define DR_SITE_TOKEN_TTL    (30 * 86400 * DR_NSEC_PER_SEC)
+#define DR_SITE_TOKEN_MAXTTL (365 * 86400 * DR_NSEC_PER_SEC)
+
+/* The defaults; is `key` a site setting (case-insensitive); set one from
+ * its value (DR_EINVAL with the reason in err, without the key). */
+void dr_site_defaults(dr_site_t *s);
+bool dr_site_key(const char *key);
+int dr_site_set(dr_site_t *s, const char *key, const char *val, dr_err_t *err);
+/* Is user named in the Impersonators= list? */
+bool dr_site_impersonator(const dr_site_t *s, const char *user);
+
 typedef struct dr_cluster {
     dr_gpu_spec_t types[DR_MAX_GPU_TYPES];
     size_t ntypes;
@@ -142,6 +176,9 @@ typedef struct dr_cluster {
      * checkpoint directories are made, and how many each keeps. */
     char ckpt_dir[1024];
     uint32_t ckpt_keep;
+    /* The site's security and resource settings (AllowRootJobs=,
+     * Impersonators=, Max*Bytes=, ...): config_site.c. */
+    dr_site_t site;
 } dr_cluster_t;
 
 #define DR_PREEMPT_GRACE_DEFAULT (120 * DR_NSEC_PER_SEC)

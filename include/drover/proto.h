@@ -282,6 +282,10 @@ typedef struct dr_msg_launch {
      * before it starts, the agent verifies the checkpoints there and
      * points DROVER_RESTART_FROM at the newest that verifies. */
     char *ckpt_dir;
+    /* The site allows jobs as root (AllowRootJobs=YES): without it an agent
+     * refuses a LAUNCH whose uid is 0 (defence in depth: the controller
+     * refuses such a submit first). */
+    bool allow_root;
 } dr_msg_launch_t;
 
 typedef struct dr_msg_kill {

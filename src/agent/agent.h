@@ -112,9 +112,10 @@ typedef struct dr_agent {
     void *notify_ctx;
 
     struct event *sigchld_ev, *sigterm_ev, *sigint_ev, *sigusr2_ev, *stop_ev;
-    bool stopping;       /* SIGTERM/SIGINT/REJECT: no new launches, jobs being killed */
-    bool noted_not_root; /* "jobs run as the agent's uid" was logged */
-    int exit_code;       /* what the loop's owner should exit with */
+    bool stopping;        /* SIGTERM/SIGINT/REJECT: no new launches, jobs being killed */
+    bool noted_not_root;  /* "jobs run as the agent's uid" was logged */
+    bool allow_root_jobs; /* --allow-root-jobs: run uid-0 LAUNCHes without allow_root */
+    int exit_code;        /* what the loop's owner should exit with */
 
     char *state_dir; /* --state DIR, NULL when none */
     int lock_fd;     /* STATE/agent.lock, flock'ed while the agent runs; 0 when none */

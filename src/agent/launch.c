@@ -624,6 +624,13 @@ int dr_agent_launch_now(dr_agent_t *a, const dr_msg_launch_t *l, const char *res
         return dr_err_set(err, DR_ENOMEM, "launch: out of memory");
     j->grace_ns = l->grace_ns;
     j->step = l->step;
+    /* a root agent never runs a rank as root unless the site said so: a
+     * controller (or whoever holds its key) cannot make this node run a
+     * command with every right on it by naming uid 0 */
+    if (geteuid() == 0 && l->uid == 0 && !l->allow_root && !a->allow_root_jobs)
+        return launch_failed(a, j,
+                             "refused: the job would run as root (uid 0) and neither the site "
+                             "(AllowRootJobs=YES) nor this agent (--allow-root-jobs) allows it");
     launch_plan_t p = {.l = l, .procs_fd = -1, .fail_fd = -1};
     char detail[PATH_MAX + 128];
     if (plan_prepare(a, j, l, restart_from, &p, detail, sizeof detail) != 0) {

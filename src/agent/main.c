@@ -27,7 +27,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: drover-agent --controller HOST:PORT --name NODE [--key FILE] [--state DIR]\n"
             "                    [--cache-dir DIR] [--nvml PATH] [--rocm PATH] [--srun PATH]\n"
-            "                    [--step-dir DIR] [--verbose]\n"
+            "                    [--step-dir DIR] [--verbose] [--allow-root-jobs]\n"
             "  --controller HOST:PORT  droverd's agent address ([ADDR]:PORT for IPv6)\n"
             "  --name NODE             this node's name in the cluster config\n"
             "  --key FILE              cluster key, 64 hex digits, mode 0600 (default " DEFAULT_KEY
@@ -42,7 +42,9 @@ static void usage(FILE *f)
             "                          beside this executable)\n"
             "  --step-dir DIR          srun's socket and bin/srun (created 0711; default: a\n"
             "                          fresh /tmp/drover-agent-XXXXXX, removed at exit)\n"
-            "  --verbose               log every frame and reaped process\n");
+            "  --verbose               log every frame and reaped process\n"
+            "  --allow-root-jobs       run ranks as root (uid 0) even when the controller does\n"
+            "                          not say the site allows it (AllowRootJobs=)\n");
 }
 
 /* A job's stdio is set up with dup2 onto 0-2: they must not be free slots
@@ -64,7 +66,7 @@ int main(int argc, char **argv)
 {
     const char *controller = NULL, *name = NULL, *keyfile = DEFAULT_KEY, *state = NULL;
     const char *nvml = NULL, *rocm = NULL, *cache = NULL, *srun = NULL, *step_dir = NULL;
-    bool verbose = false;
+    bool verbose = false, allow_root = false;
     static const struct option opts[] = {
         {"controller", required_argument, NULL, 'c'},
         {"name", required_argument, NULL, 'n'},
@@ -76,6 +78,7 @@ int main(int argc, char **argv)
         {"srun", required_argument, NULL, 'S'},
         {"step-dir", required_argument, NULL, 'D'},
         {"verbose", no_argument, NULL, 'v'},
+        {"allow-root-jobs", no_argument, NULL, 'A'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -92,6 +95,7 @@ int main(int argc, char **argv)
         case 'S': srun = optarg; break;
         case 'D': step_dir = optarg; break;
         case 'v': verbose = true; break;
+        case 'A': allow_root = true; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -124,6 +128,7 @@ int main(int argc, char **argv)
         return 2;
     }
     a.verbose = verbose;
+    a.allow_root_jobs = allow_root;
     int rc = 0;
     char cache_abs[PATH_MAX];
     if (cache && (!cache[0] || !realpath(cache, cache_abs))) { /* jobs run elsewhere: absolute */

@@ -27,6 +27,7 @@ int dr_cluster_index_alloc(dr_cluster_t *c)
 void dr_cluster_init(dr_cluster_t *c)
 {
     memset(c, 0, sizeof *c);
+    dr_site_defaults(&c->site);
 }
 
 static void index_free_trees(struct dr_cluster_index *ix)
@@ -258,6 +259,7 @@ int dr_cluster_copy(dr_cluster_t *dst, const dr_cluster_t *src, dr_err_t *err)
     dst->fail_drain_window = src->fail_drain_window;
     memcpy(dst->ckpt_dir, src->ckpt_dir, sizeof dst->ckpt_dir);
     dst->ckpt_keep = src->ckpt_keep;
+    dst->site = src->site;
     for (size_t i = 0; i < src->ntypes; i++)
         if (dr_cluster_add_type(dst, &src->types[i], err) < 0)
             goto fail;

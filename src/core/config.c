@@ -1495,11 +1495,28 @@ static int cf_defaults(cf_t *p, int kind)
     return DR_OK;
 }
 
+/* A line of site settings (config_site.c): every key on it is one. */
+static int cf_site(cf_t *p)
+{
+    for (size_t i = 0; i < p->ntoks; i++) {
+        const cf_tok_t *t = &p->toks[i];
+        if (!dr_site_key(t->key))
+            return TOK_ERR(p, t,
+                           "not a site setting (a line of AllowRootJobs=, Max...= keys "
+                           "holds only those)");
+        if (dr_site_set(&p->c->site, t->key, t->val, p->err) != DR_OK)
+            return cf_wrap(p, DR_EINVAL, t);
+    }
+    return DR_OK;
+}
+
 /* One logical line (its tokens are in p->toks). */
 static int cf_statement(cf_t *p)
 {
     const cf_tok_t *first = &p->toks[0];
     int kind = first->k;
+    if (kind < 0 && dr_site_key(first->key))
+        return cf_site(p);
     if (kind < 0 && dr_slurm_global_key(first->key)) {
         for (size_t i = 0; i < p->ntoks; i++)
             cf_note(p, p->toks[i].line, p->toks[i].key, "ignored");

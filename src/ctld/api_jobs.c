@@ -50,6 +50,20 @@ static bool query_test_only(struct evhttp_request *req)
     return on;
 }
 
+/* --submit-rate: 0, or -1 once the 429 with Retry-After has gone out. */
+static int rate_admit(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who)
+{
+    double retry_s;
+    dr_err_t rl = {0};
+    if (ctld_rate_admit(c, who->user, ctld_now(c), &retry_s, &rl) == DR_OK)
+        return 0;
+    char ra[32]; /* whole seconds, rounded up (RFC 9110) */
+    snprintf(ra, sizeof ra, "%.0f", retry_s < 1 ? 1 : retry_s + 0.5);
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", ra);
+    ctld_reply_error(req, 429, NULL, "%s", rl.msg);
+    return -1;
+}
+
 static void submit(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who)
 {
     bool test_only = query_test_only(req);
@@ -69,13 +83,10 @@ static void submit(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
         ctld_reply_error(req, 400, NULL, "body: a job (JSON object) is required");
         return;
     }
-    double retry_s;
-    dr_err_t rl = {0};
-    if (ctld_rate_admit(c, who->user, ctld_now(c), &retry_s, &rl) != DR_OK) {
-        char ra[32]; /* whole seconds, rounded up (RFC 9110) */
-        snprintf(ra, sizeof ra, "%.0f", retry_s < 1 ? 1 : retry_s + 0.5);
-        evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", ra);
-        ctld_reply_error(req, 429, NULL, "%s", rl.msg);
+    dr_err_t err = {0};
+    int status = ctld_admit_user(c, who, &err);
+    if (status) {
+        ctld_reply_error(req, status, "user", "%s", err.msg);
         return;
     }
     const char *body = (const char *)evbuffer_pullup(in, -1);
@@ -87,9 +98,14 @@ static void submit(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
     dr_jobspec_init(&cj->spec);
     dr_job_init(&cj->j);
     cj->got_type = -1;
-    dr_err_t err = {0};
+    cj->spec_bytes = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
     dr_time_t now = ctld_now(c);
     int rc = dr_jobspec_from_json(&cj->spec, body, len, &err);
+    if (rc == DR_OK && (status = ctld_admit_size(c, &cj->spec, &err)) != 0) {
+        ctld_reply_error(req, status, NULL, "%s", err.msg);
+        ctld_job_free(cj);
+        return;
+    }
     if (rc == DR_OK)
         rc = dr_jobspec_validate(&cj->spec, &err);
     if (rc == DR_OK)
@@ -100,10 +116,14 @@ static void submit(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
         rc = ctld_service_setup(c, cj, &err);
     if (rc == DR_OK && cj->spec.ndeps)
         rc = ctld_deps_check(c, &cj->spec, &err);
-    if (rc == DR_OK)
-        rc = ctld_account_admit(
-            c, &cj->spec, cj->array ? (cj->array->svc ? cj->array->svc->want : cj->array->nidx) : 1,
-            &err);
+    uint64_t njobs = cj->array ? (cj->array->svc ? cj->array->svc->want : cj->array->nidx) : 1;
+    /* a limit up to here is the request's own size (a script, a list):
+     * 413; the account's queue is what others hold: 429 */
+    int limit_status = 413;
+    if (rc == DR_OK) {
+        limit_status = 429;
+        rc = ctld_account_admit(c, &cj->spec, njobs, &err);
+    }
     if (rc == DR_ENOSPC && (test_only || cj->spec.test_only == 1)) {
         /* more than the cluster has: a test-only answer, never (a submit's 400) */
         ctld_test_only_never(req, err.msg);
@@ -115,9 +135,18 @@ static void submit(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
         field_of(err.msg, field, sizeof field);
         ctld_reply_error(req,
                          rc == DR_ENOMEM   ? 503
-                         : rc == DR_ELIMIT ? 429
+                         : rc == DR_ELIMIT ? limit_status
                                            : 400,
                          field, "%s", err.msg);
+        ctld_job_free(cj);
+        return;
+    }
+    /* a well-formed request only is charged to the submit rate: a
+     * malformed one is a 400 however many come (and never a 429) */
+    if ((status = ctld_admit_quota(c, who->user, cj->spec_bytes, &err)) != 0 ||
+        (status = rate_admit(c, req, who)) != 0) {
+        if (status != -1)
+            ctld_reply_error(req, status, NULL, "%s", err.msg);
         ctld_job_free(cj);
         return;
     }

@@ -2,9 +2,13 @@
  * bearer token (from `drover token`) for an HttpOnly cookie, DELETE /v1/session
  * clears it.
  *
- * The cookie holds the token itself (tokens are stored hashed, so there is no
- * session table to keep or expire); auth.c accepts it as it accepts a Bearer
- * header.  A cookie travels with every request the browser makes, also ones a
+ * The cookie holds a token of its own, minted at login for the same user
+ * and role (it lives no longer than the token it was traded for, nor than
+ * SESSION_TTL): auth.c accepts it as it accepts a Bearer header, and logout
+ * deletes it from the store, so a copied cookie is dead once its session
+ * ends, while the CLI's token the user typed in lives on.
+ *
+ * A cookie travels with every request the browser makes, also ones a
  * foreign page provokes, so requests it authenticates that change state must
  * carry `X-Drover-CSRF: 1` (a header no cross-site form or image can add, and
  * one a cross-site script could add only after a CORS preflight this server
@@ -25,6 +29,7 @@
 /* Over HTTPS (--tls) the cookie is Secure: a browser never sends the token
  * it holds over plain HTTP, where anyone on the path would read it. */
 #define COOKIE_SECURE(req) (ctld_req_tls(req) ? "; Secure" : "")
+#define SESSION_TTL        (12 * 3600 * DR_NSEC_PER_SEC)
 
 static void login(dr_ctld_t *c, struct evhttp_request *req)
 {
@@ -50,10 +55,22 @@ static void login(dr_ctld_t *c, struct evhttp_request *req)
         ctld_reply_error(req, 401, "token", "token: unknown or revoked token");
         return;
     }
-    char cookie[96 + CTLD_TOKEN_MAX];
-    snprintf(cookie, sizeof cookie, "%s=%s; " COOKIE_ATTRS "%s", CTLD_SESSION_COOKIE, tok,
-             COOKIE_SECURE(req));
     json_decref(o);
+    dr_time_t ttl = SESSION_TTL;
+    double left = who.expires - dr_time_to_s(ctld_now(c));
+    if (dr_time_to_s(ttl) > left)
+        ttl = (dr_time_t)(left * (double)DR_NSEC_PER_SEC);
+    char stok[128], id[CTLD_TOKEN_ID + 1], minted_by[96];
+    dr_err_t err = {0};
+    snprintf(minted_by, sizeof minted_by, "%s (dashboard login)", who.user);
+    if (ctld_token_create(c, who.user, who.operator_ ? "operator" : "user", ttl, minted_by, stok,
+                          sizeof stok, id, &err) != DR_OK) {
+        ctld_reply_error(req, 507, NULL, "%s", err.msg);
+        return;
+    }
+    char cookie[96 + CTLD_TOKEN_MAX];
+    snprintf(cookie, sizeof cookie, "%s=%s; " COOKIE_ATTRS "%s", CTLD_SESSION_COOKIE, stok,
+             COOKIE_SECURE(req));
     evhttp_add_header(evhttp_request_get_output_headers(req), "Set-Cookie", cookie);
     evhttp_add_header(evhttp_request_get_output_headers(req), "Cache-Control", "no-store");
     json_t *out =
@@ -79,6 +96,17 @@ void ctld_api_session(dr_ctld_t *c, struct evhttp_request *req)
     if (m == EVHTTP_REQ_POST) {
         login(c, req);
         return;
+    }
+    /* the session's token dies here, not only the browser's copy of it */
+    ctld_who_t who;
+    if (ctld_auth(c, req, &who) == DR_OK && who.via_cookie && who.token_id[0]) {
+        int n = 0;
+        dr_err_t err = {0};
+        if (ctld_store_delete_tokens(c, who.token_id, NULL, who.user, &n, &err) != DR_OK) {
+            ctld_reply_error(req, 507, NULL, "%s", err.msg);
+            return;
+        }
+        ctld_log("session: %s logged out (token %s revoked)", who.user, who.token_id);
     }
     char clear[128];
     snprintf(clear, sizeof clear, CTLD_SESSION_COOKIE "=; Max-Age=0; " COOKIE_ATTRS "%s",

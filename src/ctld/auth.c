@@ -5,9 +5,13 @@
  * TOKEN`; the store keeps only the token's SHA-256, so a copy of the state
  * directory does not hand out tokens.  Operators are root, the user the
  * controller runs as, and the users named with --operator or given an
- * operator token.  A browser sends the same token in the dashboard's
- * session cookie (api_session.c); what such a request changes needs the
- * X-Drover-CSRF header besides (ctld_auth_csrf_ok). */
+ * operator token.  Tokens expire (the stored expiry is checked at each
+ * use; an expired row is deleted then) and name a user whose account gives
+ * the uid its jobs run as (who->no_account: none here, so no jobs).
+ * Minting one for someone else is impersonation (api_tokens.c): root on
+ * this host and the site's Impersonators= may.  A browser sends a token in
+ * the dashboard's session cookie (api_session.c); what such a request
+ * changes needs the X-Drover-CSRF header besides (ctld_auth_csrf_ok). */
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +44,8 @@ static void who_from_user(ctld_who_t *who, const char *user)
         who->uid = pw.pw_uid;
         who->gid = pw.pw_gid;
     } else {
-        who->uid = who->gid = 65534; /* no local account: run as nobody */
+        who->uid = who->gid = 65534; /* no local account: it may look, never run jobs */
+        who->no_account = true;
     }
 }
 
@@ -108,6 +113,10 @@ int ctld_auth(dr_ctld_t *c, struct evhttp_request *req, ctld_who_t *who)
         who->gid = cr.gid;
         who->via_socket = true;
         who->operator_ = cr.uid == 0 || cr.uid == geteuid() || is_operator_name(c, who->user);
+        /* root on the controller host can read the store and the key: it
+         * is trusted with everything, minting tokens for others too */
+        who->may_impersonate =
+            cr.uid == 0 || cr.uid == geteuid() || dr_site_impersonator(&c->cl.site, who->user);
         return DR_OK;
     }
     struct evkeyvalq *ih = evhttp_request_get_input_headers(req);
@@ -126,11 +135,21 @@ int ctld_auth_token(dr_ctld_t *c, const char *token, ctld_who_t *who)
 {
     memset(who, 0, sizeof *who);
     char hash[65], user[64], role[16];
+    double expires = 0;
     ctld_sha256_hex(token, hash);
-    if (ctld_store_find_token(c, hash, user, sizeof user, role, sizeof role) != DR_OK)
+    if (ctld_store_find_token(c, hash, user, sizeof user, role, sizeof role, &expires) != DR_OK)
         return DR_ENOENT;
+    if (expires <= dr_time_to_s(ctld_now(c))) {
+        /* an expired token is gone for good: its row too */
+        int n;
+        (void)ctld_store_delete_tokens(c, NULL, hash, NULL, &n, NULL);
+        return DR_ENOENT;
+    }
     who_from_user(who, user);
     who->operator_ = strcmp(role, "operator") == 0 || is_operator_name(c, user);
+    who->may_impersonate = dr_site_impersonator(&c->cl.site, user);
+    snprintf(who->token_id, sizeof who->token_id, "%.*s", CTLD_TOKEN_ID, hash);
+    who->expires = expires;
     return DR_OK;
 }
 
@@ -150,8 +169,8 @@ bool ctld_auth_csrf_ok(struct evhttp_request *req, const ctld_who_t *who)
 
 /* Tokens are written at once, in their own transaction (turns open and
  * commit theirs within one callback, so the two never interleave). */
-int ctld_token_create(dr_ctld_t *c, const char *user, const char *role, char *out, size_t n,
-                      dr_err_t *err)
+int ctld_token_create(dr_ctld_t *c, const char *user, const char *role, dr_time_t ttl,
+                      const char *minted_by, char *out, size_t n, char *id, dr_err_t *err)
 {
     unsigned char raw[24];
     if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
@@ -161,9 +180,17 @@ int ctld_token_create(dr_ctld_t *c, const char *user, const char *role, char *ou
         snprintf(tok + 4 + 2 * i, 3, "%02x", raw[i]);
     char hash[65];
     ctld_sha256_hex(tok, hash);
-    int rc = ctld_store_put_token(c, hash, user, role, err);
+    double now = dr_time_to_s(ctld_now(c));
+    ctld_token_row_t row = {.hash = hash,
+                            .user = user,
+                            .role = role,
+                            .minted_by = minted_by,
+                            .created = now,
+                            .expires = now + dr_time_to_s(ttl)};
+    int rc = ctld_store_put_token(c, &row, err);
     if (rc != DR_OK)
         return rc;
     snprintf(out, n, "%s", tok);
+    snprintf(id, CTLD_TOKEN_ID + 1, "%.*s", CTLD_TOKEN_ID, hash);
     return DR_OK;
 }

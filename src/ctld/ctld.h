@@ -109,6 +109,7 @@ typedef struct ctld_job {
     dr_jobspec_t spec;
     char *user;
     uint32_t uid, gid;
+    uint32_t spec_bytes;     /* the bytes its submit holds (admit.c's per-user total) */
     struct ctld_job *parent; /* array task: its parent (stays in memory while tasks live) */
     ctld_array_t *array;     /* array parent: the tasks' bookkeeping */
     uint32_t gen;            /* generation: bumped on each launch (fencing) */
@@ -760,11 +761,23 @@ long ctld_store_event_rows(dr_ctld_t *c, uint64_t after, uint64_t upto, uint64_t
                            void (*cb)(void *, const ctld_event_row_t *), void *ud);
 /* The newest event's id (0 when there is none). */
 int ctld_store_event_max(dr_ctld_t *c, uint64_t *max);
-/* tokens: stored as SHA-256 hashes */
-int ctld_store_put_token(dr_ctld_t *c, const char *hash_hex, const char *user, const char *role,
-                         dr_err_t *err);
+/* tokens: stored as SHA-256 hashes; a token's id is its hash's first
+ * CTLD_TOKEN_ID hex digits (shown and revoked by it, never usable as it) */
+#define CTLD_TOKEN_ID 12
+typedef struct ctld_token_row {
+    const char *hash, *user, *role, *minted_by;
+    double created, expires; /* Unix seconds */
+} ctld_token_row_t;
+int ctld_store_put_token(dr_ctld_t *c, const ctld_token_row_t *t, dr_err_t *err);
 int ctld_store_find_token(dr_ctld_t *c, const char *hash_hex, char *user, size_t ulen, char *role,
-                          size_t rlen);
+                          size_t rlen, double *expires);
+/* user NULL: every user's */
+int ctld_store_list_tokens(dr_ctld_t *c, const char *user,
+                           void (*cb)(void *, const ctld_token_row_t *), void *ud);
+/* Delete by id or whole hash (one of them), only user's when user is not
+ * NULL; *n: how many went. */
+int ctld_store_delete_tokens(dr_ctld_t *c, const char *id, const char *hash, const char *user,
+                             int *n, dr_err_t *err);
 
 /* http.c / api_*.c */
 typedef struct ctld_who {
@@ -772,8 +785,21 @@ typedef struct ctld_who {
     uint32_t uid, gid;
     bool operator_;
     bool via_socket;
-    bool via_cookie; /* the dashboard's session cookie: see ctld_auth_csrf_ok */
+    bool via_cookie;      /* the dashboard's session cookie: see ctld_auth_csrf_ok */
+    bool no_account;      /* a token's name with no account on this host (uid/gid: nobody) */
+    bool may_impersonate; /* root on this host, or named in Impersonators= */
+    char token_id[16];    /* the bearer token's id ("" over the Unix socket) */
+    double expires;       /* the bearer token's expiry (Unix seconds; 0 over the socket) */
 } ctld_who_t;
+/* admit.c: the site's rules for a submit, each answering the HTTP status
+ * to refuse with (0: admitted) and why in err.  Who (403: no account,
+ * root without AllowRootJobs=), the request's sizes (413: script, env,
+ * argv) and what the user already holds (429: bytes in unended jobs,
+ * pending jobs, an array one until its tasks start; bytes: the new
+ * submit's). */
+int ctld_admit_user(const dr_ctld_t *c, const ctld_who_t *who, dr_err_t *err);
+int ctld_admit_size(const dr_ctld_t *c, const dr_jobspec_t *sp, dr_err_t *err);
+int ctld_admit_quota(const dr_ctld_t *c, const char *user, uint64_t bytes, dr_err_t *err);
 int ctld_http_start(dr_ctld_t *c, dr_err_t *err);
 void ctld_http_free(dr_ctld_t *c);
 void ctld_reply_json(struct evhttp_request *req, int status, const char *json);
@@ -879,8 +905,14 @@ void ctld_api_stats(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *
 
 /* auth.c */
 int ctld_auth(dr_ctld_t *c, struct evhttp_request *req, ctld_who_t *who);
-int ctld_token_create(dr_ctld_t *c, const char *user, const char *role, char *out, size_t n,
-                      dr_err_t *err);
+/* A new token for user (role "user" or "operator") living ttl, minted by
+ * minted_by: the token into out, its id into id (CTLD_TOKEN_ID + 1). */
+int ctld_token_create(dr_ctld_t *c, const char *user, const char *role, dr_time_t ttl,
+                      const char *minted_by, char *out, size_t n, char *id, dr_err_t *err);
+/* api_tokens.c: POST /v1/tokens (mint), GET /v1/tokens (list), DELETE
+ * /v1/tokens/ID (revoke); rest: the path after /v1/tokens */
+void ctld_api_tokens(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who,
+                     const char *rest);
 void ctld_sha256_hex(const char *s, char out[65]);
 #define CTLD_TOKEN_MAX      256
 #define CTLD_SESSION_COOKIE "drover_session"

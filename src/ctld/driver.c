@@ -365,6 +365,7 @@ static char *launch_json(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
     m.err_path = cj->err_path && strcmp(cj->err_path, cj->out_path) != 0 ? cj->err_path : "";
     m.uid = cj->uid;
     m.gid = cj->gid;
+    m.allow_root = c->cl.site.allow_root_jobs;
     m.gpus = gpus;
     m.ngpus = ng;
     m.time_limit_ns = cj->j.time_limit; /* --time, or its partition's DefaultTime / MaxTime */

@@ -13,8 +13,10 @@
  * stream sees every matching id once, in order.
  *
  * A stream costs one connection and its unsent output: streams are
- * bounded in number, and one whose reader lets its output grow past a
- * bound is dropped (it reconnects with Last-Event-ID and replays).  A
+ * bounded in number, per user (MaxEventStreams=, so that one user cannot
+ * take them all: 429) and in all (503), and one whose reader lets its
+ * output grow past a bound is dropped (it reconnects with Last-Event-ID
+ * and replays).  A
  * comment line every 15 s keeps proxies (and the reader's timeout) happy;
  * the connection has no read timeout while it streams (http.c's 60 s would
  * cut it), only a write timeout: a reader that takes nothing for that long
@@ -54,6 +56,7 @@ typedef struct ctld_sub {
     uint64_t cursor;          /* every id up to this one has been sent or skipped */
     uint64_t job;             /* filter: this job and its tasks (0 = any) */
     char *node;               /* filter: this node's events (NULL = any) */
+    char user[64];            /* who opened it: MaxEventStreams= is per user */
     bool live;                /* caught up: gets each commit's rows */
     bool drop;                /* over its output bound: dropped after the push */
     struct evbuffer *pending; /* records of this push, sent as one chunk */
@@ -439,11 +442,22 @@ static void list(dr_ctld_t *c, struct evhttp_request *req, const ev_query_t *q)
     evbuffer_free(l.b);
 }
 
-static void follow(dr_ctld_t *c, struct evhttp_request *req, const ev_query_t *q)
+static void follow(dr_ctld_t *c, struct evhttp_request *req, const ev_query_t *q, const char *user)
 {
     struct ctld_events *ev = c->events;
     if (!ev) {
         ctld_reply_error(req, 503, NULL, "event streams are not available");
+        return;
+    }
+    /* one user's streams cannot take all EV_MAX_STREAMS from the others */
+    uint32_t mine = 0, cap = c->cl.site.max_event_streams;
+    for (const ctld_sub_t *o = ev->subs; cap && o; o = o->next)
+        mine += strcmp(o->user, user) == 0;
+    if (cap && mine >= cap) {
+        ctld_reply_error(req, 429, NULL,
+                         "user %s has %u event streams open: the site's limit is %u per user "
+                         "(MaxEventStreams=); close one, or read pages of GET /v1/events?since=ID",
+                         user, mine, cap);
         return;
     }
     if (ev->nsubs >= EV_MAX_STREAMS) {
@@ -480,6 +494,7 @@ static void follow(dr_ctld_t *c, struct evhttp_request *req, const ev_query_t *q
     }
     ev->max_id = max; /* exact from here on: each commit moves it */
     s->ev = ev;
+    snprintf(s->user, sizeof s->user, "%s", user);
     s->req = req;
     s->conn = conn;
     s->job = q->job;
@@ -510,7 +525,7 @@ static void follow(dr_ctld_t *c, struct evhttp_request *req, const ev_query_t *q
 
 void ctld_api_events(dr_ctld_t *c, struct evhttp_request *req, const struct ctld_who *who)
 {
-    (void)who; /* any authenticated user reads the event log, as GET /v1/jobs */
+    /* any authenticated user reads the event log, as GET /v1/jobs */
     if (evhttp_request_get_command(req) != EVHTTP_REQ_GET) {
         ctld_reply_error(req, 405, NULL, "use GET");
         return;
@@ -526,7 +541,7 @@ void ctld_api_events(dr_ctld_t *c, struct evhttp_request *req, const struct ctld
     ev_query_t eq;
     if (parse_query(c, req, &q, &eq)) {
         if (eq.follow)
-            follow(c, req, &eq);
+            follow(c, req, &eq, who->user);
         else
             list(c, req, &eq);
     }

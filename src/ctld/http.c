@@ -108,52 +108,6 @@ static void on_ping(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *
     free(s);
 }
 
-static void on_tokens(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who)
-{
-    struct evbuffer *in = evhttp_request_get_input_buffer(req);
-    size_t len = evbuffer_get_length(in);
-    const char *body = len ? (const char *)evbuffer_pullup(in, -1) : "{}";
-    json_error_t je;
-    json_t *o = json_loadb(body, len ? len : 2, 0, &je);
-    if (!json_is_object(o)) {
-        json_decref(o);
-        ctld_reply_error(req, 400, NULL, "body: not a JSON object: %s", je.text);
-        return;
-    }
-    const char *user = json_string_value(json_object_get(o, "user"));
-    const char *role = json_string_value(json_object_get(o, "role"));
-    if (!user)
-        user = who->user;
-    if (!role)
-        role = "user";
-    if (strcmp(role, "user") != 0 && strcmp(role, "operator") != 0) {
-        json_decref(o);
-        ctld_reply_error(req, 400, "role", "role: must be 'user' or 'operator'");
-        return;
-    }
-    if ((strcmp(user, who->user) != 0 || strcmp(role, "operator") == 0) && !who->operator_) {
-        json_decref(o);
-        ctld_reply_error(req, 403, NULL, "only an operator may create tokens for others");
-        return;
-    }
-    char tok[128];
-    dr_err_t err = {0};
-    char u[64];
-    snprintf(u, sizeof u, "%s", user);
-    char r[16];
-    snprintf(r, sizeof r, "%s", role);
-    json_decref(o);
-    if (ctld_token_create(c, u, r, tok, sizeof tok, &err) != DR_OK) {
-        ctld_reply_error(req, 507, NULL, "%s", err.msg);
-        return;
-    }
-    json_t *out = json_pack("{s:s,s:s,s:s}", "token", tok, "user", u, "role", r);
-    char *s = json_dumps(out, JSON_COMPACT | JSON_REAL_PRECISION(15));
-    json_decref(out);
-    ctld_reply_json(req, 201, s);
-    free(s);
-}
-
 static void on_request(struct evhttp_request *req, void *arg)
 {
     dr_ctld_t *c = arg;
@@ -192,14 +146,10 @@ static void on_request(struct evhttp_request *req, void *arg)
                          "changes state needs the header 'X-Drover-CSRF: 1'");
         return;
     }
-    enum evhttp_cmd_type m = evhttp_request_get_command(req);
     if (strcmp(path, "/v1/ping") == 0) {
         on_ping(c, req, &who);
-    } else if (strcmp(path, "/v1/tokens") == 0) {
-        if (m != EVHTTP_REQ_POST)
-            ctld_reply_error(req, 405, NULL, "use POST");
-        else
-            on_tokens(c, req, &who);
+    } else if (strncmp(path, "/v1/tokens", 10) == 0 && (path[10] == '\0' || path[10] == '/')) {
+        ctld_api_tokens(c, req, &who, path + 10);
     } else if (strncmp(path, "/v1/jobs", 8) == 0 && (path[8] == '\0' || path[8] == '/')) {
         ctld_api_jobs(c, req, &who, path + 8);
     } else if (strncmp(path, "/v1/nodes", 9) == 0 && (path[9] == '\0' || path[9] == '/')) {

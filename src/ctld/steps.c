@@ -322,6 +322,7 @@ int ctld_step_launch(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
                          .err_path = (char *)(err && out && strcmp(err, out) != 0 ? err : ""),
                          .uid = cj->uid,
                          .gid = cj->gid,
+                         .allow_root = c->cl.site.allow_root_jobs,
                          .gpus = gpus,
                          .ngpus = ng,
                          .time_limit_ns = limit,

@@ -66,6 +66,12 @@ static void note_damage(dr_ctld_t *c)
         c->store_refused = CTLD_STORE_DAMAGED;
 }
 
+/* Tokens got a creation time, an expiry (Unix seconds) and who minted
+ * them (for `drover token list` and the impersonation log), added by ALTER
+ * TABLE like hist_cols; tokens from before expire TokenTtl= after the
+ * upgrade (they were minted without one). */
+static int migrate_tokens(dr_ctld_t *c, dr_err_t *err);
+
 static int db_fail(dr_ctld_t *c, dr_err_t *err, const char *what)
 {
     note_damage(c);
@@ -141,6 +147,28 @@ static int migrate_events(dr_ctld_t *c, dr_err_t *err)
                 err);
 }
 
+static int migrate_tokens(dr_ctld_t *c, dr_err_t *err)
+{
+    static const char *const cols[][2] = {
+        {"created", "REAL"}, {"expires", "REAL"}, {"minted_by", "TEXT"}};
+    for (size_t i = 0; i < sizeof cols / sizeof *cols; i++) {
+        if (has_column(c, "tokens", cols[i][0]))
+            continue;
+        char sql[128];
+        snprintf(sql, sizeof sql, "ALTER TABLE tokens ADD COLUMN %s %s;", cols[i][0], cols[i][1]);
+        int rc = exec(c, sql, err);
+        if (rc != DR_OK)
+            return rc;
+    }
+    char sql[256];
+    double now = dr_time_to_s(ctld_now(c));
+    snprintf(sql, sizeof sql,
+             "UPDATE tokens SET created = %.3f, expires = %.3f, minted_by = user"
+             " WHERE expires IS NULL;",
+             now, now + dr_time_to_s(c->cl.site.token_ttl));
+    return exec(c, sql, err);
+}
+
 int ctld_store_open(dr_ctld_t *c, dr_err_t *err)
 {
     char path[4096];
@@ -174,6 +202,8 @@ int ctld_store_open(dr_ctld_t *c, dr_err_t *err)
         rc = migrate_hist(c, err);
     if (rc == DR_OK)
         rc = migrate_events(c, err);
+    if (rc == DR_OK)
+        rc = migrate_tokens(c, err);
     if (rc != DR_OK)
         dr_err_prefix(err, "%s: ", path);
     return rc;
@@ -720,6 +750,8 @@ int ctld_store_load(dr_ctld_t *c, int (*cb)(dr_ctld_t *, ctld_job_t *, dr_err_t 
         cj->j.array_index = ai >= 0 ? (uint32_t)ai : 0;
         const char *spec = (const char *)sqlite3_column_text(st, 6);
         const char *rt = (const char *)sqlite3_column_text(st, 7);
+        size_t sl = strlen(spec);
+        cj->spec_bytes = sl > UINT32_MAX ? UINT32_MAX : (uint32_t)sl;
         rc = dr_jobspec_from_json(&cj->spec, spec, strlen(spec), err);
         if (rc == DR_OK && cj->spec.array && !cj->j.array_parent)
             rc = ctld_array_setup(c, cj, err);
@@ -912,23 +944,28 @@ int ctld_store_event_max(dr_ctld_t *c, uint64_t *max)
     return rc;
 }
 
-int ctld_store_put_token(dr_ctld_t *c, const char *hash_hex, const char *user, const char *role,
-                         dr_err_t *err)
+int ctld_store_put_token(dr_ctld_t *c, const ctld_token_row_t *t, dr_err_t *err)
 {
-    sqlite3_stmt *st =
-        prep(c, "INSERT OR REPLACE INTO tokens(hash, user, role) VALUES(?,?,?)", err);
+    sqlite3_stmt *st = prep(c,
+                            "INSERT OR REPLACE INTO tokens(hash, user, role, created, expires,"
+                            " minted_by) VALUES(?,?,?,?,?,?)",
+                            err);
     if (!st)
         return DR_EIO;
-    sqlite3_bind_text(st, 1, hash_hex, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, user, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, role, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 1, t->hash, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, t->user, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, t->role, -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 4, t->created);
+    sqlite3_bind_double(st, 5, t->expires);
+    sqlite3_bind_text(st, 6, t->minted_by, -1, SQLITE_STATIC);
     return step_done(c, st, "write token", err);
 }
 
 int ctld_store_find_token(dr_ctld_t *c, const char *hash_hex, char *user, size_t ulen, char *role,
-                          size_t rlen)
+                          size_t rlen, double *expires)
 {
-    sqlite3_stmt *st = prep(c, "SELECT user, role FROM tokens WHERE hash = ?", NULL);
+    sqlite3_stmt *st =
+        prep(c, "SELECT user, role, COALESCE(expires, 0) FROM tokens WHERE hash = ?", NULL);
     if (!st)
         return DR_EIO;
     sqlite3_bind_text(st, 1, hash_hex, -1, SQLITE_STATIC);
@@ -936,8 +973,61 @@ int ctld_store_find_token(dr_ctld_t *c, const char *hash_hex, char *user, size_t
     if (sqlite3_step(st) == SQLITE_ROW) {
         snprintf(user, ulen, "%s", (const char *)sqlite3_column_text(st, 0));
         snprintf(role, rlen, "%s", (const char *)sqlite3_column_text(st, 1));
+        *expires = sqlite3_column_double(st, 2);
         rc = DR_OK;
     }
     sqlite3_finalize(st);
+    return rc;
+}
+
+int ctld_store_list_tokens(dr_ctld_t *c, const char *user,
+                           void (*cb)(void *, const ctld_token_row_t *), void *ud)
+{
+    sqlite3_stmt *st = prep(c,
+                            "SELECT hash, user, role, COALESCE(created, 0), COALESCE(expires, 0),"
+                            " COALESCE(minted_by, '') FROM tokens"
+                            " WHERE ?1 IS NULL OR user = ?1 ORDER BY created, hash",
+                            NULL);
+    if (!st)
+        return DR_EIO;
+    if (user)
+        sqlite3_bind_text(st, 1, user, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 1);
+    int s;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        ctld_token_row_t r = {.hash = (const char *)sqlite3_column_text(st, 0),
+                              .user = (const char *)sqlite3_column_text(st, 1),
+                              .role = (const char *)sqlite3_column_text(st, 2),
+                              .created = sqlite3_column_double(st, 3),
+                              .expires = sqlite3_column_double(st, 4),
+                              .minted_by = (const char *)sqlite3_column_text(st, 5)};
+        cb(ud, &r);
+    }
+    sqlite3_finalize(st);
+    return s == SQLITE_DONE ? DR_OK : DR_EIO;
+}
+
+int ctld_store_delete_tokens(dr_ctld_t *c, const char *id, const char *hash, const char *user,
+                             int *n, dr_err_t *err)
+{
+    /* by id (the hash's first CTLD_TOKEN_ID hex digits) or by whole hash;
+     * user non-NULL: only that user's */
+    sqlite3_stmt *st = prep(c,
+                            "DELETE FROM tokens WHERE (?1 IS NULL OR substr(hash, 1, ?4) = ?1)"
+                            " AND (?2 IS NULL OR hash = ?2) AND (?3 IS NULL OR user = ?3)"
+                            " AND (?1 IS NOT NULL OR ?2 IS NOT NULL)",
+                            err);
+    if (!st)
+        return DR_EIO;
+    const char *v[3] = {id, hash, user};
+    for (int i = 0; i < 3; i++)
+        if (v[i])
+            sqlite3_bind_text(st, i + 1, v[i], -1, SQLITE_STATIC);
+        else
+            sqlite3_bind_null(st, i + 1);
+    sqlite3_bind_int(st, 4, CTLD_TOKEN_ID);
+    int rc = step_done(c, st, "delete token", err);
+    *n = rc == DR_OK ? sqlite3_changes(c->db) : 0;
     return rc;
 }

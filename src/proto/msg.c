@@ -158,6 +158,7 @@ static const field_t launch_f[] = {
     I64(dr_msg_launch_t, ckpt_every_ns),
     I64(dr_msg_launch_t, ckpt_next_ns),
     TEXT(dr_msg_launch_t, ckpt_dir),
+    BOOL(dr_msg_launch_t, allow_root),
 };
 static const field_t kill_f[] = {
     U64(dr_msg_kill_t, job),      U32(dr_msg_kill_t, gen),    I32(dr_msg_kill_t, signal),

@@ -9,7 +9,14 @@
 # refused submits; another user has a bucket of their own.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster_lib.sh"
+. "$(dirname "$0")/users_lib.sh"
 cd "$T" || exit 1
+# alice and bob are real accounts: a token names a user with an account on
+# the controller host, whose uid its jobs run as (issue 21)
+tu_init || exit 77
+tu_add alice && tu_add bob || { bad "users"; finish; }
+A=$(tu_login alice)
+B=$(tu_login bob)
 command -v python3 >/dev/null || { echo "note: python3 missing: skipped"; finish; }
 cl_conf <<CONF
 NodeName=n1 Gpus=H100-SXM:4 Cpus=8 MemGB=64
@@ -72,7 +79,7 @@ grep -qi '^Retry-After: [1-9]' "$T/h429" && grep -q "submit rate limit: user .* 
 held=$(api GET '/v1/jobs?state=pending&limit=0' | head -1 | jq '.jobs | length')
 [ "$held" = $((8 + n201)) ] && ok "nothing kept of the refused submits ($held jobs: 8 + $n201)" ||
     bad "jobs kept: $held, want $((8 + n201))"
-tok=$(api POST /v1/tokens '{"user":"alice"}' | head -1 | jq -r .token)
+tok=$(api POST /v1/tokens "{\"user\":\"$A\"}" | head -1 | jq -r .token)
 code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $tok" -H 'Content-Type: application/json' \
     --data-binary '{"argv":["/bin/true"],"hold":true}' "http://127.0.0.1:$CL_PORT/v1/jobs")
 [ "$code" = 201 ] && ok "another user has a bucket of their own (alice: 201)" || bad "alice: $code"

@@ -13,6 +13,9 @@ cd "$T" || exit 1
 cl_conf <<CONF
 NodeName=n1 Gpus=H100-SXM:4 Cpus=8 MemGB=64
 NodeName=n2 Gpus=A100-80GB-SXM:4 Cpus=8 MemGB=64
+# one user (the test) opens all 256 streams below: the global bound is what
+# is tested here (the per-user cap: test_attack_quota.sh)
+MaxEventStreams=0
 CONF
 cl_droverd --agent-timeout 1s --lease 2s || { bad "droverd start"; finish; }
 cl_agent n1

@@ -7,16 +7,23 @@
 # 400 naming a bad parameter; the CLI's defaults (own jobs, last 7 days).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster_lib.sh"
+. "$(dirname "$0")/users_lib.sh"
 cd "$T" || exit 1
+# alice and bob are real accounts: a token names a user with an account on
+# the controller host, whose uid its jobs run as (issue 21)
+tu_init || exit 77
+tu_add alice && tu_add bob || { bad "users"; finish; }
+A=$(tu_login alice)
+B=$(tu_login bob)
 cl_standard || { bad "cluster start"; finish; }
 TCP="http://127.0.0.1:$CL_PORT"
 t0=$(date +%s)
 sleep 1
 
-alice=$(api POST /v1/tokens '{"user":"alice"}' | head -1 | jq -r .token)
-bob=$(api POST /v1/tokens '{"user":"bob"}' | head -1 | jq -r .token)
+alice=$(api POST /v1/tokens "{\"user\":\"$A\"}" | head -1 | jq -r .token)
+bob=$(api POST /v1/tokens "{\"user\":\"$B\"}" | head -1 | jq -r .token)
 as() { u=$1; shift; DROVER_SERVER="$TCP" DROVER_TOKEN="$(eval echo "\$$u")" "$DROVER" "$@"; }
-# jobs that run as nobody when the agent is root: no files under $T
+# jobs in /tmp: alice and bob cannot write under $T
 sub() { u=$1; shift; as "$u" submit --parsable --chdir /tmp -o /dev/null "$@"; }
 a1=$(sub alice -J a-h100 -A proj-a --gpus-per-node 2 --gpu-type H100 -- sleep 1)
 a2=$(sub alice -J a-fail -A proj-a --gpus-per-node 1 --gpu-type A100 -- sh -c 'sleep 0.5; exit 3')
@@ -34,16 +41,16 @@ jq -e '(.gpu_hours - .gpus * .elapsed / 3600 | fabs) < 1e-5 and .gpus == 2
     ok "JOB: gpu_hours = 2 GPUs x elapsed, energy_kwh at H100's 700 W" || bad "JOB: $(cat "$T/a1.json")"
 
 # --- filters
-api GET "/v1/history?user=alice" >"$T/h.out"
+api GET "/v1/history?user=$A" >"$T/h.out"
 [ "$(tail -1 "$T/h.out")" = 200 ] && head -1 "$T/h.out" >"$T/alice.json" &&
     jq -e "[.jobs[].id] == [$a1, $a2] or [.jobs[].id] == [$a2, $a1]" "$T/alice.json" >/dev/null &&
-    jq -e '[.jobs[].user] | unique == ["alice"]' "$T/alice.json" >/dev/null &&
+    jq -e --arg a "$A" '[.jobs[].user] | unique == [$a]' "$T/alice.json" >/dev/null &&
     ok "user=alice: her two jobs only" || bad "user=alice: $(cat "$T/h.out")"
 jq -e "[.jobs[] | select(.id == $a2)][0] | .state == \"failed\" and .exit_code == 3 and
        .gpu_type == \"A100-80GB-SXM\" and .nodelist != \"\" and .nnodes == 1 and .account == \"proj-a\"" \
     "$T/alice.json" >/dev/null && ok "a row has state, exit code, GPU type, nodes, account" ||
     bad "row: $(jq -c ".jobs[] | select(.id == $a2)" "$T/alice.json")"
-r=$(api GET "/v1/history?user=alice&state=failed" | head -1)
+r=$(api GET "/v1/history?user=$A&state=failed" | head -1)
 [ "$(echo "$r" | jq -c '[.jobs[].id]')" = "[$a2]" ] && ok "state=failed: alice's failed job" || bad "state: $r"
 r=$(api GET "/v1/history?state=completed,failed&account=proj-b" | head -1)
 [ "$(echo "$r" | jq -c '[.jobs[].id]')" = "[$b1]" ] && ok "account=proj-b, two states: bob's job" ||
@@ -64,10 +71,10 @@ d1=$(date -d "@$t1" +%Y-%m-%dT%H:%M:%S)
 r=$(api GET "/v1/history?since=$d0&until=$d1" | head -1 | jq '.jobs | length')
 r2=$(api GET "/v1/history?since=$d1" | head -1 | jq '.jobs | length')
 [ "$r" = 7 ] && [ "$r2" = 0 ] && ok "since/until as local YYYY-MM-DDTHH:MM:SS" || bad "dates $d0..$d1: $r, $r2"
-r=$(api GET "/v1/history?user=bob&limit=1" | head -1)
+r=$(api GET "/v1/history?user=$B&limit=1" | head -1)
 [ "$(echo "$r" | jq -c '[.jobs[].id]')" = "[$b1]" ] && [ "$(echo "$r" | jq .truncated)" = false ] &&
     ok "limit=1 with one match: not truncated" || bad "limit: $r"
-r=$(api GET "/v1/history?user=alice&limit=1" | head -1)
+r=$(api GET "/v1/history?user=$A&limit=1" | head -1)
 [ "$(echo "$r" | jq '.jobs | length')" = 1 ] && [ "$(echo "$r" | jq .truncated)" = true ] &&
     ok "limit=1 with two matches: one row, truncated" || bad "limit trunc: $r"
 
@@ -135,7 +142,7 @@ as alice history --json >"$T/cli.json" &&
     ok "drover history (alice over TCP): her own jobs by default" || bad "cli default: $(cat "$T/cli.json")"
 as bob history >"$T/bob.txt" 2>&1
 head -1 "$T/bob.txt" | grep -q "^ID  *NAME  *USER  *ACCOUNT  *STATE  *GPU_TYPE  *NODES  *ELAPSED  *GPU_H  *COST  *ENERGY$" &&
-    grep -q "^$b1  *b-h100  *bob  *proj-b  *completed  *H100-SXM-80GB  *n1 " "$T/bob.txt" &&
+    grep -q "^$b1  *b-h100  *$B  *proj-b  *completed  *H100-SXM-80GB  *n1 " "$T/bob.txt" &&
     grep -q "^total: 1 job, <*[0-9.]* GPU-hours, <*\$[0-9.]*, <*[0-9.]* kWh$" "$T/bob.txt" &&
     ok "table: header, bob's row, totals line" || bad "table: $(cat "$T/bob.txt")"
 "$DROVER" history --all-users --csv >"$T/cli.csv" &&
@@ -144,10 +151,10 @@ head -1 "$T/bob.txt" | grep -q "^ID  *NAME  *USER  *ACCOUNT  *STATE  *GPU_TYPE  
 "$DROVER" history --json | jq -e "([.jobs[].user] | unique) == [\"$me\"] and (.jobs | length) == 4" >/dev/null &&
     ok "history over the socket: the caller's own (the array: 4 rows)" || bad "own: $("$DROVER" history)"
 expect_fail "--user with --all-users: usage error" 2 "--user and --all-users exclude each other" -- \
-    history --all-users --user alice
-"$DROVER" history --user alice --state failed --since "$d0" --until "now" --json |
+    history --all-users --user "$A"
+"$DROVER" history --user "$A" --state failed --since "$d0" --until "now" --json |
     jq -e "[.jobs[].id] == [$a2]" >/dev/null && ok "CLI filters: --user --state --since DATE --until now" ||
-    bad "cli filters: $("$DROVER" history --user alice --state failed --since "$d0" 2>&1)"
+    bad "cli filters: $("$DROVER" history --user "$A" --state failed --since "$d0" 2>&1)"
 "$DROVER" history --all-users --until "now-1h" --json | jq -e '.jobs | length == 0' >/dev/null &&
     ok "--until now-1h: none" || bad "until now-1h"
 "$DROVER" history --all-users --since "now-10d" --until "$(($(date +%s) - 8 * 86400))" --json | jq -e '.jobs | length == 0' >/dev/null &&

@@ -9,11 +9,18 @@
 # queue (owners may only lower it).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster_lib.sh"
+. "$(dirname "$0")/users_lib.sh"
 cd "$T" || exit 1
+# alice and bob are real accounts: a token names a user with an account on
+# the controller host, whose uid its jobs run as (issue 21)
+tu_init || exit 77
+tu_add alice && tu_add bob || { bad "users"; finish; }
+A=$(tu_login alice)
+B=$(tu_login bob)
 cl_standard || { bad "cluster start"; finish; }
 TCP="http://127.0.0.1:$CL_PORT"
-alice=$(api POST /v1/tokens '{"user":"alice"}' | head -1 | jq -r .token)
-bob=$(api POST /v1/tokens '{"user":"bob"}' | head -1 | jq -r .token)
+alice=$(api POST /v1/tokens "{\"user\":\"$A\"}" | head -1 | jq -r .token)
+bob=$(api POST /v1/tokens "{\"user\":\"$B\"}" | head -1 | jq -r .token)
 as() { u=$1; shift; DROVER_SERVER="$TCP" DROVER_TOKEN="$(eval echo "\$$u")" "$DROVER" "$@"; }
 state_reason() { "$DROVER" show "$1" --json | jq -r '"\(.state) \(.reason) \(.hold)"'; }
 
@@ -66,7 +73,7 @@ as alice hold "$a" >/dev/null && [ "$(state_reason "$a")" = "pending JobHeldUser
     bad "alice hold/release: $(state_reason "$a")"
 "$DROVER" cancel "$blk" >/dev/null
 r=$(DROVER_SERVER="$TCP" DROVER_TOKEN="$bob" "$DROVER" release "$a" 2>&1)
-[ $? -ne 0 ] && echo "$r" | grep -q "belongs to alice" && ok "bob cannot release alice's job (403)" ||
+[ $? -ne 0 ] && echo "$r" | grep -q "belongs to $A" && ok "bob cannot release alice's job (403)" ||
     bad "bob release: $r"
 "$DROVER" hold "$a" >/dev/null && [ "$(state_reason "$a")" = "pending JobHeldAdmin admin" ] &&
     ok "an operator's hold is JobHeldAdmin" || bad "admin hold: $(state_reason "$a")"

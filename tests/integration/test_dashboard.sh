@@ -17,6 +17,7 @@ if [ -z "$CHROMIUM" ] || [ -z "$CHROMEDRIVER" ] || ! command -v python3 >/dev/nu
     exit 77
 fi
 . "$HERE/cluster_lib.sh"
+. "$HERE/users_lib.sh"
 # the browser first (only what runs under our own scratch directory), then
 # the cluster
 dash_cleanup() {
@@ -26,6 +27,11 @@ dash_cleanup() {
 }
 trap 'dash_cleanup' EXIT
 cd "$T" || exit 1
+# alice is a real account: a token names a user with an account on the
+# controller host (issue 21)
+tu_init || exit 77
+tu_add alice || { bad "users"; finish; }
+A=$(tu_login alice)
 SHOTS=${DROVER_SCREENSHOT_DIR:-${DROVER_BINARY_DIR:-.}/screenshots}
 cl_conf <<CONF
 NodeName=n1 Gpus=H100-SXM:4 Cpus=8 MemGB=64
@@ -56,18 +62,21 @@ curl -s -D "$T/h2" -o /dev/null "$URL/ui/app.js" && grep -qi '^content-type: tex
 
 tok() { api POST /v1/tokens "$1" | head -1 | jq -r .token; }
 OPTOK=$(tok '{"user":"root","role":"operator"}')
-USERTOK=$(tok '{"user":"alice","role":"user"}')
+USERTOK=$(tok "{\"user\":\"$A\",\"role\":\"user\"}")
 case "$OPTOK$USERTOK" in drv_*drv_*) ok "tokens made (as 'drover token' does)" ;; *) bad "tokens: $OPTOK $USERTOK" ;; esac
 code=$(curl -s -o "$T/r" -w '%{http_code}' -X POST -d "{\"token\":\"$USERTOK\"}" "$URL/v1/session")
 [ "$code" = 403 ] && grep -q 'X-Drover-CSRF' "$T/r" && ok "POST /v1/session without X-Drover-CSRF: 403 naming it" ||
     bad "session without csrf: $code $(cat "$T/r")"
 curl -s -D "$T/h3" -o "$T/r" -X POST -H 'X-Drover-CSRF: 1' -d "{\"token\":\"$USERTOK\"}" "$URL/v1/session"
-grep -qi "^set-cookie: drover_session=$USERTOK; HttpOnly; SameSite=Strict; Path=/" "$T/h3" &&
-    [ "$(jq -r '.user + " " + .role' "$T/r")" = "alice user" ] &&
+# the cookie holds a session token of its own (logout revokes it, not USERTOK)
+STOK=$(sed -n 's/^[Ss]et-[Cc]ookie: drover_session=\(drv_[0-9a-f]*\); .*/\1/p' "$T/h3")
+grep -qi "^set-cookie: drover_session=drv_[0-9a-f]*; HttpOnly; SameSite=Strict; Path=/" "$T/h3" &&
+    [ -n "$STOK" ] && [ "$STOK" != "$USERTOK" ] &&
+    [ "$(jq -r '.user + " " + .role' "$T/r")" = "$A user" ] &&
     ok "POST /v1/session sets the HttpOnly SameSite=Strict cookie, names the user" ||
     bad "session: $(cat "$T/h3" "$T/r")"
-CK="drover_session=$USERTOK"
-[ "$(curl -s -b "theme=dark; $CK" "$URL/v1/ping" | jq -r .user)" = alice ] &&
+CK="drover_session=$STOK"
+[ "$(curl -s -b "theme=dark; $CK" "$URL/v1/ping" | jq -r .user)" = "$A" ] &&
     ok "the cookie authenticates a GET (among other cookies)" || bad "cookie GET"
 [ "$(curl -s -o /dev/null -w '%{http_code}' -b "drover_session=drv_nope" "$URL/v1/ping")" = 401 ] &&
     ok "an unknown token in the cookie: 401" || bad "bad cookie"
@@ -81,9 +90,13 @@ code=$(curl -s -o "$T/r" -w '%{http_code}' -b "$CK" -X POST -d '{"argv":["true"]
 code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $USERTOK" \
     -H 'Content-Type: application/json' -X POST -d '{"argv":["true"],"account":"vision"}' "$URL/v1/jobs")
 [ "$code" = 201 ] && ok "a Bearer token needs no CSRF header (the CLI's way)" || bad "bearer submit: $code"
-curl -s -D "$T/h4" -o /dev/null -X DELETE -H 'X-Drover-CSRF: 1' "$URL/v1/session"
+curl -s -D "$T/h4" -o /dev/null -X DELETE -H 'X-Drover-CSRF: 1' -b "$CK" "$URL/v1/session"
 grep -qi '^set-cookie: drover_session=; Max-Age=0' "$T/h4" && ok "DELETE /v1/session clears the cookie" ||
     bad "logout: $(cat "$T/h4")"
+[ "$(curl -s -o /dev/null -w '%{http_code}' -b "$CK" "$URL/v1/ping")" = 401 ] &&
+    [ "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $USERTOK" "$URL/v1/ping")" = 200 ] &&
+    ok "after logout the session's token is dead (401); the token it was traded for lives" ||
+    bad "after logout"
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'X-Drover-CSRF: 1' -d '{"token":"drv_x"}' "$URL/v1/session")
 [ "$code" = 401 ] && ok "an unknown token cannot log in (401)" || bad "bad token login: $code"
 
@@ -109,7 +122,7 @@ done
 # --- the browser ---
 python3 "$HERE/dashboard_driver.py" --url "$URL/" --scratch "$T" --shots "$SHOTS" --events "$EVENTS" \
     --chromium "$CHROMIUM" --chromedriver "$CHROMEDRIVER" \
-    --token "$OPTOK" --op-who "root (operator)" --user-token "$USERTOK" --user-who "alice (user)" \
+    --token "$OPTOK" --op-who "root (operator)" --user-token "$USERTOK" --user-who "$A (user)" \
     --h100-job "$h100" --h100-type H100-SXM-80GB --h100-alloc 2 --h100-output "hello from the H100 job" \
     --a100-job "$a100" --a100-type A100-80GB-SXM --pending-job "$pend" || bad "the browser checks (above)"
 

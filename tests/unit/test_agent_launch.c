@@ -197,6 +197,7 @@ static dr_msg_launch_t mk_launch(const fx_t *fx, uint64_t job, char **argv)
     l.err_path = "";
     l.uid = (uint32_t)getuid();
     l.gid = (uint32_t)getgid();
+    l.allow_root = true; /* run as root, the tests' jobs are the tester's */
     l.grace_ns = 1000000000LL;
     return l;
 }
@@ -451,6 +452,35 @@ static void test_launch_as_user(void **state)
     struct stat st;
     assert_int_equal(stat(out, &st), 0);
     assert_int_equal(st.st_uid, 65534);
+}
+
+/* A root agent refuses a rank as uid 0 unless the LAUNCH says the site
+ * allows it (AllowRootJobs=YES) or the agent was started with
+ * --allow-root-jobs: a controller (or a holder of its key) cannot make a
+ * node run a command as root by naming uid 0. */
+static void test_launch_root_refused(void **state)
+{
+    fx_t *fx = *state;
+    if (geteuid() != 0)
+        skip();
+    char *argv[] = {"/bin/sh", "-c", "touch ran", NULL};
+    dr_msg_launch_t l = mk_launch(fx, 35, argv);
+    l.uid = l.gid = 0;
+    l.allow_root = false;
+    expect_launch_failure(fx, &l,
+                          "refused: the job would run as root (uid 0) and neither the site "
+                          "(AllowRootJobs=YES) nor this agent (--allow-root-jobs) allows it");
+    struct stat st;
+    assert_int_not_equal(stat(fx_path(fx, "ran"), &st), 0);
+    fx->a.allow_root_jobs = true;
+    l = mk_launch(fx, 36, argv);
+    l.uid = l.gid = 0;
+    l.allow_root = false;
+    dr_err_t err = {0};
+    assert_int_equal(dr_agent_launch(&fx->a, &l, &err), 0);
+    assert_true(fx_run_until(fx, &fx->nended, fx->nended + 1, 5000));
+    assert_int_equal(fx->exit_code, 0);
+    fx->a.allow_root_jobs = false;
 }
 
 /* ---- supervision ---- */
@@ -1237,6 +1267,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_launch_env_and_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_failures, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_as_user, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_launch_root_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_time_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_time_limit_grace, setup, teardown),
         cmocka_unit_test_setup_teardown(test_grandchild_killed, setup, teardown),

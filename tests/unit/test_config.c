@@ -396,6 +396,53 @@ static void test_load(void **state)
 
 #define N1 "NodeName=n[1-2] Cpus=8 MemGB=64\n"
 
+/* Site settings (config_site.c): the defaults, values, and refusals. */
+static void test_site(void **state)
+{
+    (void)state;
+    dr_cluster_t c;
+    parse_ok(&c, N1);
+    assert_false(c.site.allow_root_jobs);
+    assert_int_equal(c.site.max_script_bytes, 1u << 20);
+    assert_int_equal(c.site.max_env_bytes, 256u << 10);
+    assert_int_equal(c.site.max_user_pending, 10000);
+    assert_int_equal(c.site.max_event_streams, 8);
+    assert_false(dr_site_impersonator(&c.site, "root"));
+    dr_cluster_free(&c);
+    parse_ok(&c, N1 "AllowRootJobs=yes Impersonators=ann,bo_b\nMaxScriptBytes=2M MaxEnvBytes=0\n"
+                    "MaxUserStoreBytes=1G MaxUserPendingJobs=5 MaxEventStreams=2 TokenTtl=8h\n");
+    assert_true(c.site.allow_root_jobs);
+    assert_true(dr_site_impersonator(&c.site, "ann"));
+    assert_true(dr_site_impersonator(&c.site, "bo_b"));
+    assert_false(dr_site_impersonator(&c.site, "an"));
+    assert_int_equal(c.site.max_script_bytes, 2u << 20);
+    assert_int_equal(c.site.max_env_bytes, 0);
+    assert_int_equal(c.site.max_user_bytes, 1ull << 30);
+    assert_int_equal(c.site.max_user_pending, 5);
+    assert_int_equal(c.site.max_event_streams, 2);
+    assert_true(c.site.token_ttl == 8 * 3600 * DR_NSEC_PER_SEC);
+    dr_cluster_t d;
+    assert_int_equal(dr_cluster_copy(&d, &c, NULL), 0);
+    assert_true(d.site.allow_root_jobs && d.site.max_user_pending == 5);
+    dr_cluster_free(&d);
+    dr_cluster_free(&c);
+    expect_err(N1 "AllowRootJobs=maybe\n", DR_EINVAL,
+               "test.conf:2: AllowRootJobs: 'maybe' is not YES or NO");
+    expect_err(N1 "MaxScriptBytes=1X\n", DR_EINVAL,
+               "test.conf:2: MaxScriptBytes: '1X' is not a size in bytes (N, NK, NM or NG; 0: no "
+               "limit)");
+    expect_err(N1 "MaxEnvBytes=1K\nMaxEnvBytes=2K\n", DR_EINVAL,
+               "test.conf:3: MaxEnvBytes: given twice");
+    expect_err(N1 "MaxEventStreams=2 Cpus=3\n", DR_EINVAL,
+               "test.conf:2: Cpus: not a site setting (a line of AllowRootJobs=, Max...= keys "
+               "holds only those)");
+    expect_err(N1 "Impersonators=a;b\n", DR_EINVAL,
+               "test.conf:2: Impersonators: a comma-separated list of user names (at most 1023 "
+               "characters)");
+    expect_err(N1 "TokenMaxTtl=1h TokenTtl=2h\n", DR_EINVAL,
+               "test.conf:2: TokenTtl: TokenTtl may not be longer than TokenMaxTtl");
+}
+
 static void test_errors_syntax(void **state)
 {
     (void)state;
@@ -932,6 +979,7 @@ int main(void)
         cmocka_unit_test(test_misc_syntax),
         cmocka_unit_test(test_quoted_names),
         cmocka_unit_test(test_load),
+        cmocka_unit_test(test_site),
         cmocka_unit_test(test_errors_syntax),
         cmocka_unit_test(test_errors_nodename),
         cmocka_unit_test(test_errors_limits),

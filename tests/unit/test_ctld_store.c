@@ -1,12 +1,15 @@
 /* test_ctld_store.c - the controller's memory and store: the job table by
  * id (insert, find, remove with backward shift, against a reference), and
- * a job's runtime state surviving a write and a reload from SQLite. */
+ * a job's runtime state surviving a write and a reload from SQLite; tokens
+ * of a store from before expiries gaining one, expiry, list and revoke. */
 #include "testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <sqlite3.h>
 
 #include "ctld/ctld.h"
 #include "drover/util.h"
@@ -150,11 +153,87 @@ static void test_runtime_state_round_trip(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+static void count_row(void *ud, const ctld_token_row_t *t)
+{
+    (void)t;
+    (*(int *)ud)++;
+}
+
+static void test_tokens(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/drover-store-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    /* a store from before tokens expired: its table has three columns */
+    char path[128], hash[65];
+    snprintf(path, sizeof path, "%s/droverd.db", dir);
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    ctld_sha256_hex("drv_old", hash);
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "CREATE TABLE tokens(hash TEXT PRIMARY KEY, user TEXT NOT NULL, role TEXT NOT NULL);"
+             "INSERT INTO tokens VALUES('%s', 'root', 'user');",
+             hash);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+
+    dr_ctld_t c;
+    memset(&c, 0, sizeof c);
+    c.o.state_dir = dir;
+    tu_cluster(&c.cl, "NodeName=n1 Gpus=H100-SXM:8 Cpus=8 MemGB=64\n");
+    dr_err_t err = {0};
+    assert_int_equal(ctld_store_open(&c, &err), DR_OK);
+    ctld_who_t who;
+    double now = dr_time_to_s(ctld_now(&c));
+    assert_int_equal(ctld_auth_token(&c, "drv_old", &who), DR_OK);
+    assert_string_equal(who.user, "root");
+    /* the old token now expires TokenTtl= (30 days) from the upgrade */
+    assert_true(who.expires > now + 29.9 * 86400 && who.expires < now + 30.1 * 86400);
+    assert_int_equal(strlen(who.token_id), CTLD_TOKEN_ID);
+
+    char tok[128], id[CTLD_TOKEN_ID + 1];
+    assert_int_equal(ctld_token_create(&c, "root", "user", 0, "root", tok, sizeof tok, id, &err),
+                     DR_OK);
+    int n = 0;
+    assert_int_equal(ctld_store_list_tokens(&c, "root", count_row, &n), DR_OK);
+    assert_int_equal(n, 2);
+    /* expired at once: refused, and its row is gone */
+    assert_int_equal(ctld_auth_token(&c, tok, &who), DR_ENOENT);
+    n = 0;
+    assert_int_equal(ctld_store_list_tokens(&c, NULL, count_row, &n), DR_OK);
+    assert_int_equal(n, 1);
+
+    assert_int_equal(ctld_token_create(&c, "root", "user", 3600 * DR_NSEC_PER_SEC, "root", tok,
+                                       sizeof tok, id, &err),
+                     DR_OK);
+    assert_int_equal(ctld_auth_token(&c, tok, &who), DR_OK);
+    assert_string_equal(who.token_id, id);
+    int gone = -1;
+    /* another user's revoke finds nothing */
+    assert_int_equal(ctld_store_delete_tokens(&c, id, NULL, "alice", &gone, &err), DR_OK);
+    assert_int_equal(gone, 0);
+    assert_int_equal(ctld_auth_token(&c, tok, &who), DR_OK);
+    assert_int_equal(ctld_store_delete_tokens(&c, id, NULL, "root", &gone, &err), DR_OK);
+    assert_int_equal(gone, 1);
+    assert_int_equal(ctld_auth_token(&c, tok, &who), DR_ENOENT);
+    /* neither id nor hash: nothing is deleted */
+    assert_int_equal(ctld_store_delete_tokens(&c, NULL, NULL, NULL, &gone, &err), DR_OK);
+    assert_int_equal(gone, 0);
+    assert_int_equal(ctld_auth_token(&c, "drv_old", &who), DR_OK);
+
+    ctld_store_close(&c);
+    dr_cluster_free(&c.cl);
+    snprintf(sql, sizeof sql, "rm -rf %s", dir);
+    assert_int_equal(system(sql), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table_against_reference),
         cmocka_unit_test(test_runtime_state_round_trip),
+        cmocka_unit_test(test_tokens),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -157,7 +157,8 @@ static dr_msg_launch_t s_launch(void)
                              .signal_batch = true,
                              .ckpt_every_ns = 1800000000000LL,
                              .ckpt_next_ns = 600000000000LL,
-                             .ckpt_dir = "/home/u/.drover/ckpt/42"};
+                             .ckpt_dir = "/home/u/.drover/ckpt/42",
+                             .allow_root = true};
 }
 
 static dr_msg_kill_t s_kill(void)
@@ -938,7 +939,7 @@ static void test_wire_format(void **state)
     tu_assert_contains(j, "\"gpus\":[0,3,4294967295],\"time_limit_ns\":3600000000000,");
     tu_assert_contains(j, "\"signal\":10,\"signal_secs\":120,\"signal_batch\":true,"
                           "\"ckpt_every_ns\":1800000000000,\"ckpt_next_ns\":600000000000,"
-                          "\"ckpt_dir\":\"/home/u/.drover/ckpt/42\"}");
+                          "\"ckpt_dir\":\"/home/u/.drover/ckpt/42\",\"allow_root\":true}");
     free(j);
     /* SIGNAL and SIGNALED share one body */
     j = sample_json(DR_MSG_SIGNAL);
@@ -950,6 +951,8 @@ static void test_wire_format(void **state)
                           "signal: why: -1 out of range [0, 4294967295]");
     expect_sample_refused(DR_MSG_LAUNCH, "\"signal_batch\":true", "\"signal_batch\":1",
                           "launch: signal_batch: not a boolean");
+    expect_sample_refused(DR_MSG_LAUNCH, "\"allow_root\":true", "\"allow_root\":\"yes\"",
+                          "launch: allow_root: not a boolean");
 }
 
 static void test_parse_fields(void **state)

@@ -164,25 +164,29 @@ static void test_tokens(void **state)
     (void)state;
     char dir[] = "/tmp/drover-store-XXXXXX";
     assert_non_null(mkdtemp(dir));
-    /* a store from before tokens expired: its table has three columns */
+    /* a store from before tokens expired: made by droverd (a store of any
+     * other shape is refused, store_check.c), its tokens table then put
+     * back to the three columns it had */
     char path[128], hash[65];
     snprintf(path, sizeof path, "%s/droverd.db", dir);
-    sqlite3 *db = NULL;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    ctld_sha256_hex("drv_old", hash);
-    char sql[512];
-    snprintf(sql, sizeof sql,
-             "CREATE TABLE tokens(hash TEXT PRIMARY KEY, user TEXT NOT NULL, role TEXT NOT NULL);"
-             "INSERT INTO tokens VALUES('%s', 'root', 'user');",
-             hash);
-    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-    sqlite3_close(db);
-
     dr_ctld_t c;
     memset(&c, 0, sizeof c);
     c.o.state_dir = dir;
     tu_cluster(&c.cl, "NodeName=n1 Gpus=H100-SXM:8 Cpus=8 MemGB=64\n");
     dr_err_t err = {0};
+    assert_int_equal(ctld_store_open(&c, &err), DR_OK);
+    ctld_store_close(&c);
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    ctld_sha256_hex("drv_old", hash);
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "DROP TABLE tokens;"
+             "CREATE TABLE tokens(hash TEXT PRIMARY KEY, user TEXT NOT NULL, role TEXT NOT NULL);"
+             "INSERT INTO tokens VALUES('%s', 'root', 'user');",
+             hash);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
     assert_int_equal(ctld_store_open(&c, &err), DR_OK);
     ctld_who_t who;
     double now = dr_time_to_s(ctld_now(&c));

@@ -70,7 +70,7 @@ static void fail(pending_t *p, int status, const char *msg)
 {
     struct evhttp_request *req = p->req;
     unlink_pending(p);
-    ctld_reply_error(req, status, NULL, msg);
+    ctld_reply_error(req, status, NULL, "%s", msg);
 }
 
 static void on_timeout(evutil_socket_t fd, short what, void *arg)

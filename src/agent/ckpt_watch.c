@@ -81,6 +81,14 @@ static void child_run(const dr_agent_ckwatch_t *w, int fd)
         out(fd, line);
         _exit(1);
     }
+    /* only what a restart would take: checkpoints naming the directory's
+     * owner record (ckpt.c made it at the job's first run) */
+    int dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    dr_ckpt_owner_t owner;
+    if (dfd >= 0 && dr_ckpt_owner_read(dfd, &owner, &err) == DR_OK)
+        dr_ckpt_reject_unowned(&list, &owner);
+    if (dfd >= 0)
+        close(dfd);
     for (size_t i = 0; i < list.n; i++) { /* newest first */
         const dr_ckpt_entry_t *e = &list.e[i];
         if (e->state != DR_CKPT_COMMITTED || e->created_ns < w->since_ns)

@@ -1098,6 +1098,50 @@ static void test_ckpt_dir_unusable(void **state)
     tu_assert_contains(fx->ckpt_error, "Not a directory");
 }
 
+/* A checkpoint directory the agent did not make for the job (no owner
+ * record, or another job's, or a link in its place) is never used: the
+ * launch fails saying why, and nothing starts afresh there. */
+static void test_ckpt_dir_not_the_jobs(void **state)
+{
+    fx_t *fx = *state;
+    fx->a.notify_ckpt = fx_notify_ckpt;
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/pre", fx->dir);
+    assert_int_equal(mkdir(dir, 0700), 0); /* made before the job, by hand */
+    char *argv[] = {"true", NULL};
+    dr_msg_launch_t l = mk_launch(fx, 12, argv);
+    l.ckpt_dir = dir;
+    dr_err_t err = {0};
+    assert_int_equal(dr_agent_launch(&fx->a, &l, &err), 0);
+    assert_true(fx_run_until(fx, &fx->nended, 1, 10000));
+    assert_int_equal(fx->nstarted, 0);
+    assert_int_equal(fx->why, DR_END_LAUNCH);
+    tu_assert_contains(fx->detail,
+                       "has no .drover-job record: it existed before the job's first run");
+    /* another job's record */
+    char rec[400];
+    snprintf(rec, sizeof rec, "%s/" DR_CKPT_OWNER_FILE, dir);
+    FILE *f = fopen(rec, "w");
+    assert_non_null(f);
+    fprintf(f, "drover-job 1\njob 99\nuid %u\nnonce 000102030405060708090a0b0c0d0e0f\n",
+            (unsigned)getuid());
+    fclose(f);
+    l.gen = 2;
+    assert_int_equal(dr_agent_launch(&fx->a, &l, &err), 0);
+    assert_true(fx_run_until(fx, &fx->nended, 2, 10000));
+    tu_assert_contains(fx->detail, "its record names job 99");
+    /* a link where the job's directory goes */
+    char link[300];
+    snprintf(link, sizeof link, "%s/ln", fx->dir);
+    assert_int_equal(symlink(dir, link), 0);
+    l.ckpt_dir = link;
+    l.gen = 3;
+    assert_int_equal(dr_agent_launch(&fx->a, &l, &err), 0);
+    assert_true(fx_run_until(fx, &fx->nended, 3, 10000));
+    tu_assert_contains(fx->detail, "is a link or not a directory");
+    assert_int_equal(fx->nstarted, 0);
+}
+
 /* ---- keepers (keeper.c): ranks outlive their agent ---- */
 
 /* Each frame type survives encode and decode; what is malformed is
@@ -1285,6 +1329,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_state_dir, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ckpt_restart_from, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ckpt_first_generation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ckpt_dir_not_the_jobs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ckpt_killed_while_verifying, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ckpt_dir_unusable, setup, teardown),
     };

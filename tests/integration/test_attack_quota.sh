@@ -22,6 +22,9 @@ cl_conf <<CONF
 NodeName=n1 Gpus=H100-SXM:2 Cpus=4 MemGB=16
 MaxUserStoreBytes=6M MaxUserPendingJobs=20 MaxEventStreams=2
 CONF
+# under ASan freed memory waits in a quarantine (256 MiB) before reuse: the
+# RSS bound below is about what droverd keeps, so the quarantine is off
+[ "${DROVER_SANITIZED:-0}" = 1 ] && export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0"
 cl_droverd --submit-rate 1 --submit-burst 40 || { bad "cluster start"; finish; }
 SOCK="$DROVER_SERVER"
 # post_as USER FILE: POST /v1/jobs as USER over the Unix socket; the body in

@@ -239,6 +239,11 @@ echo "$h" | jq -e --argjson s "$svc" '
     (($p.cost_usd - $cc) | fabs) < 1e-4 and ((.totals.cost_usd - $cc) | fabs) < 1e-4 and $cc > 0' >/dev/null &&
     ok "history: $runs replica runs as rows, the service row sums them, the totals count them once" ||
     bad "history: $(echo "$h" | jq -c '{totals, rows: [.jobs[] | {id, array_parent, array_tasks, cost_usd}]}')"
-left=$(pgrep -f model_server.py | wc -l)
+# this test's replicas only (other tests may run model servers meanwhile):
+# those submitted from $T
+left=0
+for p in $(pgrep -f model_server.py); do
+    grep -qsF "DROVER_SUBMIT_DIR=$T" "/proc/$p/environ" && left=$((left + 1))
+done
 [ "$left" -eq 0 ] && ok "no replica process left" || bad "$left replica processes left"
 finish

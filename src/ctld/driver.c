@@ -1440,6 +1440,14 @@ static int reload_job(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err)
     return DR_OK;
 }
 
+/* A node revoked before the restart stays revoked. */
+static void reload_revoked(dr_ctld_t *c, const char *name)
+{
+    int i = dr_cluster_find_node(&c->cl, name);
+    if (i >= 0)
+        c->nodes[i].revoked = true;
+}
+
 /* A drain stored before the restart holds until resumed. */
 static void reload_drain(dr_ctld_t *c, const char *name, const char *reason, bool is_auto)
 {
@@ -1533,6 +1541,8 @@ int dr_ctld_init(dr_ctld_t *c, const ctld_opts_t *o, dr_err_t *err)
             return rc;
     }
     if ((rc = ctld_store_load_drains(c, reload_drain, err)) != DR_OK)
+        return rc;
+    if ((rc = ctld_store_load_revoked(c, reload_revoked, err)) != DR_OK)
         return rc;
     ctld_stop_reload_waits(c); /* launches on GPUs a stopping job still holds wait again */
     c->base = event_base_new();

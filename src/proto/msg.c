@@ -27,6 +27,7 @@ typedef enum fkind {
     F_STR,   /* char *, <= DR_MSG_MAX_STR bytes; NULL encodes as "" */
     F_TEXT,  /* char *, <= DR_MSG_MAX_TEXT bytes, optional: NULL is left out */
     F_NONCE, /* uint8_t[DR_PROTO_NONCE], as 32 hex digits */
+    F_PROOF, /* uint8_t[DR_PROTO_PROOF], as 64 hex digits */
     F_STRV,  /* char **, count at cnt */
     F_U32V,  /* uint32_t *, count at cnt */
     F_OBJV,  /* array of sub structs, count at cnt */
@@ -55,6 +56,7 @@ struct msgdesc {
 };
 
 typedef uint8_t nonce_t[DR_PROTO_NONCE];
+typedef uint8_t proof_t[DR_PROTO_PROOF];
 
 /* One table row.  The sizeof term adds nothing to the offset: it makes the
  * compiler check that the member has the C type the kind says (comparing
@@ -72,6 +74,7 @@ typedef uint8_t nonce_t[DR_PROTO_NONCE];
 #define STR(T, name) FIELD(T, name, F_STR, char *)
 #define TEXT(T, name) FIELD(T, name, F_TEXT, char *)
 #define NONCE(T, name) FIELD(T, name, F_NONCE, nonce_t)
+#define PROOF(T, name) FIELD(T, name, F_PROOF, proof_t)
 #define ARRAY(T, name, cnt, kind, ctype, lo, hi, sub) \
     {#name, kind, TYPED_OFF(T, name, ctype), TYPED_OFF(T, cnt, uint32_t), lo, hi, sub, 0}
 /* an optional list of names; flag: its "given" bool (a member of T) */
@@ -94,6 +97,11 @@ static const field_t hello_f[] = {
     U32(dr_msg_hello_t, version),
     STR(dr_msg_hello_t, name),
     NONCE(dr_msg_hello_t, nonce),
+    PROOF(dr_msg_hello_t, proof),
+};
+static const field_t challenge_f[] = {
+    U32(dr_msg_challenge_t, version),
+    NONCE(dr_msg_challenge_t, nonce),
 };
 static const field_t welcome_f[] = {
     NONCE(dr_msg_welcome_t, nonce),      U64(dr_msg_welcome_t, epoch),
@@ -255,6 +263,7 @@ static const msgdesc_t step_state_d = DESC(dr_msg_step_state_t, "step_state", st
 static const msgdesc_t signal_d = DESC(dr_msg_signal_t, "signal", signal_f);
 static const msgdesc_t lease_d = DESC(dr_msg_lease_t, "lease", lease_f);
 static const msgdesc_t ckpt_d = DESC(dr_msg_ckpt_t, "ckpt", ckpt_f);
+static const msgdesc_t challenge_d = DESC(dr_msg_challenge_t, "challenge", challenge_f);
 /* clang-format on */
 
 /* ---- errors: "launch: argv[3]: not a string" ---- */
@@ -384,15 +393,17 @@ static int enc_field(const field_t *f, const void *m, const path_t *p, json_t **
     case F_BOOL: *out = json_boolean(*(const bool *)v); break;
     case F_STR: return enc_str(*(char *const *)v, p, f->name, out, err);
     case F_TEXT: return enc_strn(*(char *const *)v, DR_MSG_MAX_TEXT, p, f->name, out, err);
-    case F_NONCE: {
+    case F_NONCE:
+    case F_PROOF: {
         static const char hex[] = "0123456789abcdef";
         const uint8_t *b = v;
-        char s[2 * DR_PROTO_NONCE];
-        for (size_t i = 0; i < DR_PROTO_NONCE; i++) {
+        size_t n = f->kind == F_NONCE ? DR_PROTO_NONCE : DR_PROTO_PROOF;
+        char s[2 * DR_PROTO_PROOF];
+        for (size_t i = 0; i < n; i++) {
             s[2 * i] = hex[b[i] >> 4];
             s[2 * i + 1] = hex[b[i] & 15];
         }
-        *out = json_stringn(s, sizeof s);
+        *out = json_stringn(s, 2 * n);
         break;
     }
     case F_STRV:
@@ -621,15 +632,17 @@ static int parse_field(const field_t *f, void *m, json_t *v, const path_t *p, dr
         return DR_OK;
     case F_STR: return get_str(v, p, f->name, (char **)dst, err);
     case F_TEXT: return get_strn(v, DR_MSG_MAX_TEXT, p, f->name, (char **)dst, err);
-    case F_NONCE: {
+    case F_NONCE:
+    case F_PROOF: {
         const char *s = json_string_value(v);
-        if (!s || json_string_length(v) != 2 * DR_PROTO_NONCE)
-            return ferr(err, DR_EINVAL, p, f->name, "not %d hex digits", 2 * DR_PROTO_NONCE);
+        size_t n = f->kind == F_NONCE ? DR_PROTO_NONCE : DR_PROTO_PROOF;
+        if (!s || json_string_length(v) != 2 * n)
+            return ferr(err, DR_EINVAL, p, f->name, "not %zu hex digits", 2 * n);
         uint8_t *b = dst;
-        for (size_t i = 0; i < DR_PROTO_NONCE; i++) {
+        for (size_t i = 0; i < n; i++) {
             int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
             if (hi < 0 || lo < 0)
-                return ferr(err, DR_EINVAL, p, f->name, "not %d hex digits", 2 * DR_PROTO_NONCE);
+                return ferr(err, DR_EINVAL, p, f->name, "not %zu hex digits", 2 * n);
             b[i] = (uint8_t)(hi << 4 | lo);
         }
         return DR_OK;
@@ -717,6 +730,7 @@ MSG_DEFINE(step_state)
 MSG_DEFINE(signal)
 MSG_DEFINE(lease)
 MSG_DEFINE(ckpt)
+MSG_DEFINE(challenge)
 
 static const msgdesc_t *desc_of(int type)
 {
@@ -737,6 +751,7 @@ static const msgdesc_t *desc_of(int type)
     case DR_MSG_SIGNALED: return &signal_d; /* one body, two directions */
     case DR_MSG_LEASE: return &lease_d;
     case DR_MSG_CKPT: return &ckpt_d;
+    case DR_MSG_CHALLENGE: return &challenge_d;
     default: return NULL;
     }
 }

@@ -184,7 +184,7 @@ int main(int argc, char **argv)
      * the forged and corrupted ones were never accepted */
     fin.exit_code = 7;
     send_msg(&s, DR_MSG_JOB_STATE, &fin, NULL, NULL);
-    f = recv_frame(&s, DR_MSG_ACK, DR_MSG_ACK);
+    (void)recv_frame(&s, DR_MSG_ACK, DR_MSG_ACK);
     dr_msg_launch_free(&l);
     close(fd);
     return 0;

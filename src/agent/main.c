@@ -20,7 +20,7 @@
 
 #include <event2/event.h>
 
-#define DEFAULT_KEY "/etc/drover/cluster.key"
+#define DEFAULT_KEY "/etc/drover/node.key" /* this node's key: droverd --enroll NODE */
 
 static void usage(FILE *f)
 {

@@ -766,7 +766,12 @@ static void link_on_event(struct bufferevent *bev, short what, void *arg)
         return;
     }
     char why[160];
-    if (what & BEV_EVENT_TIMEOUT)
+    if ((what & BEV_EVENT_TIMEOUT) && l->state == LINK_HELLO && !l->s.have_peer_nonce)
+        snprintf(why, sizeof why,
+                 "handshake timed out: no CHALLENGE from the controller (one older than protocol "
+                 "version %d waits for the agent to speak first: upgrade it)",
+                 DR_PROTO_VERSION);
+    else if (what & BEV_EVENT_TIMEOUT)
         snprintf(why, sizeof why, "%s timed out",
                  l->state == LINK_CONNECTING ? "connect" : "handshake");
     else if ((what & BEV_EVENT_EOF) && l->state == LINK_HELLO && l->s.have_peer_nonce)

@@ -383,10 +383,10 @@ static void test_type_names(void **state)
     const char *want[] = {"unknown",  "hello",       "welcome",    "register", "heartbeat",
                           "launch",   "kill",        "job_state",  "ack",      "reject",
                           "step_req", "step_cancel", "step_state", "signal",   "signaled",
-                          "lease",    "ckpt",        "unknown",    "unknown",  "challenge"};
-    for (int t = 0; t < DR_MSG_NTYPES; t++)
-        if (t < (int)(sizeof want / sizeof want[0]))
-            assert_string_equal(dr_msg_type_name(t), want[t]);
+                          "lease",    "ckpt"};
+    for (int t = 0; t < (int)(sizeof want / sizeof want[0]); t++)
+        assert_string_equal(dr_msg_type_name(t), want[t]);
+    assert_string_equal(dr_msg_type_name(DR_MSG_CHALLENGE), "challenge");
     assert_string_equal(dr_msg_type_name(DR_MSG_NTYPES), "unknown");
     assert_string_equal(dr_msg_type_name(-1), "unknown");
 }
@@ -714,7 +714,6 @@ static void test_frame_bad_header(void **state)
                {5, 0},
                {5, DR_MSG_NTYPES},
                {5, 0xff},
-               {5, 17},
                {5, DR_MSG_HELLO},
                {5, DR_MSG_CHALLENGE},
                {6, 1},

@@ -120,9 +120,14 @@ void dr_proto_session_set_key(dr_proto_session_t *s, const uint8_t *key);
  * DR_EIO if OpenSSL failed. */
 int dr_proto_session_set_peer_nonce(dr_proto_session_t *s, const uint8_t *nonce);
 
-/* Node keys and the HELLO proof (see the top of this file). */
+/* Node keys and the HELLO proof (see the top of this file).  A node's key
+ * generation (0 at first) is bumped when its old key must die for good
+ * (drover nodes rekey): generation g > 0 is HMAC-SHA256(master,
+ * "drover-node-key\0" || name || "\0" || g in decimal). */
 int dr_proto_node_key(const uint8_t master[DR_PROTO_KEY], const char *name,
                       uint8_t out[DR_PROTO_KEY], dr_err_t *err);
+int dr_proto_node_key_gen(const uint8_t master[DR_PROTO_KEY], const char *name, uint32_t gen,
+                          uint8_t out[DR_PROTO_KEY], dr_err_t *err);
 int dr_proto_hello_proof(const uint8_t key[DR_PROTO_KEY], const uint8_t ctld_nonce[DR_PROTO_NONCE],
                          const uint8_t agent_nonce[DR_PROTO_NONCE], const char *name,
                          uint8_t out[DR_PROTO_PROOF], dr_err_t *err);

@@ -57,7 +57,11 @@ static int drain_or_resume(int argc, char **argv)
         json_decref(reply);
         return cli_fail(&err);
     }
-    if (json_is_true(json_object_get(reply, "revoked")))
+    if (strcmp(argv[1], "rekey") == 0)
+        printf("node %s: key generation %lld: its old keys are refused; install the key "
+               "'droverd --enroll %s --generation %lld' writes\n",
+               node, int_of(reply, "key_gen"), node, int_of(reply, "key_gen"));
+    else if (json_is_true(json_object_get(reply, "revoked")))
         printf("node %s: revoked: its agent is refused until 'drover nodes unrevoke %s'\n", node,
                node);
     else
@@ -70,7 +74,8 @@ static int drain_or_resume(int argc, char **argv)
 int cli_nodes(int argc, char **argv)
 {
     if (argc > 1 && (strcmp(argv[1], "drain") == 0 || strcmp(argv[1], "resume") == 0 ||
-                     strcmp(argv[1], "revoke") == 0 || strcmp(argv[1], "unrevoke") == 0))
+                     strcmp(argv[1], "revoke") == 0 || strcmp(argv[1], "unrevoke") == 0 ||
+                     strcmp(argv[1], "rekey") == 0))
         return drain_or_resume(argc, argv);
     const char *server = NULL;
     bool as_json = false;
@@ -82,7 +87,9 @@ int cli_nodes(int argc, char **argv)
             printf("usage: drover nodes [--json] [--server URL|SOCKET]\n"
                    "       drover nodes drain NODE --reason TEXT   (operators)\n"
                    "       drover nodes resume NODE                (operators)\n"
-                   "       drover nodes revoke|unrevoke NODE       (operators: refuse its key)\n");
+                   "       drover nodes revoke|unrevoke NODE       (operators: refuse its key)\n"
+                   "       drover nodes rekey NODE                 (operators: a new key "
+                   "generation)\n");
             return 0;
         } else if ((m = cli_opt_value(argc, argv, &i, "--server", &server)) != 0) {
             if (m < 0)

@@ -53,7 +53,9 @@ static void on_hello(ctld_agent_t *a, const dr_frame_t *f)
     char name[80]; /* for the log: the name as the peer sent it, cleaned */
     ctld_sanitize(name, sizeof name, h.name);
     uint8_t nk[DR_PROTO_KEY];
-    bool proved = dr_proto_node_key(c->key, h.name, nk, NULL) == DR_OK &&
+    int known = dr_cluster_find_node(&c->cl, h.name);
+    uint32_t gen = known >= 0 ? c->nodes[known].key_gen : 0;
+    bool proved = dr_proto_node_key_gen(c->key, h.name, gen, nk, NULL) == DR_OK &&
                   dr_proto_hello_verify(nk, a->sess.my_nonce, h.nonce, h.name, h.proof);
     if (proved) {
         dr_proto_session_set_key(&a->sess, nk);
@@ -64,7 +66,7 @@ static void on_hello(ctld_agent_t *a, const dr_frame_t *f)
         dr_msg_hello_free(&h);
         ctld_log_limited(&c->agent_log,
                          "agent %s: refused: its HELLO for node '%s' does not prove that node's "
-                         "key (not enrolled, another node's key, or revoked and re-keyed)",
+                         "key (not enrolled, another node's key, or an older generation)",
                          a->addr, name);
         ctld_agent_close(a, "HELLO without a valid proof");
         return;

@@ -196,7 +196,8 @@ typedef struct ctld_node {
     char ip[48];                             /* the agent's address as this controller sees it */
     uint8_t ports[(DR_CTLD_PORT_N + 7) / 8]; /* MASTER_PORTs handed out on this node */
     uint32_t disc_gpus;                      /* GPUs the agent discovered */
-    bool revoked; /* its node key is refused (drover nodes revoke; the store's revoked table) */
+    bool revoked;     /* its node key is refused (drover nodes revoke; the store's revoked table) */
+    uint32_t key_gen; /* its node key's generation (drover nodes rekey; the store's nodekeys) */
     char addr[64];
 } ctld_node_t;
 
@@ -681,6 +682,10 @@ int ctld_store_load_drains(dr_ctld_t *c, void (*cb)(dr_ctld_t *, const char *, c
 /* Revoked nodes (api_nodes.c): written at once, read at start. */
 int ctld_store_put_revoked(dr_ctld_t *c, const char *node, bool on, const char *by, dr_err_t *err);
 int ctld_store_load_revoked(dr_ctld_t *c, void (*cb)(dr_ctld_t *, const char *), dr_err_t *err);
+/* Node key generations (api_nodes.c, rekey): written at once, read at start. */
+int ctld_store_put_key_gen(dr_ctld_t *c, const char *node, uint32_t gen, dr_err_t *err);
+int ctld_store_load_key_gens(dr_ctld_t *c, void (*cb)(dr_ctld_t *, const char *, uint32_t),
+                             dr_err_t *err);
 /* Fair-share usage of one account ('' = no declared account), and the
  * reload of every stored row. */
 int ctld_store_put_share(dr_ctld_t *c, const char *account, double raw, double decayed,

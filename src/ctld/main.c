@@ -28,7 +28,7 @@ static void usage(FILE *f)
     fprintf(
         f, "usage: droverd -c cluster.conf --state DIR [options]\n"
            "       droverd --gen-key FILE\n"
-           "       droverd --enroll NODE [--key FILE] [--out FILE]\n"
+           "       droverd --enroll NODE [--generation N] [--key FILE] [--out FILE]\n"
            "\n"
            "  -c, --config FILE         cluster configuration (docs/config.md)\n"
            "  --state DIR               state directory (SQLite store, Unix socket)\n"
@@ -64,7 +64,9 @@ static void usage(FILE *f)
            "  --gen-key FILE            write a new random master key (mode 0600) and exit\n"
            "  --enroll NODE             write NODE's key (from --key) to --out FILE (mode\n"
            "                            0600; stdout without --out) and exit: install it on\n"
-           "                            that node as its agent's --key\n");
+           "                            that node as its agent's --key\n"
+           "  --generation N            with --enroll: the node's key generation (drover\n"
+           "                            nodes rekey says it; default 0)\n");
 }
 
 /* Write key to a new file path (mode 0600); opt names the option in errors. */
@@ -104,7 +106,7 @@ static int key_file_ok(const char *path);
 
 /* --enroll NODE: the node's key, derived from the master key, for the
  * operator to install on that node (docs/operations.md, "Node keys"). */
-static int enroll(const char *node, const char *master_file, const char *out)
+static int enroll(const char *node, uint32_t gen, const char *master_file, const char *out)
 {
     if (!key_file_ok(master_file))
         return 1;
@@ -117,7 +119,7 @@ static int enroll(const char *node, const char *master_file, const char *out)
         rc = dr_proto_key_parse(buf, len, master, &err);
     free(buf);
     if (rc == DR_OK)
-        rc = dr_proto_node_key(master, node, nk, &err);
+        rc = dr_proto_node_key_gen(master, node, gen, nk, &err);
     explicit_bzero(master, sizeof master);
     if (rc != DR_OK) {
         fprintf(stderr, "droverd: --enroll %s: %s: %s\n", node, master_file, err.msg);
@@ -187,6 +189,7 @@ int main(int argc, char **argv)
                      .stats_interval = 10 * DR_NSEC_PER_SEC};
     bool daemonize = false, lease_given = false;
     const char *enroll_node = NULL, *enroll_out = NULL;
+    uint32_t enroll_gen = 0;
     char sock_default[4096], agent_default[300];
     dr_time_t hb = 1 * DR_NSEC_PER_SEC;
     enum {
@@ -212,6 +215,7 @@ int main(int argc, char **argv)
         O_GENKEY,
         O_ENROLL,
         O_OUT,
+        O_GEN,
         O_HELP,
         O_VERSION
     };
@@ -239,6 +243,7 @@ int main(int argc, char **argv)
         {"gen-key", required_argument, NULL, O_GENKEY},
         {"enroll", required_argument, NULL, O_ENROLL},
         {"out", required_argument, NULL, O_OUT},
+        {"generation", required_argument, NULL, O_GEN},
         {"help", no_argument, NULL, O_HELP},
         {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0}};
@@ -305,6 +310,16 @@ int main(int argc, char **argv)
         case O_GENKEY: return gen_key(optarg);
         case O_ENROLL: enroll_node = optarg; break;
         case O_OUT: enroll_out = optarg; break;
+        case O_GEN: {
+            char *end;
+            unsigned long g = strtoul(optarg, &end, 10);
+            if (*optarg < '0' || *optarg > '9' || *end || g > UINT32_MAX) {
+                fprintf(stderr, "droverd: --generation: '%s' is not a number\n", optarg);
+                return 2;
+            }
+            enroll_gen = (uint32_t)g;
+            break;
+        }
         case O_VERSION: printf("droverd %s\n", CTLD_VERSION); return 0;
         case 'h':
         case O_HELP: usage(stdout); return 0;
@@ -312,7 +327,7 @@ int main(int argc, char **argv)
         }
     }
     if (enroll_node && optind == argc)
-        return enroll(enroll_node, o.key_file, enroll_out);
+        return enroll(enroll_node, enroll_gen, o.key_file, enroll_out);
     if (optind != argc || !o.config || !o.state_dir || !o.listen) {
         fprintf(stderr, "droverd: -c cluster.conf and --state DIR are required\n");
         usage(stderr);

@@ -12,6 +12,7 @@
 #include <openssl/evp.h>
 #include <openssl/kdf.h>
 #include <openssl/params.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Labels keep the three uses of HMAC-SHA256/HKDF apart: a HELLO proof can
@@ -41,10 +42,22 @@ static bool hmac4(const uint8_t key[DR_PROTO_KEY], const void *p1, size_t n1, co
 int dr_proto_node_key(const uint8_t master[DR_PROTO_KEY], const char *name,
                       uint8_t out[DR_PROTO_KEY], dr_err_t *err)
 {
+    return dr_proto_node_key_gen(master, name, 0, out, err);
+}
+
+int dr_proto_node_key_gen(const uint8_t master[DR_PROTO_KEY], const char *name, uint32_t gen,
+                          uint8_t out[DR_PROTO_KEY], dr_err_t *err)
+{
     if (!name || !*name || strlen(name) > DR_MSG_MAX_STR)
         return dr_err_set(err, DR_EINVAL, "node key: a node name of 1 to %d bytes is needed",
                           DR_MSG_MAX_STR);
-    if (!hmac4(master, node_label, sizeof node_label, name, strlen(name), NULL, 0, NULL, 0, out))
+    /* generation 0 is the name alone; a later one adds "\0" and its number
+     * (a name holds no NUL, so no two (name, generation) pairs collide) */
+    char g[16] = "";
+    size_t gl = 0;
+    if (gen > 0)
+        gl = (size_t)snprintf(g, sizeof g, "%c%u", '\0', gen);
+    if (!hmac4(master, node_label, sizeof node_label, name, strlen(name), g, gl, NULL, 0, out))
         return dr_err_set(err, DR_EIO, "node key: HMAC-SHA256 failed");
     return DR_OK;
 }

@@ -78,6 +78,27 @@ grep -q "rejected by the controller: node n2 is revoked" "$T/impostor2.log" &&
     ok "n2's stolen key is refused too" || bad "impostor as n2: $(tail -3 "$T/impostor2.log")"
 [ "$(node_json n2 | jq -r .agent.connected)" = false ] || bad "n2 connected again"
 pkill -KILL -u "$TU_NAME_mallory" 2>/dev/null
+
+# --- re-keying: after rekey and unrevoke the stolen key stays useless, a new one works
+out=$("$DROVER" nodes rekey n2 2>&1) && ok "operator re-keyed n2: $out" || bad "rekey: $out"
+"$DROVER" nodes unrevoke n2 >/dev/null 2>&1 || bad "unrevoke failed"
+as_user mallory "$DROVER_AGENT" --controller "127.0.0.1:$CL_APORT" --name n2 \
+    --key "$T/home/mallory/n2.key" --state "$T/home/mallory/st" >"$T/impostor3.log" 2>&1 &
+i=0 # (the agent's own log: droverd's refusals are rate-limited)
+while [ $i -lt 100 ] && ! grep -q "refused this node's key" "$T/impostor3.log"; do
+    sleep 0.05
+    i=$((i + 1))
+done
+grep -q "refused this node's key" "$T/impostor3.log" && [ "$(node_json n2 | jq -r .agent.connected)" = false ] &&
+    ok "n2's stolen (generation 0) key is refused after rekey and unrevoke" ||
+    bad "old key: $(tail -2 "$T/impostor3.log")"
+pkill -KILL -u "$TU_NAME_mallory" 2>/dev/null
+"$DROVERD" --enroll n2 --generation 1 --key "$CL_KEY" --out "$T/n2-gen1.key" || bad "enroll gen 1"
+"$DROVER_AGENT" --controller "127.0.0.1:$CL_APORT" --name n2 --key "$T/n2-gen1.key" \
+    --state "$T/agent-n2" >>"$T/agent-n2.log" 2>&1 &
+CL_PIDS="$CL_PIDS $!"
+cl_wait_nodes 2 && [ "$(node_json n2 | jq -r .key_gen)" = 1 ] &&
+    ok "n2 is back with its generation-1 key" || bad "n2 with the new key: $(node_json n2)"
 out=$(as_user alice "$DROVER" nodes revoke n1 2>&1) && bad "alice revoked n1: $out" ||
     case "$out" in *"only an operator"*) ok "a user cannot revoke a node" ;; *) bad "alice: $out" ;; esac
 
@@ -90,7 +111,7 @@ while [ $i -lt 100 ] && ! grep -q ready "$T/relay.out"; do sleep 0.05; i=$((i + 
 "$DROVER_AGENT" --controller "127.0.0.1:$RPORT" --name n3 --key "$(cl_node_key n3)" \
     --state "$T/agent-n3" >>"$T/agent-n3.log" 2>&1 &
 CL_PIDS="$CL_PIDS $!"
-cl_wait_nodes 2 || bad "n3 did not register through the relay"
+cl_wait_nodes 3 || bad "n3 did not register through the relay"
 sid=$(as_user alice env HF_TOKEN=secret123 "$DROVER" submit --parsable --gpu-type L40S \
     --gpus-per-node 1 -- sh -c 'test "$HF_TOKEN" = secret123')
 i=0

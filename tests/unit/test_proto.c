@@ -884,6 +884,18 @@ static void test_node_keys(void **state)
     assert_non_null(HMAC(EVP_sha256(), key_a, DR_PROTO_KEY, msg, sizeof msg, want, &wl));
     assert_memory_equal(k1, want, sizeof want);
     assert_int_equal(dr_proto_node_key(key_a, "", k1b, &err), DR_EINVAL);
+    /* generations: 0 is the plain key; 1 is another, HMAC over name "\0" "1" */
+    assert_int_equal(dr_proto_node_key_gen(key_a, "n1", 0, k1b, &err), DR_OK);
+    assert_memory_equal(k1, k1b, sizeof k1);
+    assert_int_equal(dr_proto_node_key_gen(key_a, "n1", 1, k1b, &err), DR_OK);
+    assert_memory_not_equal(k1, k1b, sizeof k1);
+    uint8_t msg1[20] = "drover-node-key";
+    memcpy(msg1 + 16,
+           "n1\0"
+           "1",
+           4);
+    assert_non_null(HMAC(EVP_sha256(), key_a, DR_PROTO_KEY, msg1, sizeof msg1, want, &wl));
+    assert_memory_equal(k1b, want, sizeof want);
 
     assert_int_equal(dr_proto_hello_proof(k1, nonce_c, nonce_a, "n1", p, &err), DR_OK);
     assert_true(dr_proto_hello_verify(k1, nonce_c, nonce_a, "n1", p));

@@ -521,7 +521,7 @@ int dr_proto_send_msg(dr_proto_session_t *s, int type, const void *m, uint8_t **
 
 /* ---- the local step socket (srun <-> its node's agent) ----
  *
- * A Unix socket on one machine: no HMAC (the agent authenticates the peer
+ * A Unix socket on one machine: no sealing (the agent authenticates the peer
  * by SO_PEERCRED and the job's step key), but the same strict bodies.  A
  * local frame is [4-byte big-endian body length][1-byte type][body]; only
  * the step types travel there and a body is at most DR_PROTO_MAX_BODY. */

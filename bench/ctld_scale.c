@@ -449,7 +449,6 @@ static void on_welcome(sagent_t *a, const dr_frame_t *f)
         fail("agent s%05u: bad WELCOME: %s", a->idx + 1, err.msg);
         return;
     }
-    dr_proto_session_set_peer_nonce(&a->s, w.nonce);
     dr_msg_gpu_t gpus[GPUS_PER_NODE];
     for (int i = 0; i < GPUS_PER_NODE; i++)
         gpus[i] = (dr_msg_gpu_t){(uint32_t)i, "NVIDIA H100 80GB HBM3", "", "", 81559, -1};
@@ -579,12 +578,35 @@ static void on_ack(sagent_t *a, const dr_frame_t *f)
     }
 }
 
+/* CHALLENGE: prove the node's key (derived here from the master key the
+ * bench holds, as droverd --enroll would) and open the session. */
+static void on_challenge(sagent_t *a, const dr_frame_t *f)
+{
+    dr_msg_challenge_t ch = {0};
+    dr_err_t err = {0};
+    if (dr_msg_challenge_parse(&ch, f->body, f->len, &err) != DR_OK) {
+        fail("agent s%05u: bad CHALLENGE: %s", a->idx + 1, err.msg);
+        return;
+    }
+    char name[16];
+    snprintf(name, sizeof name, "s%05u", a->idx + 1);
+    dr_msg_hello_t h = {.version = DR_PROTO_VERSION, .name = name};
+    memcpy(h.nonce, a->s.my_nonce, sizeof h.nonce);
+    if (dr_proto_hello_proof(a->s.key, ch.nonce, h.nonce, name, h.proof, &err) != DR_OK) {
+        fail("agent s%05u: %s", a->idx + 1, err.msg);
+        return;
+    }
+    agent_send(a, DR_MSG_HELLO, &h);
+    dr_proto_session_set_peer_nonce(&a->s, ch.nonce);
+}
+
 static void on_frame(sagent_t *a, const dr_frame_t *f)
 {
     g.frames_in++;
     if (a->silent)
         return; /* a dead node hears nothing */
     switch (f->type) {
+    case DR_MSG_CHALLENGE: on_challenge(a, f); break;
     case DR_MSG_WELCOME: on_welcome(a, f); break;
     case DR_MSG_LAUNCH: on_launch(a, f); break;
     case DR_MSG_KILL: on_kill(a, f); break;
@@ -615,7 +637,7 @@ static void on_read(struct bufferevent *bev, void *arg)
             return;
         evbuffer_copyout(in, hdr, DR_PROTO_HDR);
         size_t blen = (size_t)hdr[8] << 24 | (size_t)hdr[9] << 16 | (size_t)hdr[10] << 8 | hdr[11];
-        size_t need = DR_PROTO_HDR + blen + DR_PROTO_MAC;
+        size_t need = DR_PROTO_HDR + blen + DR_PROTO_TAG;
         size_t used = 0;
         dr_frame_t f;
         dr_proto_rc_t rc;
@@ -649,13 +671,15 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
             fail("getrandom");
             return;
         }
-        dr_proto_session_init(&a->s, g.keyb, nonce);
         char name[16];
         snprintf(name, sizeof name, "s%05u", a->idx + 1);
-        dr_msg_hello_t h = {.version = DR_PROTO_VERSION, .name = name};
-        memcpy(h.nonce, nonce, sizeof nonce);
-        a->state = A_HELLO;
-        agent_send(a, DR_MSG_HELLO, &h);
+        uint8_t nk[DR_PROTO_KEY];
+        if (dr_proto_node_key(g.keyb, name, nk, NULL) != DR_OK) {
+            fail("node key");
+            return;
+        }
+        dr_proto_session_init(&a->s, nk, nonce);
+        a->state = A_HELLO; /* droverd speaks first: CHALLENGE */
         return;
     }
     if (a == g.victim && g.closed_t == 0)

@@ -24,11 +24,12 @@ PORT=$((27000 + $$ % 1000 * 2))
 # one user (often root) submits the whole load: the per-user limits are not measured
 printf 'NodeName=n[1-2] Gpus=H100-SXM:8 Cpus=32 MemGB=256\nAllowRootJobs=YES MaxUserPendingJobs=0 MaxUserStoreBytes=0\n' >"$D/cluster.conf"
 "$B/droverd" --gen-key "$D/key"
+for n in n1 n2; do "$B/droverd" --enroll $n --key "$D/key" --out "$D/key-$n"; done
 "$B/droverd" -c "$D/cluster.conf" --state "$D/state" --key "$D/key" --listen "127.0.0.1:$PORT" \
     --policy "$POLICY" 2>"$D/droverd.log" &
 PIDS="$PIDS $!"
 for n in n1 n2; do
-    "$B/drover-agent" --controller "127.0.0.1:$((PORT + 1))" --name $n --key "$D/key" \
+    "$B/drover-agent" --controller "127.0.0.1:$((PORT + 1))" --name $n --key "$D/key-$n" \
         --state "$D/agent-$n" 2>"$D/agent-$n.log" &
     PIDS="$PIDS $!"
 done

@@ -10,22 +10,36 @@
  *   4      1     version (DR_PROTO_VERSION)
  *   5      1     type (dr_msg_type_t)
  *   6      2     flags (0; reserved)
- *   8      4     body length (<= DR_PROTO_MAX_BODY)
+ *   8      4     body length (<= DR_PROTO_MAX_BODY; <= DR_PROTO_MAX_PREAUTH
+ *                before the session is open)
  *   12     8     sequence number (per direction, strictly increasing from 1;
- *                0 only on HELLO)
- *   20     16    session nonce: the nonce the *receiver* chose (zero on HELLO)
- *   36     len   body: one JSON object (UTF-8)
- *   36+len 32    HMAC-SHA256 over bytes [0, 36+len) with the cluster key
+ *                0 on CHALLENGE and HELLO)
+ *   20     16    session nonce: the nonce the *receiver* chose (zero on
+ *                CHALLENGE and HELLO)
+ *   36     len   body: one JSON object (UTF-8), AES-256-GCM ciphertext once
+ *                the session is open
+ *   36+len 16    the GCM tag (header as associated data); zero on CHALLENGE
+ *                and HELLO
  *
- * Session set-up: the agent connects and sends HELLO (seq 0, zero nonce)
- * carrying its own fresh nonce Na in the body.  The controller answers with
- * WELCOME carrying nonce Na in the header and its fresh nonce Nc in the
- * body; from then on every frame to the agent carries Na and every frame to
- * the controller carries Nc.  A frame recorded in another session has the
- * wrong nonce; one replayed within a session has an old sequence number; a
- * forged or corrupted one fails the HMAC.  All three are dropped and counted
- * (dr_proto_stats_t), never acted on.  A replayed HELLO gets the attacker a
- * WELCOME it cannot use without the key. */
+ * Keys (version 2): the controller holds a master key; each node holds only
+ * its own node key, HMAC-SHA256(master, "drover-node-key\0" || name), which
+ * `droverd --enroll NODE` prints.  A node key lets its holder register as
+ * that one node and read the frames sent to it, nothing else.
+ *
+ * Session set-up: the agent connects; the controller sends CHALLENGE (in
+ * clear) with its fresh nonce Nc; the agent answers HELLO (in clear) with
+ * its name, its fresh nonce Na and proof = HMAC-SHA256(node key,
+ * "drover-hello\0" || Nc || Na || name).  The controller derives the
+ * node key from the name, checks the proof, and from then on both ends
+ * seal every frame: per direction key = HKDF-SHA256(node key, salt =
+ * sender's nonce || receiver's nonce, info "drover-frame-v2"), GCM nonce =
+ * 4 zero bytes || sequence number.  The first sealed frame is WELCOME, which
+ * also proves to the agent that it talks to the holder of the master key.
+ * A proof is good for one Nc only (replaying a HELLO gets nothing); a frame
+ * recorded in another session fails its tag (other keys); one replayed or
+ * reordered within a session has a sequence number not above the last; a
+ * forged or corrupted one fails its tag.  All three are dropped and
+ * counted (dr_proto_stats_t), never acted on. */
 #ifndef DROVER_PROTO_H
 #define DROVER_PROTO_H
 
@@ -35,15 +49,17 @@
 
 #include "drover/error.h"
 
-#define DR_PROTO_VERSION  1
-#define DR_PROTO_HDR      36
-#define DR_PROTO_MAC      32
-#define DR_PROTO_NONCE    16
-#define DR_PROTO_KEY      32
-#define DR_PROTO_MAX_BODY (8u << 20) /* a LAUNCH with a 4 MiB script and its environment */
+#define DR_PROTO_VERSION     2
+#define DR_PROTO_HDR         36
+#define DR_PROTO_TAG         16 /* AES-256-GCM tag */
+#define DR_PROTO_NONCE       16
+#define DR_PROTO_KEY         32
+#define DR_PROTO_PROOF       32          /* HELLO's HMAC-SHA256 proof */
+#define DR_PROTO_MAX_BODY    (8u << 20)  /* a LAUNCH with a 4 MiB script and its environment */
+#define DR_PROTO_MAX_PREAUTH (64u << 10) /* CHALLENGE and HELLO: before anyone is known */
 
 typedef enum dr_msg_type {
-    DR_MSG_HELLO = 1,     /* agent -> ctld: name, nonce, version */
+    DR_MSG_HELLO = 1,     /* agent -> ctld: name, nonce, version, proof (in clear) */
     DR_MSG_WELCOME = 2,   /* ctld -> agent: nonce, epoch, heartbeat period, declared node */
     DR_MSG_REGISTER = 3,  /* agent -> ctld: GPUs, topology, jobs it holds */
     DR_MSG_HEARTBEAT = 4, /* agent -> ctld */
@@ -65,6 +81,7 @@ typedef enum dr_msg_type {
     /* a job's output, read where it was written (issue 21: never by droverd) */
     DR_MSG_OUTPUT_REQ = 17, /* ctld -> agent: read part of a job's output file as its user */
     DR_MSG_OUTPUT = 18,     /* agent -> ctld: those bytes, or why not */
+    DR_MSG_CHALLENGE = 19,  /* ctld -> agent, first frame (in clear): version, nonce */
     DR_MSG_NTYPES
 } dr_msg_type_t;
 
@@ -75,26 +92,57 @@ const char *dr_msg_type_name(int type); /* "hello", ...; "unknown" */
 typedef struct dr_proto_stats {
     uint64_t frames_in, frames_out;
     uint64_t bad_header; /* wrong magic/version/type/length: stream is unusable */
-    uint64_t bad_mac;    /* forged or corrupted: HMAC mismatch */
+    uint64_t bad_mac;    /* forged or corrupted: GCM tag mismatch (or a non-zero trailer) */
     uint64_t replayed;   /* wrong session nonce or sequence number not increasing */
     uint64_t bad_body;   /* authentic but not a valid message of its type */
 } dr_proto_stats_t;
 
 /* One end of one connection. */
 typedef struct dr_proto_session {
-    uint8_t key[DR_PROTO_KEY];
+    uint8_t key[DR_PROTO_KEY];          /* the node key (the controller sets it on HELLO) */
     uint8_t my_nonce[DR_PROTO_NONCE];   /* expected on incoming frames */
     uint8_t peer_nonce[DR_PROTO_NONCE]; /* written on outgoing frames */
-    bool have_peer_nonce;               /* false until HELLO/WELCOME told it */
-    uint64_t tx_seq;                    /* last sequence number sent */
-    uint64_t rx_seq;                    /* last sequence number accepted */
+    bool have_peer_nonce;               /* the session is open: frames are sealed */
+    uint8_t tx_key[DR_PROTO_KEY];       /* derived when the session opens */
+    uint8_t rx_key[DR_PROTO_KEY];
+    uint64_t tx_seq; /* last sequence number sent */
+    uint64_t rx_seq; /* last sequence number accepted */
     dr_proto_stats_t stats;
 } dr_proto_session_t;
 
-/* key: DR_PROTO_KEY bytes; my_nonce: DR_PROTO_NONCE fresh random bytes
- * (the caller draws them: this module has no randomness source). */
+/* key: DR_PROTO_KEY bytes (the node key; the controller passes zeros and
+ * sets it with dr_proto_session_set_key once HELLO named the node);
+ * my_nonce: DR_PROTO_NONCE fresh random bytes (the caller draws them: this
+ * module has no randomness source). */
 void dr_proto_session_init(dr_proto_session_t *s, const uint8_t *key, const uint8_t *my_nonce);
-void dr_proto_session_set_peer_nonce(dr_proto_session_t *s, const uint8_t *nonce);
+void dr_proto_session_set_key(dr_proto_session_t *s, const uint8_t *key);
+/* Open the session: the peer's nonce is known, both direction keys are
+ * derived from the key and the two nonces; every frame from now on is
+ * sealed.  DR_EINVAL if the nonce is the session's own (a reflection),
+ * DR_EIO if OpenSSL failed. */
+int dr_proto_session_set_peer_nonce(dr_proto_session_t *s, const uint8_t *nonce);
+
+/* Node keys and the HELLO proof (see the top of this file).  A node's key
+ * generation (0 at first) is bumped when its old key must die for good
+ * (drover nodes rekey): generation g > 0 is HMAC-SHA256(master,
+ * "drover-node-key\0" || name || "\0" || g in decimal). */
+int dr_proto_node_key(const uint8_t master[DR_PROTO_KEY], const char *name,
+                      uint8_t out[DR_PROTO_KEY], dr_err_t *err);
+int dr_proto_node_key_gen(const uint8_t master[DR_PROTO_KEY], const char *name, uint32_t gen,
+                          uint8_t out[DR_PROTO_KEY], dr_err_t *err);
+int dr_proto_hello_proof(const uint8_t key[DR_PROTO_KEY], const uint8_t ctld_nonce[DR_PROTO_NONCE],
+                         const uint8_t agent_nonce[DR_PROTO_NONCE], const char *name,
+                         uint8_t out[DR_PROTO_PROOF], dr_err_t *err);
+/* The proof is right for that key, nonces and name (constant time). */
+bool dr_proto_hello_verify(const uint8_t key[DR_PROTO_KEY],
+                           const uint8_t ctld_nonce[DR_PROTO_NONCE],
+                           const uint8_t agent_nonce[DR_PROTO_NONCE], const char *name,
+                           const uint8_t proof[DR_PROTO_PROOF]);
+
+/* The version byte of a frame header that starts buf (magic matched and the
+ * byte arrived), else -1: lets a caller whose decoder refused a stream say
+ * "the peer speaks version N". */
+int dr_proto_peer_version(const uint8_t *buf, size_t len);
 
 /* Parse a cluster key file's contents: 64 hex digits (optionally followed
  * by whitespace).  Errors say what is wrong without echoing the key. */
@@ -102,9 +150,11 @@ int dr_proto_key_parse(const char *text, size_t len, uint8_t key[DR_PROTO_KEY], 
 /* Format a key as 64 hex digits and a newline into out (66 bytes incl. NUL). */
 void dr_proto_key_format(const uint8_t key[DR_PROTO_KEY], char out[66]);
 
-/* Encode one frame: header, body (len bytes of JSON), HMAC.  HELLO is sent
- * with seq 0 and a zero nonce; every other type takes ++tx_seq and the
- * peer's nonce (DR_ESTATE if it is not known yet).  *out is malloc'd. */
+/* Encode one frame: header, body (len bytes of JSON), tag.  CHALLENGE and
+ * HELLO go in clear, with seq 0, a zero nonce and a zero tag, and only
+ * before the session is open; every other type is sealed, takes ++tx_seq
+ * and the peer's nonce (DR_ESTATE if the session is not open).  *out is
+ * malloc'd. */
 int dr_proto_encode(dr_proto_session_t *s, int type, const char *body, size_t len, uint8_t **out,
                     size_t *outlen, dr_err_t *err);
 
@@ -127,15 +177,16 @@ typedef enum dr_proto_rc {
 
 /* Try to take one frame from buf[0, len).  Checks, in order: header sanity
  * (fatal; checked on whatever part of the header has arrived, so garbage
- * is refused early), completeness (need), HMAC (dropped, bad_mac), nonce
- * and sequence (dropped, replayed).  HELLO is accepted only with seq 0 and
- * a zero nonce and only while have_peer_nonce is false.  WELCOME is
- * accepted only while have_peer_nonce is false too (it is how the agent
- * learns the controller's nonce; its header already carries the agent's);
- * any other type while have_peer_nonce is false is dropped as replayed.
- * A frame that passes advances rx_seq.  Callers count bad_body themselves
- * when an accepted frame's body fails its parser. */
-dr_proto_rc_t dr_proto_decode(dr_proto_session_t *s, const uint8_t *buf, size_t len, size_t *used,
+ * is refused early: wrong magic, version, type, flags, or a length over
+ * DR_PROTO_MAX_BODY; before the session is open, any type but CHALLENGE and
+ * HELLO or a length over DR_PROTO_MAX_PREAUTH; after, CHALLENGE or HELLO),
+ * completeness (need), then for a frame in clear: seq 0, zero nonce
+ * (dropped, replayed) and zero tag (dropped, bad_mac); for a sealed one:
+ * the tag (dropped, bad_mac), nonce and sequence (dropped, replayed).  A
+ * sealed frame is decrypted IN PLACE (buf is written) and advances rx_seq.
+ * Callers count bad_body themselves when an accepted frame's body fails its
+ * parser. */
+dr_proto_rc_t dr_proto_decode(dr_proto_session_t *s, uint8_t *buf, size_t len, size_t *used,
                               dr_frame_t *f);
 
 /* ---- messages (bodies) ----
@@ -163,7 +214,14 @@ typedef struct dr_msg_hello {
     uint32_t version; /* DR_PROTO_VERSION of the agent */
     char *name;       /* node name */
     uint8_t nonce[DR_PROTO_NONCE];
+    uint8_t proof[DR_PROTO_PROOF]; /* dr_proto_hello_proof(node key, Nc, nonce, name) */
 } dr_msg_hello_t;
+
+/* The controller's first frame: its version and its nonce Nc. */
+typedef struct dr_msg_challenge {
+    uint32_t version;
+    uint8_t nonce[DR_PROTO_NONCE];
+} dr_msg_challenge_t;
 
 typedef struct dr_msg_welcome {
     uint8_t nonce[DR_PROTO_NONCE];
@@ -494,6 +552,7 @@ DR_MSG_DECLARE(lease)
 DR_MSG_DECLARE(ckpt)
 DR_MSG_DECLARE(output_req)
 DR_MSG_DECLARE(output)
+DR_MSG_DECLARE(challenge)
 #undef DR_MSG_DECLARE
 
 /* Encode message m of `type` and frame it in one step (*out malloc'd). */
@@ -502,7 +561,7 @@ int dr_proto_send_msg(dr_proto_session_t *s, int type, const void *m, uint8_t **
 
 /* ---- the local step socket (srun <-> its node's agent) ----
  *
- * A Unix socket on one machine: no HMAC (the agent authenticates the peer
+ * A Unix socket on one machine: no sealing (the agent authenticates the peer
  * by SO_PEERCRED and the job's step key), but the same strict bodies.  A
  * local frame is [4-byte big-endian body length][1-byte type][body]; only
  * the step types travel there and a body is at most DR_PROTO_MAX_BODY. */

@@ -500,7 +500,7 @@ dr_proto_stats_t dr_agent_link_stats(const dr_agent_t *a);
 /* How many sessions reached WELCOME. */
 uint64_t dr_agent_link_sessions(const dr_agent_t *a);
 
-/* Read a cluster key file: it must not be readable or writable by group or
+/* Read a node key file: it must not be readable or writable by group or
  * others; the contents are 64 hex digits. */
 int dr_agent_key_load(const char *path, uint8_t key[DR_PROTO_KEY], dr_err_t *err);
 /* Split "HOST:PORT" or "[V6]:PORT". */

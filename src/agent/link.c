@@ -1,14 +1,16 @@
 /* link.c - the agent's connection to the controller.
  *
- * The agent connects out (so that nodes behind NAT work), says HELLO with a
- * fresh nonce, and on WELCOME registers what it has: GPUs and topology
+ * The agent connects out (so that nodes behind NAT work), answers the
+ * controller's CHALLENGE with HELLO (its fresh nonce and a proof that it
+ * holds this node's key; every later frame is sealed with keys derived from
+ * it), and on WELCOME registers what it has: GPUs and topology
  * (discovered once, on the first WELCOME, because the declared fallback
  * comes from it) and every rank it holds, running or ended but not yet
  * ACKed.  A lost connection never touches the jobs: the link reconnects
  * with exponential backoff and a new session (new nonce), and the next
  * REGISTER tells the controller what happened meanwhile.
  *
- * Frames the decoder drops (bad MAC, replay) are counted and logged at a
+ * Frames the decoder drops (bad tag, replay) are counted and logged at a
  * bounded rate, never acted on; an unusable stream (bad header) closes the
  * connection. */
 #include "agent/agent.h"
@@ -33,7 +35,7 @@
 #define LINK_BACKOFF_MAX_MS 5000
 #define LINK_HANDSHAKE_S    10 /* connect + WELCOME must take less */
 #define LINK_DROP_LOG_NS    (10 * 1000000000LL)
-#define LINK_IN_MAX         (DR_PROTO_HDR + DR_PROTO_MAX_BODY + DR_PROTO_MAC)
+#define LINK_IN_MAX         (DR_PROTO_HDR + DR_PROTO_MAX_BODY + DR_PROTO_TAG)
 #define LINK_HB_RING        16 /* heartbeats whose LEASE answer may still come */
 #define LINK_BUSY_RETRY_MS  100
 
@@ -463,7 +465,11 @@ static void link_on_welcome(dr_agent_link_t *l, const dr_frame_t *f)
         link_lost(l, "bad WELCOME");
         return;
     }
-    dr_proto_session_set_peer_nonce(&l->s, w.nonce);
+    if (memcmp(w.nonce, l->s.peer_nonce, sizeof w.nonce) != 0) {
+        dr_msg_welcome_free(&w);
+        link_lost(l, "WELCOME names another CHALLENGE's nonce");
+        return;
+    }
     if (a->epoch && w.epoch != a->epoch)
         dr_agent_log(a, "controller epoch %llu -> %llu (it restarted)",
                      (unsigned long long)a->epoch, (unsigned long long)w.epoch);
@@ -636,11 +642,40 @@ static void link_on_output_req(dr_agent_link_t *l, const dr_frame_t *f)
     dr_msg_output_req_free(&m);
 }
 
+/* CHALLENGE, in clear: answer it with HELLO, which proves this node's key
+ * for this connection only, and open the sealed session. */
+static void link_on_challenge(dr_agent_link_t *l, const dr_frame_t *f)
+{
+    dr_msg_challenge_t ch;
+    dr_err_t err = {0};
+    if (dr_msg_challenge_parse(&ch, f->body, f->len, &err) != 0) {
+        l->s.stats.bad_body++;
+        link_lost(l, "bad CHALLENGE");
+        return;
+    }
+    dr_msg_hello_t h = {.version = DR_PROTO_VERSION, .name = l->a->name};
+    memcpy(h.nonce, l->s.my_nonce, sizeof h.nonce);
+    if (dr_proto_hello_proof(l->key, ch.nonce, h.nonce, h.name, h.proof, &err) != 0) {
+        link_lost(l, err.msg);
+        return;
+    }
+    l->hello_at = dr_agent_boot_ns(); /* a new session's lease runs from here */
+    dr_agent_debug(l->a, "CHALLENGE; HELLO");
+    link_send(l, DR_MSG_HELLO, &h);
+    explicit_bzero(h.proof, sizeof h.proof);
+    if (dr_proto_session_set_peer_nonce(&l->s, ch.nonce) != 0)
+        link_lost(l, "cannot open the session (bad CHALLENGE nonce)");
+}
+
 /* One authenticated frame. */
 static void link_on_frame(dr_agent_link_t *l, const dr_frame_t *f)
 {
     dr_agent_debug(l->a, "<- %s seq %llu (%zu bytes)", dr_msg_type_name(f->type),
                    (unsigned long long)f->seq, f->len);
+    if (f->type == DR_MSG_CHALLENGE) { /* the decoder takes it only before the session */
+        link_on_challenge(l, f);
+        return;
+    }
     if (f->type == DR_MSG_REJECT) {
         link_on_reject(l, f);
         return;
@@ -675,7 +710,7 @@ static size_t link_frame_size(struct evbuffer *in, uint8_t hdr[DR_PROTO_HDR], si
         return 0;
     uint32_t blen = (uint32_t)hdr[8] << 24 | (uint32_t)hdr[9] << 16 | (uint32_t)hdr[10] << 8 |
                     (uint32_t)hdr[11];
-    return (size_t)DR_PROTO_HDR + blen + DR_PROTO_MAC;
+    return (size_t)DR_PROTO_HDR + blen + DR_PROTO_TAG;
 }
 
 static void link_on_read(struct bufferevent *bev, void *arg)
@@ -706,7 +741,16 @@ static void link_on_read(struct bufferevent *bev, void *arg)
         if (rc == DR_PROTO_NEED)
             return;
         if (rc == DR_PROTO_FATAL) {
-            link_lost(l, "unusable stream (bad frame header)");
+            int v = dr_proto_peer_version(hdr, hlen);
+            char why[160];
+            if (v >= 0 && v != DR_PROTO_VERSION)
+                snprintf(why, sizeof why,
+                         "the controller speaks protocol version %d, this agent %d: upgrade "
+                         "the two together (docs/operations.md)",
+                         v, DR_PROTO_VERSION);
+            else
+                snprintf(why, sizeof why, "unusable stream (bad frame header)");
+            link_lost(l, why);
             return;
         }
         if (rc == DR_PROTO_DROPPED) {
@@ -739,18 +783,24 @@ static void link_on_event(struct bufferevent *bev, short what, void *arg)
         dr_agent_note_local_addr(l->a, (int)bufferevent_getfd(bev));
         l->drop_log_ns = 0;
         l->drops_logged = 0;
-        l->state = LINK_HELLO;
-        dr_msg_hello_t h = {.version = DR_PROTO_VERSION, .name = l->a->name};
-        memcpy(h.nonce, nonce, sizeof nonce);
-        l->hello_at = dr_agent_boot_ns(); /* a new session's lease runs from here */
-        dr_agent_debug(l->a, "connected to %s:%s; HELLO", l->host, l->port);
-        link_send(l, DR_MSG_HELLO, &h);
+        l->state = LINK_HELLO; /* the controller speaks first: CHALLENGE */
+        dr_agent_debug(l->a, "connected to %s:%s; waiting for CHALLENGE", l->host, l->port);
         return;
     }
     char why[160];
-    if (what & BEV_EVENT_TIMEOUT)
+    if ((what & BEV_EVENT_TIMEOUT) && l->state == LINK_HELLO && !l->s.have_peer_nonce)
+        snprintf(why, sizeof why,
+                 "handshake timed out: no CHALLENGE from the controller (one older than protocol "
+                 "version %d waits for the agent to speak first: upgrade it)",
+                 DR_PROTO_VERSION);
+    else if (what & BEV_EVENT_TIMEOUT)
         snprintf(why, sizeof why, "%s timed out",
                  l->state == LINK_CONNECTING ? "connect" : "handshake");
+    else if ((what & BEV_EVENT_EOF) && l->state == LINK_HELLO && l->s.have_peer_nonce)
+        snprintf(why, sizeof why,
+                 "connection closed after HELLO: the controller refused this node's key (is "
+                 "--key the key 'droverd --enroll %s' wrote? is the node revoked?)",
+                 l->a->name);
     else if (what & BEV_EVENT_EOF)
         snprintf(why, sizeof why, "connection closed");
     else {

@@ -1,4 +1,4 @@
-/* main.c - drover-agent: options, the cluster key, the event loop.
+/* main.c - drover-agent: options, the node key, the event loop.
  *
  *   drover-agent --controller HOST:PORT --name NODE [--key FILE]
  *                [--state DIR] [--cache-dir DIR] [--nvml PATH] [--rocm PATH]
@@ -20,31 +20,30 @@
 
 #include <event2/event.h>
 
-#define DEFAULT_KEY "/etc/drover/cluster.key"
+#define DEFAULT_KEY "/etc/drover/node.key" /* this node's key: droverd --enroll NODE */
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: drover-agent --controller HOST:PORT --name NODE [--key FILE] [--state DIR]\n"
-            "                    [--cache-dir DIR] [--nvml PATH] [--rocm PATH] [--srun PATH]\n"
-            "                    [--step-dir DIR] [--verbose] [--allow-root-jobs]\n"
-            "  --controller HOST:PORT  droverd's agent address ([ADDR]:PORT for IPv6)\n"
-            "  --name NODE             this node's name in the cluster config\n"
-            "  --key FILE              cluster key, 64 hex digits, mode 0600 (default " DEFAULT_KEY
-            ")\n"
-            "  --state DIR             agent state directory (created 0711; locked: one agent\n"
-            "                          per directory)\n"
-            "  --cache-dir DIR         local data cache: its entries are the shards this node\n"
-            "                          holds (jobs get DROVER_CACHE_DIR=DIR)\n"
-            "  --nvml PATH             NVML library to load (\"\" = do not ask NVML)\n"
-            "  --rocm PATH             ROCm SMI library to load (\"\" = do not ask ROCm SMI)\n"
-            "  --srun PATH             the drover binary jobs run as `srun` (default: drover\n"
-            "                          beside this executable)\n"
-            "  --step-dir DIR          srun's socket and bin/srun (created 0711; default: a\n"
-            "                          fresh /tmp/drover-agent-XXXXXX, removed at exit)\n"
-            "  --verbose               log every frame and reaped process\n"
-            "  --allow-root-jobs       run ranks as root (uid 0) even when the controller does\n"
-            "                          not say the site allows it (AllowRootJobs=)\n");
+    fprintf(f, "usage: drover-agent --controller HOST:PORT --name NODE [--key FILE] [--state DIR]\n"
+               "                    [--cache-dir DIR] [--nvml PATH] [--rocm PATH] [--srun PATH]\n"
+               "                    [--step-dir DIR] [--verbose] [--allow-root-jobs]\n"
+               "  --controller HOST:PORT  droverd's agent address ([ADDR]:PORT for IPv6)\n"
+               "  --name NODE             this node's name in the cluster config\n"
+               "  --key FILE              this node's key ('droverd --enroll NODE' writes it), 64\n"
+               "                          hex digits, mode 0600 (default " DEFAULT_KEY ")\n"
+               "  --state DIR             agent state directory (created 0711; locked: one agent\n"
+               "                          per directory)\n"
+               "  --cache-dir DIR         local data cache: its entries are the shards this node\n"
+               "                          holds (jobs get DROVER_CACHE_DIR=DIR)\n"
+               "  --nvml PATH             NVML library to load (\"\" = do not ask NVML)\n"
+               "  --rocm PATH             ROCm SMI library to load (\"\" = do not ask ROCm SMI)\n"
+               "  --srun PATH             the drover binary jobs run as `srun` (default: drover\n"
+               "                          beside this executable)\n"
+               "  --step-dir DIR          srun's socket and bin/srun (created 0711; default: a\n"
+               "                          fresh /tmp/drover-agent-XXXXXX, removed at exit)\n"
+               "  --verbose               log every frame and reaped process\n"
+               "  --allow-root-jobs       run ranks as root (uid 0) even when the controller does\n"
+               "                          not say the site allows it (AllowRootJobs=)\n");
 }
 
 /* A job's stdio is set up with dup2 onto 0-2: they must not be free slots

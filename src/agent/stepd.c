@@ -5,7 +5,7 @@
  * decides who is heard) and bin/srun, a link to the drover binary, which
  * launch.c puts first on every job's PATH; jobs find the socket in
  * DROVER_STEP_SOCKET.  srun sends one STEP_REQ (dr_proto_local_*: the
- * link's strict bodies without its HMAC), the agent authenticates the
+ * link's strict bodies without its sealing), the agent authenticates the
  * peer - its uid (SO_PEERCRED) must be the one the agent runs a rank of
  * that job generation as, here - and forwards the request over its
  * authenticated link with that uid and a request id of its own; the

@@ -1,6 +1,7 @@
 /* nodes.c - `drover nodes`: the controller's nodes as a table (GET
  * /v1/nodes), with the GPUs in use, the agent's liveness and how long ago
- * it was last heard from; `drover nodes drain|resume NODE` for operators. */
+ * it was last heard from; `drover nodes drain|resume|revoke|unrevoke NODE`
+ * for operators. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,8 @@ static long long int_of(const json_t *o, const char *key)
     return json_is_integer(v) ? (long long)json_integer_value(v) : 0;
 }
 
-/* `drover nodes drain NODE --reason TEXT` / `drover nodes resume NODE` */
+/* `drover nodes drain NODE --reason TEXT` / `drover nodes resume NODE`, and
+ * `drover nodes revoke|unrevoke NODE` (the same request, another verb) */
 static int drain_or_resume(int argc, char **argv)
 {
     bool drain = strcmp(argv[1], "drain") == 0;
@@ -55,15 +57,25 @@ static int drain_or_resume(int argc, char **argv)
         json_decref(reply);
         return cli_fail(&err);
     }
-    printf("node %s: %s%s%s\n", node, cli_json_str(reply, "state", "?"),
-           *cli_json_str(reply, "reason", "") ? " - " : "", cli_json_str(reply, "reason", ""));
+    if (strcmp(argv[1], "rekey") == 0)
+        printf("node %s: key generation %lld: its old keys are refused; install the key "
+               "'droverd --enroll %s --generation %lld' writes\n",
+               node, int_of(reply, "key_gen"), node, int_of(reply, "key_gen"));
+    else if (json_is_true(json_object_get(reply, "revoked")))
+        printf("node %s: revoked: its agent is refused until 'drover nodes unrevoke %s'\n", node,
+               node);
+    else
+        printf("node %s: %s%s%s\n", node, cli_json_str(reply, "state", "?"),
+               *cli_json_str(reply, "reason", "") ? " - " : "", cli_json_str(reply, "reason", ""));
     json_decref(reply);
     return 0;
 }
 
 int cli_nodes(int argc, char **argv)
 {
-    if (argc > 1 && (strcmp(argv[1], "drain") == 0 || strcmp(argv[1], "resume") == 0))
+    if (argc > 1 && (strcmp(argv[1], "drain") == 0 || strcmp(argv[1], "resume") == 0 ||
+                     strcmp(argv[1], "revoke") == 0 || strcmp(argv[1], "unrevoke") == 0 ||
+                     strcmp(argv[1], "rekey") == 0))
         return drain_or_resume(argc, argv);
     const char *server = NULL;
     bool as_json = false;
@@ -74,7 +86,10 @@ int cli_nodes(int argc, char **argv)
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             printf("usage: drover nodes [--json] [--server URL|SOCKET]\n"
                    "       drover nodes drain NODE --reason TEXT   (operators)\n"
-                   "       drover nodes resume NODE                (operators)\n");
+                   "       drover nodes resume NODE                (operators)\n"
+                   "       drover nodes revoke|unrevoke NODE       (operators: refuse its key)\n"
+                   "       drover nodes rekey NODE                 (operators: a new key "
+                   "generation)\n");
             return 0;
         } else if ((m = cli_opt_value(argc, argv, &i, "--server", &server)) != 0) {
             if (m < 0)

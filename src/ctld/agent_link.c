@@ -4,7 +4,13 @@
  * from an agent is hostile until dr_proto_decode has authenticated it:
  * forged, corrupted and replayed frames are dropped and counted; a stream
  * whose framing is broken is closed.  Authentic frames go to
- * agent_msgs.c. */
+ * agent_msgs.c.
+ *
+ * Before its HELLO has proved a node key, a connection is anyone's, so it
+ * gets little: a CHALLENGE, CTLD_HANDSHAKE_S to answer it, a read buffer
+ * of one small frame, and one of at most CTLD_MAX_UNAUTHED such places
+ * (the oldest goes when more come); what it is refused for is logged at a
+ * bounded rate (loglimit.c). */
 #include <errno.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -17,13 +23,19 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/event.h>
 #include <event2/listener.h>
 #include <event2/util.h>
 
 #include "ctld/ctld.h"
 #include "ctld/output.h"
 
-#define AGENT_MAX_BUF (DR_PROTO_HDR + DR_PROTO_MAX_BODY + DR_PROTO_MAC)
+#define AGENT_MAX_BUF     (DR_PROTO_HDR + DR_PROTO_MAX_BODY + DR_PROTO_TAG)
+#define AGENT_PREAUTH_BUF (DR_PROTO_HDR + DR_PROTO_MAX_PREAUTH + DR_PROTO_TAG)
+/* 256: a restarted controller sees every agent of a large cluster connect
+ * at once, and evicting real agents mid-handshake would slow that down;
+ * 256 connections of at most one pre-auth frame each hold < 17 MiB. */
+enum { CTLD_HANDSHAKE_S = 5, CTLD_MAX_UNAUTHED = 256 };
 
 int ctld_agent_send(ctld_agent_t *a, int type, const char *json)
 {
@@ -49,6 +61,10 @@ void ctld_agent_close(ctld_agent_t *a, const char *why)
             *p = a->next;
             break;
         }
+    if (!a->authed)
+        c->agents_unauthed--;
+    if (a->deadline)
+        event_free(a->deadline);
     if (a->node >= 0 && c->nodes[a->node].agent == a) {
         ctld_node_t *n = &c->nodes[a->node];
         n->agent = NULL;
@@ -76,27 +92,36 @@ static void on_read(struct bufferevent *bev, void *arg)
         size_t avail = evbuffer_get_length(in);
         if (avail < DR_PROTO_HDR)
             return;
-        const uint8_t *p = evbuffer_pullup(in, -1);
+        uint8_t *p = evbuffer_pullup(in, -1);
         size_t used = 0;
         dr_frame_t f;
         dr_proto_rc_t rc = dr_proto_decode(&a->sess, p, avail, &used, &f);
         if (rc == DR_PROTO_NEED) {
-            if (avail >= AGENT_MAX_BUF)
+            if (avail >= (a->authed ? AGENT_MAX_BUF : AGENT_PREAUTH_BUF))
                 ctld_agent_close(a, "frame too large");
             return;
         }
         if (rc == DR_PROTO_FATAL) {
-            ctld_log("agent %s: malformed frame header; closing (bad headers so far: %llu)",
-                     a->addr, (unsigned long long)a->sess.stats.bad_header);
+            int v = dr_proto_peer_version(p, avail);
+            if (v >= 0 && v != DR_PROTO_VERSION)
+                ctld_log_limited(&a->c->agent_log,
+                                 "agent %s: speaks protocol version %d, this controller %d: "
+                                 "upgrade drover-agent there and give it its node key "
+                                 "(droverd --enroll NODE; docs/operations.md); closing",
+                                 a->addr, v, DR_PROTO_VERSION);
+            else
+                ctld_log_limited(&a->c->agent_log, "agent %s: malformed frame header%s; closing",
+                                 a->addr, a->authed ? "" : " before its HELLO");
             a->c->st.frames_dropped++;
             ctld_agent_close(a, "malformed frame");
             return;
         }
         if (rc == DR_PROTO_DROPPED) {
             a->c->st.frames_dropped++;
-            ctld_log("agent %s: dropped a frame (bad MAC %llu, replayed %llu)", a->addr,
-                     (unsigned long long)a->sess.stats.bad_mac,
-                     (unsigned long long)a->sess.stats.replayed);
+            ctld_log_limited(&a->c->agent_log,
+                             "agent %s: dropped a frame (bad tag %llu, replayed %llu)", a->addr,
+                             (unsigned long long)a->sess.stats.bad_mac,
+                             (unsigned long long)a->sess.stats.replayed);
             evbuffer_drain(in, used);
             continue;
         }
@@ -131,12 +156,54 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
         ctld_agent_close(a, what & BEV_EVENT_EOF ? "connection closed" : strerror(errno));
 }
 
+static void on_deadline(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    ctld_agent_t *a = arg;
+    if (a->authed)
+        return;
+    ctld_log_limited(&a->c->agent_log, "agent %s: no valid HELLO within %d s; closing", a->addr,
+                     CTLD_HANDSHAKE_S);
+    ctld_agent_close(a, "handshake timed out");
+}
+
+void ctld_agent_authed(ctld_agent_t *a)
+{
+    if (a->authed)
+        return;
+    a->authed = true;
+    a->c->agents_unauthed--;
+    event_del(a->deadline);
+    bufferevent_setwatermark(a->bev, EV_READ, 0, AGENT_MAX_BUF);
+}
+
+/* Room for one more connection nobody knows yet: at the cap the oldest
+ * goes (a flood of idle connections then cannot keep a real agent out
+ * for longer than it takes to open CTLD_MAX_UNAUTHED more). */
+static void unauthed_room(dr_ctld_t *c)
+{
+    if (c->agents_unauthed < CTLD_MAX_UNAUTHED)
+        return;
+    ctld_agent_t *old = NULL;
+    for (ctld_agent_t *x = c->agents; x; x = x->next)
+        if (!x->authed && !x->closing && (!old || x->accepted_ns <= old->accepted_ns))
+            old = x;
+    if (!old)
+        return;
+    ctld_log_limited(&c->agent_log,
+                     "agents: %u connections without a valid HELLO; closing the oldest (%s)",
+                     c->agents_unauthed, old->addr);
+    ctld_agent_close(old, "too many connections without a valid HELLO");
+}
+
 static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int slen,
                       void *arg)
 {
     (void)l;
     (void)slen;
     dr_ctld_t *c = arg;
+    unauthed_room(c);
     ctld_agent_t *a = calloc(1, sizeof *a);
     if (!a) {
         evutil_closesocket(fd);
@@ -144,6 +211,7 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
     }
     a->c = c;
     a->node = -1;
+    a->accepted_ns = ctld_boot_ns();
     if (sa->sa_family == AF_INET) {
         const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
         char ip[INET_ADDRSTRLEN];
@@ -155,23 +223,42 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     uint8_t nonce[DR_PROTO_NONCE];
+    static const uint8_t no_key[DR_PROTO_KEY]; /* the node key comes with the HELLO */
     if (getrandom(nonce, sizeof nonce, 0) != (ssize_t)sizeof nonce) {
         free(a);
         evutil_closesocket(fd);
         return;
     }
-    dr_proto_session_init(&a->sess, c->key, nonce);
+    dr_proto_session_init(&a->sess, no_key, nonce);
     a->bev = bufferevent_socket_new(c->base, fd, BEV_OPT_CLOSE_ON_FREE);
-    if (!a->bev) {
+    a->deadline = evtimer_new(c->base, on_deadline, a);
+    if (!a->bev || !a->deadline) {
+        if (a->deadline)
+            event_free(a->deadline);
+        if (a->bev)
+            bufferevent_free(a->bev);
+        else
+            evutil_closesocket(fd);
         free(a);
-        evutil_closesocket(fd);
         return;
     }
     bufferevent_setcb(a->bev, on_read, on_write, on_event, a);
-    bufferevent_setwatermark(a->bev, EV_READ, 0, AGENT_MAX_BUF);
+    bufferevent_setwatermark(a->bev, EV_READ, 0, AGENT_PREAUTH_BUF);
     bufferevent_enable(a->bev, EV_READ | EV_WRITE);
     a->next = c->agents;
     c->agents = a;
+    c->agents_unauthed++;
+    struct timeval tv = {CTLD_HANDSHAKE_S, 0};
+    evtimer_add(a->deadline, &tv);
+    /* the challenge its HELLO must answer */
+    dr_msg_challenge_t ch = {.version = DR_PROTO_VERSION};
+    memcpy(ch.nonce, nonce, sizeof nonce);
+    char *json = NULL;
+    size_t len;
+    if (dr_msg_challenge_encode(&ch, &json, &len, NULL) != DR_OK ||
+        ctld_agent_send(a, DR_MSG_CHALLENGE, json) != DR_OK)
+        ctld_agent_close(a, "cannot send CHALLENGE");
+    free(json);
 }
 
 int ctld_parse_hostport(const char *s, struct sockaddr_storage *ss, int *slen, dr_err_t *err,

@@ -17,33 +17,29 @@
 #include "ctld/ctld.h"
 #include "ctld/output.h"
 
-/* Refuse an agent.  Its decoder takes nothing but WELCOME before it knows
- * the controller's nonce, so a bare WELCOME (no node) goes first. */
+/* Refuse an agent whose HELLO proved its node key (so the session is open
+ * and the reason reaches it sealed); it stops and says why. */
 static void reject(ctld_agent_t *a, const char *fmt, const char *arg)
 {
     char reason[256];
     snprintf(reason, sizeof reason, fmt, arg);
-    ctld_log("agent %s: rejected: %s", a->addr, reason);
-    dr_msg_welcome_t w = {
-        .epoch = a->c->epoch, .heartbeat_ms = a->c->o.heartbeat_ms, .gpu_type = ""};
-    memcpy(w.nonce, a->sess.my_nonce, sizeof w.nonce);
+    ctld_log_limited(&a->c->agent_log, "agent %s: rejected: %s", a->addr, reason);
     dr_msg_reject_t m = {.reason = reason};
     char *json = NULL;
     size_t len;
-    if (a->sess.have_peer_nonce && dr_msg_welcome_encode(&w, &json, &len, NULL) == DR_OK) {
-        ctld_agent_send(a, DR_MSG_WELCOME, json);
-        free(json);
-        json = NULL;
-        if (dr_msg_reject_encode(&m, &json, &len, NULL) == DR_OK)
-            ctld_agent_send(a, DR_MSG_REJECT, json);
-        free(json);
-    }
+    if (a->sess.have_peer_nonce && dr_msg_reject_encode(&m, &json, &len, NULL) == DR_OK)
+        ctld_agent_send(a, DR_MSG_REJECT, json);
+    free(json);
     /* let the frames drain before the connection goes */
     a->closing = true;
     bufferevent_disable(a->bev, EV_READ);
     bufferevent_setwatermark(a->bev, EV_WRITE, 0, 0);
 }
 
+/* HELLO: the agent names its node and proves it holds that node's key
+ * (derived here from the master key) by an HMAC over our CHALLENGE nonce,
+ * its nonce and the name.  Without the proof nothing happens: the node's
+ * present agent, if any, stays; the connection is closed. */
 static void on_hello(ctld_agent_t *a, const dr_frame_t *f)
 {
     dr_ctld_t *c = a->c;
@@ -51,27 +47,43 @@ static void on_hello(ctld_agent_t *a, const dr_frame_t *f)
     dr_err_t err = {0};
     if (dr_msg_hello_parse(&h, f->body, f->len, &err) != DR_OK) {
         a->sess.stats.bad_body++;
-        ctld_agent_close(a, err.msg);
+        ctld_log_limited(&c->agent_log, "agent %s: bad HELLO: %s", a->addr, err.msg);
+        ctld_agent_close(a, "bad HELLO");
         return;
     }
-    dr_proto_session_set_peer_nonce(&a->sess, h.nonce);
-    if (h.version != DR_PROTO_VERSION) {
-        char v[32];
-        snprintf(v, sizeof v, "%u", h.version);
+    char name[80]; /* for the log: the name as the peer sent it, cleaned */
+    ctld_sanitize(name, sizeof name, h.name);
+    uint8_t nk[DR_PROTO_KEY];
+    int known = dr_cluster_find_node(&c->cl, h.name);
+    uint32_t gen = known >= 0 ? c->nodes[known].key_gen : 0;
+    bool proved = dr_proto_node_key_gen(c->key, h.name, gen, nk, NULL) == DR_OK &&
+                  dr_proto_hello_verify(nk, a->sess.my_nonce, h.nonce, h.name, h.proof);
+    if (proved) {
+        dr_proto_session_set_key(&a->sess, nk);
+        proved = dr_proto_session_set_peer_nonce(&a->sess, h.nonce) == DR_OK;
+    }
+    explicit_bzero(nk, sizeof nk);
+    if (!proved) {
         dr_msg_hello_free(&h);
-        reject(a, "protocol version %s is not supported (this controller speaks 1)", v);
+        ctld_log_limited(&c->agent_log,
+                         "agent %s: refused: its HELLO for node '%s' does not prove that node's "
+                         "key (not enrolled, another node's key, or an older generation)",
+                         a->addr, name);
+        ctld_agent_close(a, "HELLO without a valid proof");
         return;
     }
+    ctld_agent_authed(a);
     int node = dr_cluster_find_node(&c->cl, h.name);
+    dr_msg_hello_free(&h);
     if (node < 0) {
-        char name[128];
-        snprintf(name, sizeof name, "%s", h.name);
-        dr_msg_hello_free(&h);
         reject(a, "no NodeName=%s in the controller's configuration", name);
         return;
     }
-    dr_msg_hello_free(&h);
     ctld_node_t *n = &c->nodes[node];
+    if (n->revoked) {
+        reject(a, "node %s is revoked (drover nodes unrevoke NODE lets it in again)", name);
+        return;
+    }
     if (n->agent && n->agent != a)
         ctld_agent_close(n->agent, "replaced by a new connection");
     a->node = node;
@@ -146,9 +158,12 @@ static void on_register(ctld_agent_t *a, const dr_frame_t *f)
     n->disc_gpus = m.ngpus;
     n->last_heartbeat = ctld_now(c);
     n->heard_boot = ctld_boot_ns();
-    if (m.ngpus < cn->ngpus)
+    if (m.ngpus < cn->ngpus) {
+        char src[32];
+        ctld_sanitize(src, sizeof src, m.source);
         ctld_log("node %s: agent found %u GPUs (%s), the config declares %u; using %u", cn->name,
-                 m.ngpus, m.source, cn->ngpus, cn->ngpus);
+                 m.ngpus, src, cn->ngpus, cn->ngpus);
+    }
     a->registered = true;
     /* ranks its lease stopped while it was cut off: said once, with the
      * node; each job takes its rank's end below (ctld_rank_ended) */
@@ -394,6 +409,10 @@ void ctld_agent_msg(ctld_agent_t *a, const dr_frame_t *f)
     dr_ctld_t *c = a->c;
     if (f->type == DR_MSG_HELLO) {
         on_hello(a, f);
+        return;
+    }
+    if (f->type == DR_MSG_CHALLENGE) { /* the controller's frame, never an agent's */
+        ctld_agent_close(a, "CHALLENGE from an agent");
         return;
     }
     if (!a->welcomed || a->node < 0) {

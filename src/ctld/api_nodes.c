@@ -1,7 +1,8 @@
 /* api_nodes.c - the /v1/nodes endpoints: nodes as the controller sees them
  * (config, ledger, agent), and an operator's drain and resume.  A drain is
  * stored (it holds across a restart until resumed) and answered after its
- * commit. */
+ * commit.  An operator's revoke refuses the node's key from then on (its
+ * agent is disconnected at once) until unrevoke; it is stored at once. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,11 +46,12 @@ char *ctld_node_json(dr_ctld_t *c, uint32_t i)
         n->last_heartbeat ? json_real(dr_time_to_s(n->last_heartbeat)) : json_null(), "source",
         n->source, "gpus_found", (json_int_t)n->disc_gpus, "addr", n->addr);
     json_t *o =
-        json_pack("{s:s,s:s,s:s,s:s,s:i,s:i,s:i,s:I,s:o,s:o}", "name", cn->name, "state",
+        json_pack("{s:s,s:s,s:s,s:s,s:i,s:i,s:i,s:I,s:o,s:o,s:b,s:I}", "name", cn->name, "state",
                   ctld_node_state(c, i), "reason", n->reason, "gpu_type",
                   cn->ngpus ? c->cl.types[cn->type].name : "", "gpus", (json_int_t)cn->ngpus,
                   "gpus_alloc", (json_int_t)alloc, "cpus", (json_int_t)(cn->cpu_milli / 1000),
-                  "mem_mb", (json_int_t)cn->mem_mb, "agent", agent, "jobs", jobs);
+                  "mem_mb", (json_int_t)cn->mem_mb, "agent", agent, "jobs", jobs, "revoked",
+                  n->revoked, "key_gen", (json_int_t)n->key_gen);
     char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(15));
     json_decref(o);
     return s;
@@ -110,6 +112,61 @@ static void drain(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *wh
     ctld_out_http(c, req, 200, ctld_node_json(c, i), 0); /* after the drain is stored */
 }
 
+/* POST /v1/nodes/NAME/revoke|unrevoke: a node whose key was stolen (or a
+ * machine taken out for good) is refused from now on; its agent goes now. */
+static void revoke(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who, uint32_t i,
+                   bool on)
+{
+    if (!who->operator_) {
+        ctld_reply_error(req, 403, NULL, "only an operator may revoke or unrevoke nodes");
+        return;
+    }
+    const char *name = c->cl.nodes[i].name;
+    dr_err_t err = {0};
+    if (ctld_store_put_revoked(c, name, on, who->user, &err) != DR_OK) {
+        ctld_reply_error(req, 507, NULL, "%s", err.msg);
+        return;
+    }
+    ctld_node_t *n = &c->nodes[i];
+    n->revoked = on;
+    ctld_log("node %s: %s by %s", name, on ? "revoked" : "unrevoked", who->user);
+    if (on && n->agent)
+        ctld_agent_close(n->agent, "node revoked");
+    char *s = ctld_node_json(c, i);
+    ctld_reply_json(req, 200, s);
+    free(s);
+}
+
+/* POST /v1/nodes/NAME/rekey: the node's key generation goes up, so every
+ * key it held so far is refused for good (a stolen key stays useless after
+ * an unrevoke); its agent goes now and needs the key `droverd --enroll NAME
+ * --generation N` writes. */
+static void rekey(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who, uint32_t i)
+{
+    if (!who->operator_) {
+        ctld_reply_error(req, 403, NULL, "only an operator may re-key nodes");
+        return;
+    }
+    const char *name = c->cl.nodes[i].name;
+    ctld_node_t *n = &c->nodes[i];
+    if (n->key_gen == UINT32_MAX) {
+        ctld_reply_error(req, 409, NULL, "node %s: key generations exhausted", name);
+        return;
+    }
+    dr_err_t err = {0};
+    if (ctld_store_put_key_gen(c, name, n->key_gen + 1, &err) != DR_OK) {
+        ctld_reply_error(req, 507, NULL, "%s", err.msg);
+        return;
+    }
+    n->key_gen++;
+    ctld_log("node %s: re-keyed by %s (key generation %u)", name, who->user, n->key_gen);
+    if (n->agent)
+        ctld_agent_close(n->agent, "node re-keyed");
+    char *s = ctld_node_json(c, i);
+    ctld_reply_json(req, 200, s);
+    free(s);
+}
+
 void ctld_api_nodes(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who,
                     const char *path)
 {
@@ -151,6 +208,11 @@ void ctld_api_nodes(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *
     } else if (m == EVHTTP_REQ_POST &&
                (strcmp(verb, "drain") == 0 || strcmp(verb, "resume") == 0)) {
         drain(c, req, who, (uint32_t)i, strcmp(verb, "drain") == 0);
+    } else if (m == EVHTTP_REQ_POST &&
+               (strcmp(verb, "revoke") == 0 || strcmp(verb, "unrevoke") == 0)) {
+        revoke(c, req, who, (uint32_t)i, strcmp(verb, "revoke") == 0);
+    } else if (m == EVHTTP_REQ_POST && strcmp(verb, "rekey") == 0) {
+        rekey(c, req, who, (uint32_t)i);
     } else {
         ctld_reply_error(req, 404, NULL, "/v1/nodes%s: no such endpoint for this method", path);
     }

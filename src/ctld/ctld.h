@@ -198,6 +198,8 @@ typedef struct ctld_node {
     char ip[48];                             /* the agent's address as this controller sees it */
     uint8_t ports[(DR_CTLD_PORT_N + 7) / 8]; /* MASTER_PORTs handed out on this node */
     uint32_t disc_gpus;                      /* GPUs the agent discovered */
+    bool revoked;     /* its node key is refused (drover nodes revoke; the store's revoked table) */
+    uint32_t key_gen; /* its node key's generation (drover nodes rekey; the store's nodekeys) */
     char addr[64];
 } ctld_node_t;
 
@@ -207,9 +209,12 @@ struct ctld_agent {
     struct dr_ctld *c;
     struct bufferevent *bev;
     dr_proto_session_t sess;
-    int node; /* cluster node index once HELLO named it, else -1 */
+    int node;    /* cluster node index once HELLO named it, else -1 */
+    bool authed; /* its HELLO proved the node key: its frames are sealed now */
     bool welcomed, registered;
-    bool closing; /* rejected: close once the output has drained */
+    struct event *deadline; /* the handshake's: an agent not authed by then is closed */
+    int64_t accepted_ns;    /* CLOCK_BOOTTIME when it connected (the oldest goes first) */
+    bool closing;           /* rejected: close once the output has drained */
     char addr[64];
     struct ctld_agent *next;
 };
@@ -283,6 +288,15 @@ typedef struct ctld_stats {
     double pass_s_total, commit_s_total;
 } ctld_stats_t;
 
+/* Rate-limited logging: a peer nobody knows yet can make the controller
+ * refuse something thousands of times a second; the log gets the first
+ * few lines of each window and then a count. */
+typedef struct ctld_loglimit {
+    int64_t window_ns; /* CLOCK_BOOTTIME when the window began */
+    uint32_t lines;    /* lines written in it */
+    uint64_t held;     /* lines held back in it */
+} ctld_loglimit_t;
+
 typedef struct dr_ctld {
     ctld_opts_t o;
     ctld_bucket_t *buckets; /* submit rate limit, per user (ratelimit.c) */
@@ -344,7 +358,9 @@ typedef struct dr_ctld {
     dr_time_t last_pass, last_now;
     size_t ev_flushed; /* event-log records already written */
     ctld_stats_t st;
-    uint64_t agent_closes; /* ctld_agent_close calls: on_read's "is it still there?" test */
+    uint64_t agent_closes;     /* ctld_agent_close calls: on_read's "is it still there?" test */
+    uint32_t agents_unauthed;  /* connections whose HELLO has not proved a node key yet */
+    ctld_loglimit_t agent_log; /* lines about the agent port's refusals (agent_link.c) */
     bool stopping;
     struct ctld_lb *lb; /* HAProxy runtime API client (lb_haproxy.c), NULL = none */
     /* graceful stops (stop.c): preempted jobs stopping, jobs waiting for them */
@@ -715,6 +731,13 @@ int ctld_store_put_drain(dr_ctld_t *c, const char *node, bool on, const char *re
                          dr_err_t *err);
 int ctld_store_load_drains(dr_ctld_t *c, void (*cb)(dr_ctld_t *, const char *, const char *, bool),
                            dr_err_t *err);
+/* Revoked nodes (api_nodes.c): written at once, read at start. */
+int ctld_store_put_revoked(dr_ctld_t *c, const char *node, bool on, const char *by, dr_err_t *err);
+int ctld_store_load_revoked(dr_ctld_t *c, void (*cb)(dr_ctld_t *, const char *), dr_err_t *err);
+/* Node key generations (api_nodes.c, rekey): written at once, read at start. */
+int ctld_store_put_key_gen(dr_ctld_t *c, const char *node, uint32_t gen, dr_err_t *err);
+int ctld_store_load_key_gens(dr_ctld_t *c, void (*cb)(dr_ctld_t *, const char *, uint32_t),
+                             dr_err_t *err);
 /* Fair-share usage of one account ('' = no declared account), and the
  * reload of every stored row. */
 int ctld_store_put_share(dr_ctld_t *c, const char *account, double raw, double decayed,
@@ -948,5 +971,14 @@ void ctld_agent_close(ctld_agent_t *a, const char *why);
 int ctld_agent_send(ctld_agent_t *a, int type, const char *json);
 void ctld_agent_msg(ctld_agent_t *a, const dr_frame_t *f);
 void ctld_log(const char *fmt, ...) DR_PRINTF(1, 2);
+/* ctld_log, at most a few lines per 10 s window of l; the lines held back
+ * are counted in one line when the next window opens. */
+void ctld_log_limited(ctld_loglimit_t *l, const char *fmt, ...) DR_PRINTF(2, 3);
+/* A peer's string made safe for one log line: control bytes and DEL become
+ * '?', and it is cut to fit dst (n > 0). */
+void ctld_sanitize(char *dst, size_t n, const char *src);
+/* The agent proved its node key (agent_msgs.c, HELLO): its handshake
+ * deadline and pre-auth limits end. */
+void ctld_agent_authed(ctld_agent_t *a);
 
 #endif

@@ -1445,6 +1445,22 @@ static int reload_job(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err)
     return DR_OK;
 }
 
+/* A node revoked before the restart stays revoked. */
+static void reload_revoked(dr_ctld_t *c, const char *name)
+{
+    int i = dr_cluster_find_node(&c->cl, name);
+    if (i >= 0)
+        c->nodes[i].revoked = true;
+}
+
+/* A node re-keyed before the restart keeps its key generation. */
+static void reload_key_gen(dr_ctld_t *c, const char *name, uint32_t gen)
+{
+    int i = dr_cluster_find_node(&c->cl, name);
+    if (i >= 0)
+        c->nodes[i].key_gen = gen;
+}
+
 /* A drain stored before the restart holds until resumed. */
 static void reload_drain(dr_ctld_t *c, const char *name, const char *reason, bool is_auto)
 {
@@ -1561,6 +1577,10 @@ int dr_ctld_init(dr_ctld_t *c, const ctld_opts_t *o, dr_err_t *err)
             return rc;
     }
     if ((rc = ctld_store_load_drains(c, reload_drain, err)) != DR_OK)
+        return rc;
+    if ((rc = ctld_store_load_revoked(c, reload_revoked, err)) != DR_OK)
+        return rc;
+    if ((rc = ctld_store_load_key_gens(c, reload_key_gen, err)) != DR_OK)
         return rc;
     ctld_stop_reload_waits(c); /* launches on GPUs a stopping job still holds wait again */
     c->base = event_base_new();

@@ -5,6 +5,7 @@
  *           [--agent-listen HOST:PORT] [--key FILE] [--policy NAME] ...
  *   droverd --gen-key FILE
  *   droverd --check-store --state DIR
+ *   droverd --enroll NODE [--key MASTER] [--out FILE]
  *
  * Foreground, logs to stderr; --daemon detaches.  docs/operations.md says
  * how to run it on a real cluster. */
@@ -31,6 +32,7 @@ static void usage(FILE *f)
         f, "usage: droverd -c cluster.conf --state DIR [options]\n"
            "       droverd --gen-key FILE\n"
            "       droverd --check-store --state DIR\n"
+           "       droverd --enroll NODE [--generation N] [--key FILE] [--out FILE]\n"
            "\n"
            "  -c, --config FILE         cluster configuration (docs/config.md)\n"
            "  --state DIR               state directory (SQLite store, Unix socket)\n"
@@ -47,8 +49,8 @@ static void usage(FILE *f)
            "                            tokens and jobs cross the network in clear text\n"
            "  --socket PATH             HTTP API on a Unix socket (default DIR/droverd.sock)\n"
            "  --agent-listen HOST:PORT  agent connections (default: the --listen host, port+1)\n"
-           "  --key FILE                cluster key shared with the agents\n"
-           "                            (default /etc/drover/cluster.key)\n"
+           "  --key FILE                the master key: each node's key is derived from it\n"
+           "                            (default /etc/drover/cluster.key; never on a node)\n"
            "  --policy NAME[:OPTS]      scheduling policy (default drover; 'drover sim\n"
            "                            --list-policies' lists them)\n"
            "  --operator USER[,USER]    users with the operator role (root always has it)\n"
@@ -78,7 +80,33 @@ static void usage(FILE *f)
            "  --check-store             check the store (PRAGMA integrity_check, read-only,\n"
            "                            also while droverd runs) and exit: 0 whole, 1 not\n"
            "  --daemon                  detach from the terminal\n"
-           "  --gen-key FILE            write a new random cluster key (mode 0600) and exit\n");
+           "  --gen-key FILE            write a new random master key (mode 0600) and exit\n"
+           "  --enroll NODE             write NODE's key (from --key) to --out FILE (mode\n"
+           "                            0600; stdout without --out) and exit: install it on\n"
+           "                            that node as its agent's --key\n"
+           "  --generation N            with --enroll: the node's key generation (drover\n"
+           "                            nodes rekey says it; default 0)\n");
+}
+
+/* Write key to a new file path (mode 0600); opt names the option in errors. */
+static int write_key(const char *path, const uint8_t key[DR_PROTO_KEY], const char *opt)
+{
+    char hex[66];
+    dr_proto_key_format(key, hex);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        fprintf(stderr, "droverd: %s %s: %s\n", opt, path, strerror(errno));
+        return 1;
+    }
+    size_t len = strlen(hex);
+    if (write(fd, hex, len) != (ssize_t)len || fsync(fd) != 0) {
+        fprintf(stderr, "droverd: %s %s: %s\n", opt, path, strerror(errno));
+        close(fd);
+        return 1;
+    }
+    close(fd);
+    explicit_bzero(hex, sizeof hex);
+    return 0;
 }
 
 static int gen_key(const char *path)
@@ -88,21 +116,44 @@ static int gen_key(const char *path)
         perror("droverd: getrandom");
         return 1;
     }
-    char hex[66];
-    dr_proto_key_format(key, hex);
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        fprintf(stderr, "droverd: --gen-key %s: %s\n", path, strerror(errno));
+    int rc = write_key(path, key, "--gen-key");
+    explicit_bzero(key, sizeof key);
+    return rc;
+}
+
+static int key_file_ok(const char *path);
+
+/* --enroll NODE: the node's key, derived from the master key, for the
+ * operator to install on that node (docs/operations.md, "Node keys"). */
+static int enroll(const char *node, uint32_t gen, const char *master_file, const char *out)
+{
+    if (!key_file_ok(master_file))
+        return 1;
+    char *buf = NULL;
+    size_t len = 0;
+    dr_err_t err = {0};
+    uint8_t master[DR_PROTO_KEY], nk[DR_PROTO_KEY];
+    int rc = dr_read_file(master_file, &buf, &len, &err);
+    if (rc == DR_OK)
+        rc = dr_proto_key_parse(buf, len, master, &err);
+    free(buf);
+    if (rc == DR_OK)
+        rc = dr_proto_node_key_gen(master, node, gen, nk, &err);
+    explicit_bzero(master, sizeof master);
+    if (rc != DR_OK) {
+        fprintf(stderr, "droverd: --enroll %s: %s: %s\n", node, master_file, err.msg);
         return 1;
     }
-    size_t len = strlen(hex);
-    if (write(fd, hex, len) != (ssize_t)len || fsync(fd) != 0) {
-        fprintf(stderr, "droverd: --gen-key %s: %s\n", path, strerror(errno));
-        close(fd);
-        return 1;
+    if (out) {
+        rc = write_key(out, nk, "--out");
+    } else {
+        char hex[66];
+        dr_proto_key_format(nk, hex);
+        rc = fputs(hex, stdout) < 0 || fflush(stdout) != 0;
+        explicit_bzero(hex, sizeof hex);
     }
-    close(fd);
-    return 0;
+    explicit_bzero(nk, sizeof nk);
+    return rc;
 }
 
 static int key_file_ok(const char *path)
@@ -197,6 +248,8 @@ int main(int argc, char **argv)
                      .drain = 2 * DR_NSEC_PER_SEC,
                      .stats_interval = 10 * DR_NSEC_PER_SEC};
     bool daemonize = false, lease_given = false, check_store = false;
+    const char *enroll_node = NULL, *enroll_out = NULL;
+    uint32_t enroll_gen = 0;
     char sock_default[4096], agent_default[300];
     dr_time_t hb = 1 * DR_NSEC_PER_SEC;
     enum {
@@ -227,6 +280,9 @@ int main(int argc, char **argv)
         O_INIT,
         O_CHECK,
         O_GENKEY,
+        O_ENROLL,
+        O_OUT,
+        O_GEN,
         O_HELP,
         O_VERSION
     };
@@ -259,6 +315,9 @@ int main(int argc, char **argv)
         {"init", no_argument, NULL, O_INIT},
         {"check-store", no_argument, NULL, O_CHECK},
         {"gen-key", required_argument, NULL, O_GENKEY},
+        {"enroll", required_argument, NULL, O_ENROLL},
+        {"out", required_argument, NULL, O_OUT},
+        {"generation", required_argument, NULL, O_GEN},
         {"help", no_argument, NULL, O_HELP},
         {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0}};
@@ -330,6 +389,18 @@ int main(int argc, char **argv)
         case O_INIT: o.init = true; break;
         case O_CHECK: check_store = true; break;
         case O_GENKEY: return gen_key(optarg);
+        case O_ENROLL: enroll_node = optarg; break;
+        case O_OUT: enroll_out = optarg; break;
+        case O_GEN: {
+            char *end;
+            unsigned long g = strtoul(optarg, &end, 10);
+            if (*optarg < '0' || *optarg > '9' || *end || g > UINT32_MAX) {
+                fprintf(stderr, "droverd: --generation: '%s' is not a number\n", optarg);
+                return 2;
+            }
+            enroll_gen = (uint32_t)g;
+            break;
+        }
         case O_VERSION: printf("droverd %s\n", CTLD_VERSION); return 0;
         case 'h':
         case O_HELP: usage(stdout); return 0;
@@ -338,6 +409,8 @@ int main(int argc, char **argv)
     }
     if (check_store && optind == argc && o.state_dir)
         return ctld_store_check_only(o.state_dir);
+    if (enroll_node && optind == argc)
+        return enroll(enroll_node, enroll_gen, o.key_file, enroll_out);
     if (optind != argc || !o.config || !o.state_dir || !o.listen) {
         fprintf(stderr, "droverd: -c cluster.conf and --state DIR are required\n");
         usage(stderr);

@@ -41,7 +41,14 @@ static const char *const schema =
     /* drained nodes (drover nodes drain, NodeFailDrain=): they stay drained
      * across a restart until resumed */
     "CREATE TABLE IF NOT EXISTS drains(node TEXT PRIMARY KEY, reason TEXT NOT NULL,"
-    " auto INTEGER NOT NULL);";
+    " auto INTEGER NOT NULL);"
+    /* revoked nodes (drover nodes revoke): their agents are refused, even
+     * with the right node key, until unrevoked */
+    "CREATE TABLE IF NOT EXISTS revoked(node TEXT PRIMARY KEY, by TEXT NOT NULL,"
+    " at INTEGER NOT NULL);"
+    /* node key generations past 0 (drover nodes rekey): a node's older keys
+     * are refused for good */
+    "CREATE TABLE IF NOT EXISTS nodekeys(node TEXT PRIMARY KEY, gen INTEGER NOT NULL);";
 
 /* Columns added after the first release, for the accounting filters of GET
  * /v1/history: the end time (Unix seconds), the account and the state name
@@ -348,6 +355,60 @@ int ctld_store_load_drains(dr_ctld_t *c, void (*cb)(dr_ctld_t *, const char *, c
         const char *node = (const char *)sqlite3_column_text(st, 0);
         const char *reason = (const char *)sqlite3_column_text(st, 1);
         cb(c, node ? node : "", reason ? reason : "", sqlite3_column_int(st, 2) != 0);
+    }
+    sqlite3_finalize(st);
+    return DR_OK;
+}
+
+int ctld_store_put_revoked(dr_ctld_t *c, const char *node, bool on, const char *by, dr_err_t *err)
+{
+    sqlite3_stmt *st = prep(c,
+                            on ? "INSERT OR REPLACE INTO revoked(node, by, at) VALUES(?, ?, ?)"
+                               : "DELETE FROM revoked WHERE node = ?",
+                            err);
+    if (!st)
+        return DR_EIO;
+    sqlite3_bind_text(st, 1, node, -1, SQLITE_STATIC);
+    if (on) {
+        sqlite3_bind_text(st, 2, by, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 3, (sqlite3_int64)(ctld_now(c) / DR_NSEC_PER_SEC));
+    }
+    return step_done(c, st, "write a node's revocation", err);
+}
+
+int ctld_store_load_revoked(dr_ctld_t *c, void (*cb)(dr_ctld_t *, const char *), dr_err_t *err)
+{
+    sqlite3_stmt *st = prep(c, "SELECT node FROM revoked ORDER BY node", err);
+    if (!st)
+        return DR_EIO;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *node = (const char *)sqlite3_column_text(st, 0);
+        cb(c, node ? node : "");
+    }
+    sqlite3_finalize(st);
+    return DR_OK;
+}
+
+int ctld_store_put_key_gen(dr_ctld_t *c, const char *node, uint32_t gen, dr_err_t *err)
+{
+    sqlite3_stmt *st = prep(c, "INSERT OR REPLACE INTO nodekeys(node, gen) VALUES(?, ?)", err);
+    if (!st)
+        return DR_EIO;
+    sqlite3_bind_text(st, 1, node, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, gen);
+    return step_done(c, st, "write a node's key generation", err);
+}
+
+int ctld_store_load_key_gens(dr_ctld_t *c, void (*cb)(dr_ctld_t *, const char *, uint32_t),
+                             dr_err_t *err)
+{
+    sqlite3_stmt *st = prep(c, "SELECT node, gen FROM nodekeys ORDER BY node", err);
+    if (!st)
+        return DR_EIO;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *node = (const char *)sqlite3_column_text(st, 0);
+        sqlite3_int64 g = sqlite3_column_int64(st, 1);
+        cb(c, node ? node : "", g < 0 || g > UINT32_MAX ? 0 : (uint32_t)g);
     }
     sqlite3_finalize(st);
     return DR_OK;

@@ -1,21 +1,24 @@
 /* frame.c - frames of the controller/agent protocol: the fixed big-endian
- * header, HMAC-SHA256 under the cluster key, and the per-session nonce and
- * sequence checks that stop a recorded frame from being acted on twice.
- * Pure: bytes in, bytes out; the caller owns sockets and randomness. */
+ * header, the two frames in clear that open a session (CHALLENGE, HELLO),
+ * and AES-256-GCM sealing of every other frame under the session's
+ * per-direction keys, with the sequence checks that stop a recorded frame
+ * from being acted on twice.  Pure: bytes in, bytes out; the caller owns
+ * sockets and randomness.  Keys and the HELLO proof: keys.c. */
 #include "drover/proto.h"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/params.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Header field offsets (see proto.h). */
 enum { OFF_MAGIC = 0, OFF_VERSION = 4, OFF_TYPE = 5, OFF_FLAGS = 6, OFF_LEN = 8, OFF_SEQ = 12 };
 enum { OFF_NONCE = 20 };
+enum { GCM_IV = 12 };
 
 static const uint8_t magic[4] = {'D', 'R', 'V', '1'};
 static const uint8_t zero_nonce[DR_PROTO_NONCE];
+static const uint8_t zero_tag[DR_PROTO_TAG];
 
 const char *dr_msg_type_name(int type)
 {
@@ -38,6 +41,7 @@ const char *dr_msg_type_name(int type)
     case DR_MSG_CKPT: return "ckpt";
     case DR_MSG_OUTPUT_REQ: return "output_req";
     case DR_MSG_OUTPUT: return "output";
+    case DR_MSG_CHALLENGE: return "challenge";
     default: return "unknown";
     }
 }
@@ -49,10 +53,27 @@ void dr_proto_session_init(dr_proto_session_t *s, const uint8_t *key, const uint
     memcpy(s->my_nonce, my_nonce, DR_PROTO_NONCE);
 }
 
-void dr_proto_session_set_peer_nonce(dr_proto_session_t *s, const uint8_t *nonce)
+void dr_proto_session_set_key(dr_proto_session_t *s, const uint8_t *key)
 {
-    memcpy(s->peer_nonce, nonce, DR_PROTO_NONCE);
-    s->have_peer_nonce = true;
+    memcpy(s->key, key, DR_PROTO_KEY);
+}
+
+/* A frame sent in clear: the two that open a session. */
+static bool in_clear(int type)
+{
+    return type == DR_MSG_CHALLENGE || type == DR_MSG_HELLO;
+}
+
+static bool known_type(int type)
+{
+    return type > 0 && type < DR_MSG_NTYPES && strcmp(dr_msg_type_name(type), "unknown") != 0;
+}
+
+int dr_proto_peer_version(const uint8_t *buf, size_t len)
+{
+    if (len <= OFF_VERSION || memcmp(buf, magic, sizeof magic) != 0)
+        return -1;
+    return buf[OFF_VERSION];
 }
 
 static int hexval(unsigned char c)
@@ -126,43 +147,38 @@ static uint64_t get_be(const uint8_t *p, int n)
     return v;
 }
 
-/* A keyed HMAC-SHA256 context for the key last used, copied for each
- * frame: keying OpenSSL's one-shot HMAC() for every frame cost 5 us, a
- * copy of a keyed context 1.3 us, and a controller checks and answers a
- * heartbeat (two MACs) from every node every second.  Process-wide: a
- * process holds one cluster key (another key, as in tests, re-keys it),
- * and no part of drover calls the codec from more than one thread. */
-static EVP_MAC_CTX *mac_keyed;
-static uint8_t mac_key[DR_PROTO_KEY];
+/* AES-256-GCM, fetched once per process (the algorithm object is
+ * read-only and no part of drover calls the codec from two threads). */
+static EVP_CIPHER *gcm;
 
-static EVP_MAC_CTX *mac_for(const uint8_t *key)
+/* Seal (enc) or open body[0, n) in place under key, the header as
+ * associated data, the sequence number as nonce (unique per key: each
+ * direction has its own key and its numbers only grow).  Open checks tag;
+ * seal writes it.  False if OpenSSL failed or the tag did not match. */
+static bool gcm_crypt(bool enc, const uint8_t key[DR_PROTO_KEY], const uint8_t *hdr, uint64_t seq,
+                      uint8_t *body, size_t n, uint8_t tag[DR_PROTO_TAG])
 {
-    if (mac_keyed && CRYPTO_memcmp(mac_key, key, DR_PROTO_KEY) == 0)
-        return mac_keyed;
-    EVP_MAC *m = EVP_MAC_fetch(NULL, "HMAC", NULL);
-    EVP_MAC_CTX *c = m ? EVP_MAC_CTX_new(m) : NULL;
-    EVP_MAC_free(m); /* the context keeps its own reference */
-    char digest[] = "SHA256";
-    OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string("digest", digest, 0),
-                           OSSL_PARAM_construct_end()};
-    if (!c || !EVP_MAC_init(c, key, DR_PROTO_KEY, params)) {
-        EVP_MAC_CTX_free(c);
-        return NULL;
-    }
-    EVP_MAC_CTX_free(mac_keyed);
-    mac_keyed = c;
-    memcpy(mac_key, key, DR_PROTO_KEY);
-    return c;
-}
-
-/* HMAC-SHA256 of data[0, n) under key into mac; false if OpenSSL failed. */
-static bool frame_mac(const uint8_t *key, const uint8_t *data, size_t n, uint8_t mac[DR_PROTO_MAC])
-{
-    EVP_MAC_CTX *base = mac_for(key), *c = base ? EVP_MAC_CTX_dup(base) : NULL;
-    size_t len = 0;
-    bool ok = c && EVP_MAC_update(c, data, n) && EVP_MAC_final(c, mac, &len, DR_PROTO_MAC) &&
-              len == DR_PROTO_MAC;
-    EVP_MAC_CTX_free(c);
+    if (!gcm)
+        gcm = EVP_CIPHER_fetch(NULL, "AES-256-GCM", NULL);
+    EVP_CIPHER_CTX *c = gcm ? EVP_CIPHER_CTX_new() : NULL;
+    if (!c)
+        return false;
+    uint8_t iv[GCM_IV] = {0};
+    put_be(iv + 4, seq, 8);
+    int out = 0;
+    bool ok = EVP_CipherInit_ex2(c, gcm, key, iv, enc ? 1 : 0, NULL) &&
+              EVP_CipherUpdate(c, NULL, &out, hdr, DR_PROTO_HDR);
+    /* EVP lengths are int: a body is at most DR_PROTO_MAX_BODY */
+    if (ok && n > 0)
+        ok = EVP_CipherUpdate(c, body, &out, body, (int)n) && (size_t)out == n;
+    if (ok && !enc)
+        ok = EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_SET_TAG, DR_PROTO_TAG, tag) > 0;
+    uint8_t fin[16];
+    if (ok)
+        ok = EVP_CipherFinal_ex(c, fin, &out) && out == 0;
+    if (ok && enc)
+        ok = EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_GET_TAG, DR_PROTO_TAG, tag) > 0;
+    EVP_CIPHER_CTX_free(c);
     return ok;
 }
 
@@ -171,39 +187,45 @@ int dr_proto_encode(dr_proto_session_t *s, int type, const char *body, size_t le
 {
     *out = NULL;
     *outlen = 0;
-    if (type <= 0 || type >= DR_MSG_NTYPES)
+    if (!known_type(type))
         return dr_err_set(err, DR_EINVAL, "frame: unknown message type %d", type);
-    if (len > DR_PROTO_MAX_BODY)
-        return dr_err_set(err, DR_ELIMIT, "frame: %s body of %zu bytes exceeds %u",
-                          dr_msg_type_name(type), len, DR_PROTO_MAX_BODY);
+    bool clear = in_clear(type);
+    size_t max = clear ? DR_PROTO_MAX_PREAUTH : DR_PROTO_MAX_BODY;
+    if (len > max)
+        return dr_err_set(err, DR_ELIMIT, "frame: %s body of %zu bytes exceeds %zu",
+                          dr_msg_type_name(type), len, max);
     if (len > 0 && !body)
         return dr_err_set(err, DR_EINVAL, "frame: %s body is NULL", dr_msg_type_name(type));
-    bool hello = type == DR_MSG_HELLO;
-    if (!hello && !s->have_peer_nonce)
-        return dr_err_set(err, DR_ESTATE, "frame: cannot send %s before the peer's nonce is known",
+    if (clear && s->have_peer_nonce)
+        return dr_err_set(err, DR_ESTATE, "frame: %s only opens a session", dr_msg_type_name(type));
+    if (!clear && !s->have_peer_nonce)
+        return dr_err_set(err, DR_ESTATE, "frame: cannot send %s before the session is open",
                           dr_msg_type_name(type));
-    if (!hello && s->tx_seq == UINT64_MAX)
+    if (!clear && s->tx_seq == UINT64_MAX)
         return dr_err_set(err, DR_ELIMIT, "frame: sequence numbers exhausted");
-    size_t n = DR_PROTO_HDR + len + DR_PROTO_MAC;
+    size_t n = DR_PROTO_HDR + len + DR_PROTO_TAG;
     uint8_t *f = malloc(n);
     if (!f)
         return dr_err_set(err, DR_ENOMEM, "frame: out of memory");
-    uint64_t seq = hello ? 0 : s->tx_seq + 1;
+    uint64_t seq = clear ? 0 : s->tx_seq + 1;
     memcpy(f + OFF_MAGIC, magic, sizeof magic);
     f[OFF_VERSION] = DR_PROTO_VERSION;
     f[OFF_TYPE] = (uint8_t)type;
     put_be(f + OFF_FLAGS, 0, 2);
     put_be(f + OFF_LEN, len, 4);
     put_be(f + OFF_SEQ, seq, 8);
-    memcpy(f + OFF_NONCE, hello ? zero_nonce : s->peer_nonce, DR_PROTO_NONCE);
+    memcpy(f + OFF_NONCE, clear ? zero_nonce : s->peer_nonce, DR_PROTO_NONCE);
     if (len > 0)
         memcpy(f + DR_PROTO_HDR, body, len);
-    if (!frame_mac(s->key, f, DR_PROTO_HDR + len, f + DR_PROTO_HDR + len)) {
+    uint8_t *tag = f + DR_PROTO_HDR + len;
+    if (clear) {
+        memset(tag, 0, DR_PROTO_TAG);
+    } else if (!gcm_crypt(true, s->tx_key, f, seq, f + DR_PROTO_HDR, len, tag)) {
         free(f);
-        return dr_err_set(err, DR_EIO, "frame: HMAC-SHA256 failed");
+        return dr_err_set(err, DR_EIO, "frame: AES-256-GCM failed");
     }
     /* Only a frame actually produced uses up its sequence number. */
-    if (!hello)
+    if (!clear)
         s->tx_seq = seq;
     s->stats.frames_out++;
     *out = f;
@@ -214,8 +236,10 @@ int dr_proto_encode(dr_proto_session_t *s, int type, const char *body, size_t le
 /* Check what of the header has arrived in buf[0, len): a stream that
  * starts with garbage is refused as soon as the garbage shows, not once
  * 36 bytes have come (a peer speaking another protocol may never send
- * that many). */
-static bool header_sane(const uint8_t *buf, size_t len)
+ * that many).  Before the session is open only the two frames in clear
+ * may come, and small: a peer nobody knows yet gets no more than
+ * DR_PROTO_MAX_PREAUTH bytes of buffer. */
+static bool header_sane(const dr_proto_session_t *s, const uint8_t *buf, size_t len)
 {
     if (len == 0)
         return true;
@@ -224,7 +248,8 @@ static bool header_sane(const uint8_t *buf, size_t len)
         return false;
     if (len > OFF_VERSION && buf[OFF_VERSION] != DR_PROTO_VERSION)
         return false;
-    if (len > OFF_TYPE && (buf[OFF_TYPE] == 0 || buf[OFF_TYPE] >= DR_MSG_NTYPES))
+    if (len > OFF_TYPE &&
+        (!known_type(buf[OFF_TYPE]) || in_clear(buf[OFF_TYPE]) == s->have_peer_nonce))
         return false;
     for (size_t i = OFF_FLAGS; i < OFF_FLAGS + 2 && i < len; i++)
         if (buf[i] != 0)
@@ -233,52 +258,53 @@ static bool header_sane(const uint8_t *buf, size_t len)
     uint64_t blen = 0;
     for (size_t i = OFF_LEN; i < OFF_LEN + 4; i++)
         blen = blen << 8 | (i < len ? buf[i] : 0);
-    return len <= OFF_LEN || blen <= DR_PROTO_MAX_BODY;
+    uint64_t max = s->have_peer_nonce ? DR_PROTO_MAX_BODY : DR_PROTO_MAX_PREAUTH;
+    return len <= OFF_LEN || blen <= max;
 }
 
-dr_proto_rc_t dr_proto_decode(dr_proto_session_t *s, const uint8_t *buf, size_t len, size_t *used,
+dr_proto_rc_t dr_proto_decode(dr_proto_session_t *s, uint8_t *buf, size_t len, size_t *used,
                               dr_frame_t *f)
 {
     *used = 0;
-    if (!header_sane(buf, len)) {
+    if (!header_sane(s, buf, len)) {
         s->stats.bad_header++;
         return DR_PROTO_FATAL;
     }
     if (len < DR_PROTO_HDR)
         return DR_PROTO_NEED;
     size_t blen = (size_t)get_be(buf + OFF_LEN, 4);
-    size_t total = DR_PROTO_HDR + blen + DR_PROTO_MAC;
+    size_t total = DR_PROTO_HDR + blen + DR_PROTO_TAG;
     if (len < total)
         return DR_PROTO_NEED;
 
-    uint8_t mac[DR_PROTO_MAC];
-    /* An OpenSSL failure cannot be told from a forgery here; both drop. */
     *used = total;
-    if (!frame_mac(s->key, buf, DR_PROTO_HDR + blen, mac) ||
-        CRYPTO_memcmp(mac, buf + DR_PROTO_HDR + blen, DR_PROTO_MAC) != 0) {
-        s->stats.bad_mac++;
-        return DR_PROTO_DROPPED;
-    }
-
     int type = buf[OFF_TYPE];
     uint64_t seq = get_be(buf + OFF_SEQ, 8);
     const uint8_t *nonce = buf + OFF_NONCE;
+    uint8_t *tag = buf + DR_PROTO_HDR + blen;
     bool fresh;
-    if (type == DR_MSG_HELLO) {
-        /* Opens a session: only once, and never inside one. */
-        fresh = !s->have_peer_nonce && seq == 0 && memcmp(nonce, zero_nonce, DR_PROTO_NONCE) == 0;
+    if (in_clear(type)) {
+        /* Opens a session: only once (header_sane), seq 0, no nonce yet. */
+        if (CRYPTO_memcmp(tag, zero_tag, DR_PROTO_TAG) != 0) {
+            s->stats.bad_mac++;
+            return DR_PROTO_DROPPED;
+        }
+        fresh = seq == 0 && memcmp(nonce, zero_nonce, DR_PROTO_NONCE) == 0;
     } else {
-        /* WELCOME is the one frame that arrives before its receiver knows
-         * the peer's nonce (it carries it in the body); every other type
-         * needs the session set up, and WELCOME cannot come twice. */
-        bool state_ok = type == DR_MSG_WELCOME ? !s->have_peer_nonce : s->have_peer_nonce;
-        fresh = state_ok && seq > s->rx_seq && memcmp(nonce, s->my_nonce, DR_PROTO_NONCE) == 0;
+        /* An OpenSSL failure cannot be told from a forgery here; both drop.
+         * The body is decrypted in place. */
+        if (!gcm_crypt(false, s->rx_key, buf, seq, buf + DR_PROTO_HDR, blen, tag)) {
+            s->stats.bad_mac++;
+            return DR_PROTO_DROPPED;
+        }
+        fresh = seq > s->rx_seq && memcmp(nonce, s->my_nonce, DR_PROTO_NONCE) == 0;
     }
     if (!fresh) {
         s->stats.replayed++;
         return DR_PROTO_DROPPED;
     }
-    s->rx_seq = seq;
+    if (!in_clear(type))
+        s->rx_seq = seq;
     s->stats.frames_in++;
     f->type = type;
     f->seq = seq;

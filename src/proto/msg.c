@@ -28,6 +28,7 @@ typedef enum fkind {
     F_STR,   /* char *, <= DR_MSG_MAX_STR bytes; NULL encodes as "" */
     F_TEXT,  /* char *, <= DR_MSG_MAX_TEXT bytes, optional: NULL is left out */
     F_NONCE, /* uint8_t[DR_PROTO_NONCE], as 32 hex digits */
+    F_PROOF, /* uint8_t[DR_PROTO_PROOF], as 64 hex digits */
     F_STRV,  /* char **, count at cnt */
     F_U32V,  /* uint32_t *, count at cnt */
     F_OBJV,  /* array of sub structs, count at cnt */
@@ -57,6 +58,7 @@ struct msgdesc {
 };
 
 typedef uint8_t nonce_t[DR_PROTO_NONCE];
+typedef uint8_t proof_t[DR_PROTO_PROOF];
 
 /* One table row.  The sizeof term adds nothing to the offset: it makes the
  * compiler check that the member has the C type the kind says (comparing
@@ -74,6 +76,7 @@ typedef uint8_t nonce_t[DR_PROTO_NONCE];
 #define STR(T, name) FIELD(T, name, F_STR, char *)
 #define TEXT(T, name) FIELD(T, name, F_TEXT, char *)
 #define NONCE(T, name) FIELD(T, name, F_NONCE, nonce_t)
+#define PROOF(T, name) FIELD(T, name, F_PROOF, proof_t)
 #define ARRAY(T, name, cnt, kind, ctype, lo, hi, sub) \
     {#name, kind, TYPED_OFF(T, name, ctype), TYPED_OFF(T, cnt, uint32_t), lo, hi, sub, 0}
 /* an optional list of names; flag: its "given" bool (a member of T) */
@@ -97,6 +100,11 @@ static const field_t hello_f[] = {
     U32(dr_msg_hello_t, version),
     STR(dr_msg_hello_t, name),
     NONCE(dr_msg_hello_t, nonce),
+    PROOF(dr_msg_hello_t, proof),
+};
+static const field_t challenge_f[] = {
+    U32(dr_msg_challenge_t, version),
+    NONCE(dr_msg_challenge_t, nonce),
 };
 static const field_t welcome_f[] = {
     NONCE(dr_msg_welcome_t, nonce),      U64(dr_msg_welcome_t, epoch),
@@ -278,6 +286,7 @@ static const msgdesc_t lease_d = DESC(dr_msg_lease_t, "lease", lease_f);
 static const msgdesc_t ckpt_d = DESC(dr_msg_ckpt_t, "ckpt", ckpt_f);
 static const msgdesc_t output_req_d = DESC(dr_msg_output_req_t, "output_req", output_req_f);
 static const msgdesc_t output_d = DESC(dr_msg_output_t, "output", output_f);
+static const msgdesc_t challenge_d = DESC(dr_msg_challenge_t, "challenge", challenge_f);
 /* clang-format on */
 
 /* ---- errors: "launch: argv[3]: not a string" ---- */
@@ -426,15 +435,17 @@ static int enc_field(const field_t *f, const void *m, const path_t *p, json_t **
     case F_BOOL: *out = json_boolean(*(const bool *)v); break;
     case F_STR: return enc_str(*(char *const *)v, p, f->name, out, err);
     case F_TEXT: return enc_strn(*(char *const *)v, DR_MSG_MAX_TEXT, p, f->name, out, err);
-    case F_NONCE: {
+    case F_NONCE:
+    case F_PROOF: {
         static const char hex[] = "0123456789abcdef";
         const uint8_t *b = v;
-        char s[2 * DR_PROTO_NONCE];
-        for (size_t i = 0; i < DR_PROTO_NONCE; i++) {
+        size_t n = f->kind == F_NONCE ? DR_PROTO_NONCE : DR_PROTO_PROOF;
+        char s[2 * DR_PROTO_PROOF];
+        for (size_t i = 0; i < n; i++) {
             s[2 * i] = hex[b[i] >> 4];
             s[2 * i + 1] = hex[b[i] & 15];
         }
-        *out = json_stringn(s, sizeof s);
+        *out = json_stringn(s, 2 * n);
         break;
     }
     case F_BYTES: return enc_bytes(f, m, p, out, err);
@@ -703,15 +714,17 @@ static int parse_field(const field_t *f, void *m, json_t *v, const path_t *p, dr
         return DR_OK;
     case F_STR: return get_str(v, p, f->name, (char **)dst, err);
     case F_TEXT: return get_strn(v, DR_MSG_MAX_TEXT, p, f->name, (char **)dst, err);
-    case F_NONCE: {
+    case F_NONCE:
+    case F_PROOF: {
         const char *s = json_string_value(v);
-        if (!s || json_string_length(v) != 2 * DR_PROTO_NONCE)
-            return ferr(err, DR_EINVAL, p, f->name, "not %d hex digits", 2 * DR_PROTO_NONCE);
+        size_t n = f->kind == F_NONCE ? DR_PROTO_NONCE : DR_PROTO_PROOF;
+        if (!s || json_string_length(v) != 2 * n)
+            return ferr(err, DR_EINVAL, p, f->name, "not %zu hex digits", 2 * n);
         uint8_t *b = dst;
-        for (size_t i = 0; i < DR_PROTO_NONCE; i++) {
+        for (size_t i = 0; i < n; i++) {
             int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
             if (hi < 0 || lo < 0)
-                return ferr(err, DR_EINVAL, p, f->name, "not %d hex digits", 2 * DR_PROTO_NONCE);
+                return ferr(err, DR_EINVAL, p, f->name, "not %zu hex digits", 2 * n);
             b[i] = (uint8_t)(hi << 4 | lo);
         }
         return DR_OK;
@@ -802,6 +815,7 @@ MSG_DEFINE(lease)
 MSG_DEFINE(ckpt)
 MSG_DEFINE(output_req)
 MSG_DEFINE(output)
+MSG_DEFINE(challenge)
 
 static const msgdesc_t *desc_of(int type)
 {
@@ -824,6 +838,7 @@ static const msgdesc_t *desc_of(int type)
     case DR_MSG_CKPT: return &ckpt_d;
     case DR_MSG_OUTPUT_REQ: return &output_req_d;
     case DR_MSG_OUTPUT: return &output_d;
+    case DR_MSG_CHALLENGE: return &challenge_d;
     default: return NULL;
     }
 }

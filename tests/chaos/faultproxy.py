@@ -3,12 +3,12 @@
 The chaos suite (tests/chaos/chaos.py) puts one route of this proxy between
 the controller's agent port and each agent.  It forwards the byte stream
 whole frames at a time (the frame layout of include/drover/proto.h: a
-36-byte header whose bytes 8-11 are the body length, the body, a 32-byte
-HMAC), and when told it
+36-byte header whose bytes 8-11 are the body length, the body, a 16-byte
+AES-GCM tag), and when told it
 
 - injects a corrupted copy of the next frame (one byte flipped at or after
-  the sequence number, so the header stays parseable and the HMAC fails):
-  drover must drop it, count it (bad MAC) and not act on it;
+  the sequence number, so the header stays parseable and the tag fails):
+  drover must drop it, count it (bad tag) and not act on it;
 - injects a replay: a frame it forwarded earlier on this route (this
   connection or an earlier one), verbatim: drover must drop it (old
   sequence number, or another session's nonce) and count it (replayed);
@@ -29,7 +29,7 @@ import sys
 import threading
 
 HDR = 36
-MAC = 32
+TAG = 16
 MAX_BODY = 8 << 20
 HISTORY = 64
 
@@ -190,7 +190,7 @@ class FaultProxy:
                     writer.write(buf)
                     buf = b""
                     break
-                n = HDR + blen + MAC
+                n = HDR + blen + TAG
                 if len(buf) < n:
                     break
                 frame, buf = buf[:n], buf[n:]

@@ -5,13 +5,17 @@
  *
  * Input: byte 0 % FP_NMODES picks the mode, byte 1 is a mode argument,
  * the rest is the payload.
- *   FP_MODE_STREAM   payload is a byte stream of frames under fp_key, read
- *                    by a session whose nonce is fp_rx_nonce; arg bit 0:
- *                    the session already knows its peer's nonce.
+ *   FP_MODE_STREAM   payload is a byte stream of frames under fp_key (the
+ *                    node key), read by a session whose nonce is
+ *                    fp_rx_nonce; arg bit 0: the session is already open
+ *                    (its peer's nonce fp_tx_nonce); else a CHALLENGE, or a
+ *                    HELLO whose proof holds, opens it.
  *   FP_MODE_BODY     payload is the body of message type
- *                    1 + arg % (DR_MSG_NTYPES - 1).
- *   FP_MODE_FRAMING  payload is records [type][len][len bytes]: each is
- *                    framed and the stream decoded in pieces of arg % 61 + 1
+ *                    1 + arg % (DR_MSG_NTYPES - 1) (none for a number no
+ *                    message has).
+ *   FP_MODE_FRAMING  payload is records [type][len][len bytes], type
+ *                    fp_sealed_type(byte): each is framed (sealed) and the
+ *                    stream decoded in pieces of arg % 61 + 1
  *                    bytes (arg 0: all at once); what comes out must be what
  *                    went in.
  *   FP_MODE_LOCAL    payload is a byte stream of the local step socket
@@ -20,6 +24,7 @@
 #ifndef DROVER_FUZZ_PROTO_H
 #define DROVER_FUZZ_PROTO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -61,6 +66,7 @@ typedef union fp_any {
     dr_msg_ckpt_t ckpt;
     dr_msg_output_req_t output_req;
     dr_msg_output_t output;
+    dr_msg_challenge_t challenge;
 } fp_any_t;
 
 typedef struct fp_msg {
@@ -100,6 +106,7 @@ FP_WRAP(lease)
 FP_WRAP(ckpt)
 FP_WRAP(output_req)
 FP_WRAP(output)
+FP_WRAP(challenge)
 #undef FP_WRAP
 
 #define FP_ENTRY(T, name)                                                                          \
@@ -125,7 +132,40 @@ static const fp_msg_t fp_msgs[DR_MSG_NTYPES] = {
     [DR_MSG_CKPT] = FP_ENTRY(DR_MSG_CKPT, ckpt),
     [DR_MSG_OUTPUT_REQ] = FP_ENTRY(DR_MSG_OUTPUT_REQ, output_req),
     [DR_MSG_OUTPUT] = FP_ENTRY(DR_MSG_OUTPUT, output),
+    [DR_MSG_CHALLENGE] = FP_ENTRY(DR_MSG_CHALLENGE, challenge),
 };
 #undef FP_ENTRY
+
+/* A type some message has (the numbering may have gaps). */
+static inline bool fp_known(int t)
+{
+    return t > 0 && t < DR_MSG_NTYPES && fp_msgs[t].parse;
+}
+
+/* The types an open session carries (sealed): all but the two in clear. */
+static inline bool fp_sealed(int t)
+{
+    return fp_known(t) && t != DR_MSG_HELLO && t != DR_MSG_CHALLENGE;
+}
+
+/* The b-th (mod their number) sealed type, and back. */
+static inline int fp_sealed_type(uint8_t b)
+{
+    int n = 0;
+    for (int t = 1; t < DR_MSG_NTYPES; t++)
+        n += fp_sealed(t);
+    int k = b % n;
+    for (int t = 1; t < DR_MSG_NTYPES; t++)
+        if (fp_sealed(t) && k-- == 0)
+            return t;
+    return DR_MSG_ACK;
+}
+static inline uint8_t fp_sealed_index(int type)
+{
+    uint8_t k = 0;
+    for (int t = 1; t < type; t++)
+        k += fp_sealed(t);
+    return k;
+}
 
 #endif

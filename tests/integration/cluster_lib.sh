@@ -12,7 +12,7 @@ CL_NETNS=""
 # (32768-60999): a job or a client socket could hold a port there
 CL_PORT=$((20000 + ($$ * 7) % 9400))
 CL_APORT=$((CL_PORT + 1))
-CL_KEY="$T/cluster.key"
+CL_KEY="$T/cluster.key" # droverd's master key; an agent gets only its node's (cl_node_key)
 CL_STATE="$T/state"
 # the API socket in a directory of its own (0755): the test's unprivileged
 # users (users_lib.sh) reach it there without a way into the state directory
@@ -212,14 +212,24 @@ cl_fwd_release() {
     CL_FWD_HELD=""
 }
 
+# cl_node_key NODE: print the path of NODE's key file (droverd --enroll,
+# made once from the master key): an agent holds its own node's key only
+cl_node_key() {
+    [ -f "$CL_KEY" ] || "$DROVERD" --gen-key "$CL_KEY" >&2 || return 1
+    nk_="$T/node-$(echo "$1" | tr -c 'a-zA-Z0-9.\n' _).key"
+    [ -f "$nk_" ] || "$DROVERD" --enroll "$1" --key "$CL_KEY" --out "$nk_" >&2 || return 1
+    echo "$nk_"
+}
+
 # cl_agent NODE [NETNS-IDX]: start an agent for NODE (inside namespace IDX
 # made by cl_netns when given)
 cl_agent() {
+    nkey_=$(cl_node_key "$1") || return 1
     if [ $# -ge 2 ]; then
         ip netns exec "drv$$-$1" "$DROVER_AGENT" --controller "10.$CL_SUBNET.$2.1:$CL_APORT" \
-            --name "$1" --key "$CL_KEY" --state "$T/agent-$1" >>"$T/agent-$1.log" 2>&1 &
+            --name "$1" --key "$nkey_" --state "$T/agent-$1" >>"$T/agent-$1.log" 2>&1 &
     else
-        "$DROVER_AGENT" --controller "127.0.0.1:$CL_APORT" --name "$1" --key "$CL_KEY" \
+        "$DROVER_AGENT" --controller "127.0.0.1:$CL_APORT" --name "$1" --key "$nkey_" \
             --state "$T/agent-$1" >>"$T/agent-$1.log" 2>&1 &
     fi
     eval "CL_APID_$(echo "$1" | tr -c 'a-zA-Z0-9\n' _)=$!"
@@ -286,7 +296,8 @@ CONF
 cl_agent_opts() {
     n1_="$1"
     shift
-    "$DROVER_AGENT" --controller "127.0.0.1:$CL_APORT" --name "$n1_" --key "$CL_KEY" \
+    nkey_=$(cl_node_key "$n1_") || return 1
+    "$DROVER_AGENT" --controller "127.0.0.1:$CL_APORT" --name "$n1_" --key "$nkey_" \
         --state "$T/agent-$n1_" "$@" >>"$T/agent-$n1_.log" 2>&1 &
     CL_PIDS="$CL_PIDS $!"
 }

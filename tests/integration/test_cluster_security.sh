@@ -20,7 +20,7 @@ TCP="http://127.0.0.1:$CL_PORT"
 
 # --- the wire protocol: a fake agent for f1 sends three bad frames
 mkfifo "$T/fa.in"
-"$DROVER_BINARY_DIR/tests/tools/fake_agent" "127.0.0.1:$CL_APORT" "$CL_KEY" f1 attack \
+"$DROVER_BINARY_DIR/tests/tools/fake_agent" "127.0.0.1:$CL_APORT" "$(cl_node_key f1)" f1 attack \
     <"$T/fa.in" >"$T/fa.out" 2>"$T/fa.log" &
 fa=$!
 CL_PIDS="$CL_PIDS $fa"

@@ -3,9 +3,10 @@
  *
  *   fake_agent HOST:PORT KEYFILE NODE MODE
  *
+ * KEYFILE is NODE's key (droverd --enroll NODE).
  * MODE "attack": register as NODE holding nothing, wait for a LAUNCH, and
  * report it started; then send, in order, (1) a replay of that very frame,
- * (2) an "ended, exit 0" report framed with a wrong key (forged), (3) a
+ * (2) an "ended, exit 0" report sealed with a wrong key (forged), (3) a
  * genuine "ended, exit 0" frame with one body byte flipped (corrupted), and
  * print "attacked JOB" once they are on the wire.  It then waits for a line
  * on stdin and sends a genuine "ended, exit 7" report, waits for its ACK and
@@ -24,7 +25,7 @@
 #include "drover/util.h"
 
 static int fd = -1;
-static uint8_t inbuf[DR_PROTO_HDR + DR_PROTO_MAX_BODY + DR_PROTO_MAC];
+static uint8_t inbuf[DR_PROTO_HDR + DR_PROTO_MAX_BODY + DR_PROTO_TAG];
 static size_t inlen;
 
 static void die(const char *m)
@@ -120,16 +121,23 @@ int main(int argc, char **argv)
         die("getrandom");
     dr_proto_session_t s;
     dr_proto_session_init(&s, key, nonce);
+    dr_frame_t f = recv_frame(&s, DR_MSG_CHALLENGE, DR_MSG_CHALLENGE);
+    dr_msg_challenge_t ch = {0};
+    if (dr_msg_challenge_parse(&ch, f.body, f.len, &err) != DR_OK)
+        die(err.msg);
     dr_msg_hello_t h = {.version = DR_PROTO_VERSION, .name = argv[3]};
     memcpy(h.nonce, nonce, sizeof nonce);
+    if (dr_proto_hello_proof(key, ch.nonce, nonce, h.name, h.proof, &err) != DR_OK)
+        die(err.msg);
     send_msg(&s, DR_MSG_HELLO, &h, NULL, NULL);
-    dr_frame_t f = recv_frame(&s, DR_MSG_WELCOME, DR_MSG_REJECT);
+    if (dr_proto_session_set_peer_nonce(&s, ch.nonce) != DR_OK)
+        die("cannot open the session");
+    f = recv_frame(&s, DR_MSG_WELCOME, DR_MSG_REJECT);
     if (f.type == DR_MSG_REJECT)
         die("rejected");
     dr_msg_welcome_t w = {0};
     if (dr_msg_welcome_parse(&w, f.body, f.len, &err) != DR_OK)
         die(err.msg);
-    dr_proto_session_set_peer_nonce(&s, w.nonce);
     dr_msg_register_t reg = {
         .source = "declared", .cpus = w.cpus, .mem_mb = w.mem_mb, .hostname = "fake", .ngpus = 0};
     dr_msg_welcome_free(&w);
@@ -147,7 +155,7 @@ int main(int argc, char **argv)
     /* (1) replayed */
     send_raw(started, started_len);
     free(started);
-    /* (2) forged: a well-formed frame under the wrong key */
+    /* (2) forged: a well-formed frame sealed under the wrong key */
     dr_msg_job_state_t fin = {.job = l.job,
                               .gen = l.gen,
                               .rank = l.rank,
@@ -156,7 +164,7 @@ int main(int argc, char **argv)
                               .why = DR_END_EXIT,
                               .detail = ""};
     dr_proto_session_t forged = s;
-    memcpy(forged.key, bad_key, sizeof bad_key);
+    memcpy(forged.tx_key, bad_key, sizeof bad_key);
     send_msg(&forged, DR_MSG_JOB_STATE, &fin, NULL, NULL);
     /* (3) corrupted: genuine, then one body byte flipped in transit */
     dr_proto_session_t corr = s;
@@ -176,7 +184,7 @@ int main(int argc, char **argv)
      * the forged and corrupted ones were never accepted */
     fin.exit_code = 7;
     send_msg(&s, DR_MSG_JOB_STATE, &fin, NULL, NULL);
-    f = recv_frame(&s, DR_MSG_ACK, DR_MSG_ACK);
+    (void)recv_frame(&s, DR_MSG_ACK, DR_MSG_ACK);
     dr_msg_launch_free(&l);
     close(fd);
     return 0;

@@ -109,7 +109,7 @@ static void ctld_on_read(struct bufferevent *bev, void *arg)
     struct evbuffer *in = bufferevent_get_input(bev);
     for (;;) {
         size_t len = evbuffer_get_length(in);
-        const uint8_t *buf = evbuffer_pullup(in, -1);
+        uint8_t *buf = evbuffer_pullup(in, -1);
         size_t used = 0;
         dr_frame_t f;
         dr_proto_rc_t rc = dr_proto_decode(&c->s, buf, len, &used, &f);
@@ -130,6 +130,8 @@ static void ctld_on_read(struct bufferevent *bev, void *arg)
             dr_err_t err = {0};
             if (dr_msg_hello_parse(&h, f.body, f.len, &err) != 0)
                 fail_msg("fake ctld: bad HELLO: %s", err.msg);
+            if (!dr_proto_hello_verify(c->key, c->s.my_nonce, h.nonce, h.name, h.proof))
+                fail_msg("fake ctld: HELLO without a valid proof of the node key");
             dr_proto_session_set_peer_nonce(&c->s, h.nonce);
             if (c->nconn <= 4)
                 memcpy(c->hello_nonce[c->nconn - 1], h.nonce, DR_PROTO_NONCE);
@@ -175,6 +177,9 @@ static void ctld_on_accept(struct evconnlistener *lis, evutil_socket_t fd, struc
         nonce[i] = (uint8_t)(0xc0 + i + c->nconn);
     dr_proto_session_init(&c->s, c->key, nonce);
     c->nconn++;
+    dr_msg_challenge_t ch = {.version = DR_PROTO_VERSION};
+    memcpy(ch.nonce, nonce, sizeof nonce);
+    ctld_send(c, DR_MSG_CHALLENGE, &ch);
     event_base_loopbreak(c->base);
 }
 
@@ -619,9 +624,9 @@ static void test_forged_and_replayed_dropped(void **state)
     ctld_t *c = &fx->c;
     char *argv[] = {"/bin/true", NULL};
     dr_msg_launch_t l = mk_launch(fx, 9, argv);
-    /* forged: same nonces and sequence, another key */
+    /* forged: same nonces and sequence, sealed under another key */
     dr_proto_session_t forger = c->s;
-    memset(forger.key, 0x55, sizeof forger.key);
+    memset(forger.tx_key, 0x55, sizeof forger.tx_key);
     uint8_t *out = NULL;
     size_t len = 0;
     dr_err_t err = {0};

@@ -32,7 +32,7 @@ unshare -m --propagation private sh -c '
     mkdir "$1/alice" && chown "$2:$2" "$1/alice" && chmod 0700 "$1/alice" || exit 1
     shift 2
     exec "$@"' sh "$T/iso" "$A" \
-    "$DROVER_AGENT" --controller "127.0.0.1:$CL_APORT" --name n2 --key "$CL_KEY" \
+    "$DROVER_AGENT" --controller "127.0.0.1:$CL_APORT" --name n2 --key "$(cl_node_key n2)" \
     --state "$T/agent-n2" >>"$T/agent-n2.log" 2>&1 &
 CL_PIDS="$CL_PIDS $!"
 cl_wait_nodes 2 || { bad "agents did not register"; finish; }

@@ -1061,6 +1061,7 @@ static void run_pass(dr_ctld_t *c, dr_time_t now)
     c->last_pass = now;
     for (size_t i = 0; i < r.npreempted; i++) {
         ctld_job_t *cj = of(r.preempted[i]);
+        ctld_stop_unstart(c, cj, now); /* moved to other GPUs: not before its old run stops */
         if (ctld_stop_gracefully(c, cj, now))
             continue; /* signalled; stopped after its lead (stop.c) */
         if (ctld_stop_now(c, cj, now))
@@ -1072,6 +1073,8 @@ static void run_pass(dr_ctld_t *c, dr_time_t now)
         ctld_job_dirty(c, cj);
     }
     for (size_t i = 0; i < r.nstarted; i++) {
+        if (of(r.started[i])->stopping)
+            continue; /* preempted and moved by this pass: requeued once stopped (stop.c) */
         ctld_stop_blocks(c, of(r.started[i])); /* on a stopping job's GPUs: wait */
         ctld_launch_job(c, of(r.started[i]));
         ctld_metrics_started(c, of(r.started[i]), now);

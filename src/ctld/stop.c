@@ -213,6 +213,18 @@ bool ctld_stop_now(dr_ctld_t *c, ctld_job_t *cj, dr_time_t now)
     return true;
 }
 
+void ctld_stop_unstart(dr_ctld_t *c, ctld_job_t *cj, dr_time_t now)
+{
+    if (!cj->in_sched || cj->j.state != DR_JOB_STARTING || ranks_over(cj))
+        return;
+    dr_err_t err = {0};
+    if (dr_sched_job_requeue(c->sched, &cj->j, ctld_now(c),
+                             "moved: it starts again once its last run has stopped",
+                             &err) != DR_OK)
+        ctld_log("job %llu: %s", (unsigned long long)cj->j.id, err.msg);
+    (void)now;
+}
+
 void ctld_stop_not_held(dr_ctld_t *c, ctld_job_t *cj, uint32_t r)
 {
     if (!cj->stopping || r >= cj->nranks || cj->ranks[r].ended)

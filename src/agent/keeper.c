@@ -226,7 +226,7 @@ static void kill_rank(keeper_t *k, int sig, bool group)
         return;
     (void)(group ? killpg(k->pid, sig) : kill(k->pid, sig));
     if (group)
-        (void)dr_agent_sweep(getpid(), sig, k->pid);
+        (void)dr_agent_sweep(getpid(), sig, k->pid, k->pid); /* those killpg missed */
     if (sig == SIGKILL)
         dr_agent_cg_kill(k->a, &k->jj);
 }

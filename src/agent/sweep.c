@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 typedef struct {
-    pid_t pid, ppid;
+    pid_t pid, ppid, pgrp;
     bool zombie;
 } pp_t;
 
@@ -48,11 +48,12 @@ static bool parent_of(const char *name, pp_t *out)
     buf[n] = '\0';
     char *e = strrchr(buf, ')');
     char st;
-    long pp;
-    if (!e || sscanf(e + 1, " %c %ld", &st, &pp) != 2)
+    long pp, pg;
+    if (!e || sscanf(e + 1, " %c %ld %ld", &st, &pp, &pg) != 3)
         return false;
     out->pid = (pid_t)atol(name);
     out->ppid = (pid_t)pp;
+    out->pgrp = (pid_t)pg;
     out->zombie = st == 'Z' || st == 'X';
     return true;
 }
@@ -113,10 +114,12 @@ static bool descends(const pp_t *t, size_t n, pid_t pid, pid_t root)
     return false;
 }
 
-/* Signal root's descendants (not root itself); reap those of them that are
- * root's own children and dead, but never `keep`.  Returns how many living
- * ones were signalled. */
-static size_t sweep(pid_t root, int sig, pid_t keep)
+/* Signal root's descendants (not root itself, nor those in process group
+ * `skip` when it is not 0: a killpg reached them already, and a trapped
+ * signal must not arrive twice); reap those of them that are root's own
+ * children and dead, but never `keep`.  Returns how many living ones were
+ * signalled. */
+static size_t sweep(pid_t root, int sig, pid_t keep, pid_t skip)
 {
     size_t n = 0, hit = 0;
     pp_t *t = table(&n);
@@ -125,7 +128,7 @@ static size_t sweep(pid_t root, int sig, pid_t keep)
     for (size_t i = 0; i < n; i++) {
         if (t[i].pid == root || !descends(t, n, t[i].pid, root))
             continue;
-        if (!t[i].zombie && kill(t[i].pid, sig) == 0)
+        if (!t[i].zombie && (!skip || t[i].pgrp != skip) && kill(t[i].pid, sig) == 0)
             hit++;
         if (t[i].ppid == root && t[i].pid != keep && root == getpid())
             (void)waitpid(t[i].pid, NULL, WNOHANG);
@@ -134,20 +137,20 @@ static size_t sweep(pid_t root, int sig, pid_t keep)
     return hit;
 }
 
-size_t dr_agent_sweep(pid_t root, int sig, pid_t keep)
+size_t dr_agent_sweep(pid_t root, int sig, pid_t keep, pid_t skip_pgrp)
 {
-    return sweep(root, sig, keep);
+    return sweep(root, sig, keep, skip_pgrp);
 }
 
 size_t dr_agent_sweep_kill(pid_t root, pid_t keep, int rounds)
 {
     for (int r = 0; r < rounds; r++) {
-        if (!sweep(root, SIGKILL, keep))
+        if (!sweep(root, SIGKILL, keep, 0))
             return 0;
         /* the killed die and are reparented to us (the subreaper): the
          * next round reaps them, and catches what forked meanwhile */
         struct timespec ts = {0, 10 * 1000000L};
         nanosleep(&ts, NULL);
     }
-    return sweep(root, SIGKILL, keep);
+    return sweep(root, SIGKILL, keep, 0);
 }

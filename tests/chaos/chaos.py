@@ -118,7 +118,11 @@ class Cluster:
         if not self.mounted:
             self.notes.append("no tmpfs for the state directory (needs root): the full-disk fault is off")
         with open(self.conf, "w") as f:
-            f.write("NodeName=c[1-%d] Gpus=H100-SXM:4 Cpus=16 MemGB=64\n" % len(self.nodes))
+            if a.storm:  # two GPU types: preemptions, and moves to the faster type
+                f.write("NodeName=c1 Gpus=H100-SXM:4 Cpus=16 MemGB=64\n"
+                        "NodeName=c2 Gpus=A100-80GB-SXM:4 Cpus=16 MemGB=64\n")
+            else:
+                f.write("NodeName=c[1-%d] Gpus=H100-SXM:4 Cpus=16 MemGB=64\n" % len(self.nodes))
             f.write("CheckpointDir=%s\nCheckpointKeep=4\n" % self.ckroot)
         subprocess.run([a.droverd, "--gen-key", self.key], check=True, capture_output=True)
         self.proxy = faultproxy.FaultProxy(seed=a.seed ^ 0x5eed)

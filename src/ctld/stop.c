@@ -219,8 +219,7 @@ void ctld_stop_unstart(dr_ctld_t *c, ctld_job_t *cj, dr_time_t now)
         return;
     dr_err_t err = {0};
     if (dr_sched_job_requeue(c->sched, &cj->j, ctld_now(c),
-                             "moved: it starts again once its last run has stopped",
-                             &err) != DR_OK)
+                             "moved: it starts again once its last run has stopped", &err) != DR_OK)
         ctld_log("job %llu: %s", (unsigned long long)cj->j.id, err.msg);
     (void)now;
 }

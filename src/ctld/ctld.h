@@ -474,7 +474,7 @@ bool ctld_stop_now(dr_ctld_t *c, ctld_job_t *cj, dr_time_t now);
 /* A job the pass preempted and started again elsewhere (a move to another
  * GPU type): back in the queue, not launched, so that it is stopped as
  * any preempted job and starts again only once its old run is over. */
-void ctld_stop_unstart(dr_ctld_t *c, ctld_job_t *cj, dr_time_t now);
+void ctld_stop_unstart(dr_ctld_t *c, ctld_job_t *cj);
 /* An agent registered without holding rank r of stopping job cj on its
  * node: that rank runs nowhere. */
 void ctld_stop_not_held(dr_ctld_t *c, ctld_job_t *cj, uint32_t r);

@@ -1061,7 +1061,7 @@ static void run_pass(dr_ctld_t *c, dr_time_t now)
     c->last_pass = now;
     for (size_t i = 0; i < r.npreempted; i++) {
         ctld_job_t *cj = of(r.preempted[i]);
-        ctld_stop_unstart(c, cj, now); /* moved to other GPUs: not before its old run stops */
+        ctld_stop_unstart(c, cj); /* moved to other GPUs: not before its old run stops */
         if (ctld_stop_gracefully(c, cj, now))
             continue; /* signalled; stopped after its lead (stop.c) */
         if (ctld_stop_now(c, cj, now))

@@ -18,8 +18,8 @@
  * checkpoint committed since (verified byte for byte), and the job is
  * stopped then (ctld_stop_ckpt) - its next run resumes from it.  Once all of its ranks have ended
  * it goes back in the queue (the next run is a new generation) and the held LAUNCHes go out.  If
- * its agent never reports (lost), the wait ends anyway a kill grace later; the agent kills a
- * generation it holds that is no longer current.
+ * its agent is lost, the wait ends once that agent's lease is surely over (it has stopped the rank
+ * by itself then); an agent kills a generation it holds that is no longer current.
  *
  * A preemption without a signal (or with PreemptGrace=0) stops the job at
  * once, but the same way (ctld_stop_now): killed, withdrawn, its slots held
@@ -213,7 +213,7 @@ bool ctld_stop_now(dr_ctld_t *c, ctld_job_t *cj, dr_time_t now)
     return true;
 }
 
-void ctld_stop_unstart(dr_ctld_t *c, ctld_job_t *cj, dr_time_t now)
+void ctld_stop_unstart(dr_ctld_t *c, ctld_job_t *cj)
 {
     if (!cj->in_sched || cj->j.state != DR_JOB_STARTING || ranks_over(cj))
         return;
@@ -221,7 +221,6 @@ void ctld_stop_unstart(dr_ctld_t *c, ctld_job_t *cj, dr_time_t now)
     if (dr_sched_job_requeue(c->sched, &cj->j, ctld_now(c),
                              "moved: it starts again once its last run has stopped", &err) != DR_OK)
         ctld_log("job %llu: %s", (unsigned long long)cj->j.id, err.msg);
-    (void)now;
 }
 
 void ctld_stop_not_held(dr_ctld_t *c, ctld_job_t *cj, uint32_t r)

@@ -6,7 +6,8 @@
 # (set -m), one that ignores SIGTERM - and the test checks that once the
 # job is reported over (cancelled, timed out, or its script simply ended)
 # no process of that user is left (pgrep -u), which also says that the
-# rank's end was reported only after they were gone.  Without cgroups (as
+# rank's end was reported only after they were gone; and that orphans that
+# end while the job runs are reaped at once (no zombies).  Without cgroups (as
 # here, and on hosts without cgroup v2 delegated) only the keeper - a child
 # subreaper that sweeps its descendants (src/agent/sweep.c) - finds them.
 . "$(dirname "$0")/lib.sh"
@@ -34,6 +35,8 @@ setsid sh -c 'sleep 1000 & exit 0' &
 sh -c 'set -m; sleep 1001 & exit 0' &
 # a new session whose loop ignores SIGTERM
 setsid sh -c 'trap "" TERM; while :; do sleep 1; done; sleep 1002' &
+# short-lived orphans: they end while the job runs, and must not stay zombies
+setsid sh -c 'sleep 0.2 & sleep 0.1 & exit 0' &
 echo started
 [ "$1" = end ] && sleep 1 && exit 0
 exec sleep 1003
@@ -87,6 +90,14 @@ if wait_escaped; then
 else
     bad "(a) the escapees did not start: $(users_procs | tr '\n' ';') $(cat "$H/a.out" 2>/dev/null)"
 fi
+sleep 1
+# (the job's own unwaited children are its business: only orphans, which
+# the keeper adopted as subreaper, are looked at)
+z=$(ps -u "$login" -o pid=,ppid=,stat= 2>/dev/null | while read -r p pp st; do
+    case $st in Z*) [ "$(cat /proc/"$pp"/comm 2>/dev/null)" = drover-keeper ] && echo "$p" ;; esac
+done)
+[ -z "$z" ] && ok "(a) orphans that ended while the job runs were reaped by the keeper" ||
+    bad "(a) orphaned zombies of $login left unreaped under the keeper: $(echo "$z" | tr '\n' ' ')"
 as_user mal "$DROVER" cancel "$id" >/dev/null || bad "(a) cancel refused"
 check "(a) cancel" "$id" cancelled
 

@@ -3,7 +3,7 @@
 # its time limit or its end by leaving its process group.  A real
 # unprivileged user's job starts three escapees - one that double-forks
 # into a session of its own (setsid), one in a process group of its own
-# (set -m), one that ignores SIGTERM - and the test checks that once the
+# (setpgrp), one that ignores SIGTERM - and the test checks that once the
 # job is reported over (cancelled, timed out, or its script simply ended)
 # no process of that user is left (pgrep -u), which also says that the
 # rank's end was reported only after they were gone; and that orphans that
@@ -31,8 +31,8 @@ cat >"$H/escape.sh" <<'EOF'
 #!/bin/sh
 # a double fork into a new session: its parent is gone at once
 setsid sh -c 'sleep 1000 & exit 0' &
-# a process group of its own (job control)
-sh -c 'set -m; sleep 1001 & exit 0' &
+# a process group of its own (same session), its parent gone at once
+sh -c 'perl -e "setpgrp(0, 0); exec qw(sleep 1001)" & exit 0' &
 # a new session whose loop ignores SIGTERM
 setsid sh -c 'trap "" TERM; while :; do sleep 1; done; sleep 1002' &
 # short-lived orphans: they end while the job runs, and must not stay zombies

@@ -164,6 +164,11 @@ typedef struct dr_cluster {
      * wait.  preempt_grace_set false: DR_PREEMPT_GRACE_DEFAULT. */
     dr_time_t preempt_grace;
     bool preempt_grace_set;
+    /* PreemptWithoutCheckpoint=: whether a job that declares no checkpoints
+     * may be stopped for another job by the default policy (false: never;
+     * the policy reads it from the view's cluster, live and simulated). */
+    bool preempt_nockpt;
+    bool preempt_nockpt_set;
     /* RequeueDefault=: a batch job's --requeue when it gives none (1 YES,
      * -1 NO, 0 not given: yes).  NodeFailDrain=N/DURATION: drain a node
      * after N failed jobs there within DURATION (n 0: not given; window

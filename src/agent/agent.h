@@ -268,6 +268,14 @@ int dr_agent_cg_create(dr_agent_t *a, dr_agent_job_t *j, uint32_t cpu_milli, uin
                        int *procs_fd, dr_err_t *err);
 /* cgroup.kill (or SIGKILL to each member on kernels without it). */
 void dr_agent_cg_kill(dr_agent_t *a, dr_agent_job_t *j);
+/* sweep.c: root's descendants (found through /proc; the keeper is their
+ * subreaper), for ranks that left their process group.  dr_agent_sweep
+ * signals them once (but not those in process group skip_pgrp, if not 0); dr_agent_sweep_kill
+ * SIGKILLs them round after round (at most `rounds`, 10 ms apart) until none is left, and returns
+ * how many were still alive at the end.  Dead children of root are reaped, but never `keep` (the
+ * rank's main process, whose status the keeper reads). */
+size_t dr_agent_sweep(pid_t root, int sig, pid_t keep, pid_t skip_pgrp);
+size_t dr_agent_sweep_kill(pid_t root, pid_t keep, int rounds);
 /* rmdir; false while processes remain. */
 bool dr_agent_cg_remove(dr_agent_t *a, dr_agent_job_t *j);
 /* How many of the rank's processes the kernel OOM-killed (memory.events). */

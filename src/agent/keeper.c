@@ -59,6 +59,9 @@
 #define ORPHAN_WAIT_NS (60 * 1000000000LL)
 /* Idle keepers the agent keeps for the next ranks. */
 #define KEEP_IDLE_MAX 16
+/* SIGKILL rounds (10 ms apart) for what a rank left behind (sweep.c): a
+ * bound, should a process not die (stuck in the kernel). */
+#define KEEP_SWEEP_ROUNDS 300
 /* How long an agent waits for a keeper's ADOPT, and a keeper to send it. */
 #define ADOPT_TIMEOUT_S 5
 
@@ -214,13 +217,29 @@ static void klog(const keeper_t *k, const char *fmt, ...)
                  (unsigned long long)k->jj.job, k->jj.gen, k->jj.rank, line);
 }
 
+/* What a rank that left its process group (setsid, setpgid) started is
+ * still the keeper's descendant (the keeper is their subreaper): a stop
+ * signals those too (sweep.c), not the group alone. */
 static void kill_rank(keeper_t *k, int sig, bool group)
 {
     if (k->ended)
         return;
     (void)(group ? killpg(k->pid, sig) : kill(k->pid, sig));
+    if (group)
+        (void)dr_agent_sweep(getpid(), sig, k->pid, k->pid); /* those killpg missed */
     if (sig == SIGKILL)
         dr_agent_cg_kill(k->a, &k->jj);
+}
+
+/* The rank's main process has ended: nothing it started may outlive it.
+ * Every descendant is killed (and reaped) before the end is reported, so
+ * the controller's "ended" means gone. */
+static void sweep_rest(keeper_t *k)
+{
+    size_t left = dr_agent_sweep_kill(getpid(), 0, KEEP_SWEEP_ROUNDS);
+    if (left)
+        klog(k, "%zu of its processes still alive after %d SIGKILL rounds", left,
+             KEEP_SWEEP_ROUNDS);
 }
 
 static void reap_others(void)
@@ -233,6 +252,8 @@ static _Noreturn void keeper_exit(keeper_t *k)
 {
     if (k->pid > 0 && !k->ended)
         kill_rank(k, SIGKILL, true);
+    if (k->pid > 0)
+        (void)dr_agent_sweep_kill(getpid(), 0, KEEP_SWEEP_ROUNDS);
     reap_others();
     if (k->lst >= 0)
         unlink(k->path);
@@ -270,6 +291,7 @@ static void keeper_reap(keeper_t *k)
             ;
         if (p != k->pid || k->ended)
             continue;
+        sweep_rest(k);
         k->ended = true;
         k->end_ns = dr_agent_now_ns();
         k->exit_code = WIFSIGNALED(st) ? -1 : WEXITSTATUS(st);

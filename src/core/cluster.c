@@ -254,6 +254,8 @@ int dr_cluster_copy(dr_cluster_t *dst, const dr_cluster_t *src, dr_err_t *err)
     dst->fairshare_half_life = src->fairshare_half_life;
     dst->preempt_grace = src->preempt_grace;
     dst->preempt_grace_set = src->preempt_grace_set;
+    dst->preempt_nockpt = src->preempt_nockpt;
+    dst->preempt_nockpt_set = src->preempt_nockpt_set;
     dst->requeue_default = src->requeue_default;
     dst->fail_drain_n = src->fail_drain_n;
     dst->fail_drain_window = src->fail_drain_window;

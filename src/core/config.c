@@ -35,6 +35,7 @@ enum {
     K_ACCOUNT,
     K_FSHALF,
     K_PGRACE,
+    K_PNOCKPT,
     K_REQUEUE,
     K_FAILDRAIN,
     K_CKPTDIR,
@@ -87,6 +88,7 @@ static const char *const key_names[K_N] = {"NodeName",
                                            "Account",
                                            "FairShareHalfLife",
                                            "PreemptGrace",
+                                           "PreemptWithoutCheckpoint",
                                            "RequeueDefault",
                                            "NodeFailDrain",
                                            "CheckpointDir",
@@ -146,6 +148,7 @@ static const uint64_t kind_keys[K_NKINDS] = {
         KB(K_ACCOUNT) | KB(K_MAXRUNGPUS) | KB(K_MAXRUNGPUS_T) | KB(K_MAXQUEUED) | KB(K_SHARES),
     [K_FSHALF] = KB(K_FSHALF),
     [K_PGRACE] = KB(K_PGRACE),
+    [K_PNOCKPT] = KB(K_PNOCKPT),
     [K_REQUEUE] = KB(K_REQUEUE),
     [K_FAILDRAIN] = KB(K_FAILDRAIN),
     [K_CKPTDIR] = KB(K_CKPTDIR),
@@ -1173,6 +1176,23 @@ static int cf_pgrace(cf_t *p)
     return DR_OK;
 }
 
+/* PreemptWithoutCheckpoint=YES|NO: whether the default policy may stop a
+ * job that declares no checkpoints to give its GPUs to another (or to move
+ * it to a faster type): such a job loses all its work, and
+ * docs/scheduling.md promises it is not stopped.  NO by default. */
+static int cf_pnockpt(cf_t *p)
+{
+    const cf_tok_t *t = p->by_key[K_PNOCKPT];
+    if (p->c->preempt_nockpt_set)
+        return TOK_ERR(p, t, "given twice");
+    if (dr_streq_ci(t->val, "YES"))
+        p->c->preempt_nockpt = true;
+    else if (!dr_streq_ci(t->val, "NO"))
+        return TOK_ERR(p, t, "'%.64s' is not YES or NO", t->val);
+    p->c->preempt_nockpt_set = true;
+    return DR_OK;
+}
+
 /* CheckpointDir=PATH: where jobs' checkpoint directories are made
  * (PATH/JOBID; shared or node-local storage the nodes mount at the same
  * path).  Absolute, as the agents see it. */
@@ -1526,6 +1546,7 @@ static int cf_statement(cf_t *p)
         return TOK_ERR(p, first,
                        "unknown line kind (a line starts with NodeName=, SwitchName=, GpuType=, "
                        "Pool=, PartitionName=, Account=, FairShareHalfLife=, PreemptGrace=, "
+                       "PreemptWithoutCheckpoint=, "
                        "RequeueDefault=, NodeFailDrain=, CheckpointDir=, CheckpointKeep= or "
                        "SchedulerPolicy=, or is a slurm.conf parameter)");
     memset(p->by_key, 0, sizeof p->by_key);
@@ -1560,6 +1581,7 @@ static int cf_statement(cf_t *p)
     case K_ACCOUNT: return cf_account(p);
     case K_FSHALF: return cf_fshalf(p);
     case K_PGRACE: return cf_pgrace(p);
+    case K_PNOCKPT: return cf_pnockpt(p);
     case K_REQUEUE: return cf_requeue(p);
     case K_FAILDRAIN: return cf_faildrain(p);
     case K_CKPTDIR: return cf_ckptdir(p);

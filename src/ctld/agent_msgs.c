@@ -224,6 +224,19 @@ static void on_register(ctld_agent_t *a, const dr_frame_t *f)
     /* ranks that should be there but are not held */
     for (size_t i = 0; i < c->tab_cap; i++) {
         ctld_job_t *cj = c->tab[i];
+        if (cj && !cj->array && cj->stopping) {
+            /* preempted and stopping (stop.c): a rank the agent does not
+             * hold runs nowhere - it is over */
+            for (uint32_t r = 0; r < cj->nranks; r++) {
+                bool held = false;
+                for (uint32_t k = 0; k < m.nheld && !held; k++)
+                    held = m.held[k].job == cj->j.id && m.held[k].gen == cj->gen &&
+                           m.held[k].rank == r;
+                if (cj->ranks[r].node == (uint32_t)a->node && !held)
+                    ctld_stop_not_held(c, cj, r);
+            }
+            continue;
+        }
         if (!cj || cj->array || ctld_job_terminal(cj) || cj->j.state == DR_JOB_PENDING)
             continue;
         for (uint32_t r = 0; r < cj->nranks; r++) {

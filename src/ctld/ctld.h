@@ -146,7 +146,7 @@ typedef struct ctld_job {
      * stopped stop_at (its lead, capped by PreemptGrace=); until its ranks
      * have ended it stays out of the scheduler (stopping) and the jobs the
      * pass started on its GPUs wait (launch_wait: their LAUNCHes are held). */
-    dr_alloc_t run_alloc; /* the current run's slots (kept for jobs with a signal) */
+    dr_alloc_t run_alloc; /* the current run's slots (a stopping job holds them) */
     bool stopping;
     bool launch_wait;
     /* reloaded after having run (restart.c): the nodes of its last run,
@@ -159,10 +159,9 @@ typedef struct ctld_job {
         uint32_t node, gen, rank;
     } * stale; /* each old rank once: a repeated end report must not release the hold */
     size_t nstale, stale_cap;
-    dr_time_t stop_at;      /* KILL then; 0 once sent */
-    dr_time_t stop_give_up; /* its reports are not coming (agent gone): over anyway */
-    uint32_t warn_round;    /* the last checkpoint round in its events (this generation) */
-    bool warn_limit;        /* the time-limit warning is in its events (this generation) */
+    dr_time_t stop_at;   /* KILL then; 0 once sent */
+    uint32_t warn_round; /* the last checkpoint round in its events (this generation) */
+    bool warn_limit;     /* the time-limit warning is in its events (this generation) */
     /* the generation whose checkpoint report was written, and what it
      * resumed from (ckpt.c: later nodes' reports only when they differ) */
     uint32_t ckpt_gen;
@@ -507,6 +506,17 @@ void ctld_api_events(dr_ctld_t *c, struct evhttp_request *req, const struct ctld
  * signal it, keep it out of the scheduler and stop it after its lead;
  * true then.  false: stop it at once as before. */
 bool ctld_stop_gracefully(dr_ctld_t *c, ctld_job_t *cj, dr_time_t now);
+/* A job the pass preempted without a graceful stop: kill its ranks now,
+ * keep it out of the scheduler, its GPUs held, until every rank is
+ * confirmed over; true then.  false (out of memory): as before. */
+bool ctld_stop_now(dr_ctld_t *c, ctld_job_t *cj, dr_time_t now);
+/* A job the pass preempted and started again elsewhere (a move to another
+ * GPU type): back in the queue, not launched, so that it is stopped as
+ * any preempted job and starts again only once its old run is over. */
+void ctld_stop_unstart(dr_ctld_t *c, ctld_job_t *cj);
+/* An agent registered without holding rank r of stopping job cj on its
+ * node: that rank runs nowhere. */
+void ctld_stop_not_held(dr_ctld_t *c, ctld_job_t *cj, uint32_t r);
 /* A job the pass started on GPUs a stopping job still holds: its LAUNCHes
  * wait (true).  Call before ctld_launch_job. */
 bool ctld_stop_blocks(dr_ctld_t *c, ctld_job_t *cj);

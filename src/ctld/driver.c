@@ -454,8 +454,10 @@ void ctld_launch_job(dr_ctld_t *c, ctld_job_t *cj)
     cj->warn_round = 0;
     cj->warn_limit = false;
     dr_alloc_free(&cj->run_alloc);
-    if (spec_of(cj)->signal_num && dr_alloc_copy(&cj->run_alloc, &j->alloc) != DR_OK)
-        memset(&cj->run_alloc, 0, sizeof cj->run_alloc); /* out of memory: no graceful stop */
+    /* kept for every job: a preempted one holds these slots until its ranks
+     * have ended (stop.c) */
+    if (dr_alloc_copy(&cj->run_alloc, &j->alloc) != DR_OK)
+        memset(&cj->run_alloc, 0, sizeof cj->run_alloc); /* out of memory: stopped at once */
     free(cj->ranks);
     cj->ranks = NULL;
     cj->nranks = cj->nown = 0;
@@ -1061,15 +1063,20 @@ static void run_pass(dr_ctld_t *c, dr_time_t now)
     c->last_pass = now;
     for (size_t i = 0; i < r.npreempted; i++) {
         ctld_job_t *cj = of(r.preempted[i]);
+        ctld_stop_unstart(c, cj); /* moved to other GPUs: not before its old run stops */
         if (ctld_stop_gracefully(c, cj, now))
             continue; /* signalled; stopped after its lead (stop.c) */
-        accrue(c, cj, now);
+        if (ctld_stop_now(c, cj, now))
+            continue;       /* killed; requeued once its agents report every rank over (stop.c) */
+        accrue(c, cj, now); /* out of memory only: as before */
         release_port(c, cj);
         kill_ranks(c, cj, "preempted");
         snprintf(cj->reason, sizeof cj->reason, "preempted");
         ctld_job_dirty(c, cj);
     }
     for (size_t i = 0; i < r.nstarted; i++) {
+        if (of(r.started[i])->stopping)
+            continue; /* preempted and moved by this pass: requeued once stopped (stop.c) */
         ctld_stop_blocks(c, of(r.started[i])); /* on a stopping job's GPUs: wait */
         ctld_launch_job(c, of(r.started[i]));
         ctld_metrics_started(c, of(r.started[i]), now);
@@ -1401,8 +1408,8 @@ static int reload_job(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err)
         if (cj->j.state == DR_JOB_COMPLETING)
             cj->j.state = DR_JOB_RUNNING;
         cj->got_type = alloc.type;
-        if (spec_of(cj)->signal_num && dr_alloc_copy(&cj->run_alloc, &alloc) != DR_OK)
-            memset(&cj->run_alloc, 0, sizeof cj->run_alloc); /* no graceful stop */
+        if (dr_alloc_copy(&cj->run_alloc, &alloc) != DR_OK)
+            memset(&cj->run_alloc, 0, sizeof cj->run_alloc); /* stopped at once */
         if (cj->master_port && cj->nranks)
             ctld_port_mark(c, cj->ranks[0].node, cj->master_port);
         rc = dr_sched_adopt(c->sched, &cj->j, &alloc, ctld_now(c), err);

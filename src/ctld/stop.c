@@ -18,8 +18,19 @@
  * checkpoint committed since (verified byte for byte), and the job is
  * stopped then (ctld_stop_ckpt) - its next run resumes from it.  Once all of its ranks have ended
  * it goes back in the queue (the next run is a new generation) and the held LAUNCHes go out.  If
- * its agent never reports (lost), the wait ends anyway a kill grace later; the agent kills a
- * generation it holds that is no longer current. */
+ * its agent is lost, the wait ends once that agent's lease is surely over (it has stopped the rank
+ * by itself then); an agent kills a generation it holds that is no longer current.
+ *
+ * A preemption without a signal (or with PreemptGrace=0) stops the job at
+ * once, but the same way (ctld_stop_now): killed, withdrawn, its slots held
+ * and the launches onto them held, until its agents have reported every
+ * rank over.  Before, it went back in the queue with the KILL, so its next
+ * run - or the preemptor, on its GPUs - started while the old run still
+ * lived out its SIGTERM grace (issue 21: two runs of one job writing the
+ * same files).  No rank is given up while its agent is connected; one whose
+ * agent is gone is over once that agent's lease surely is (fence.c's rule:
+ * the agent has stopped it by itself), and one an agent registers without
+ * holding runs nowhere. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,10 +38,6 @@
 
 #include "ctld/ctld.h"
 #include "drover/jobspec.h"
-
-/* the agent's SIGTERM-to-SIGKILL grace (driver.c's KILL), and a margin for
- * the last reports to arrive */
-#define STOP_SLACK_NS (20 * DR_NSEC_PER_SEC)
 
 static const dr_jobspec_t *spec_of(const ctld_job_t *cj)
 {
@@ -57,6 +64,54 @@ static bool ranks_over(const ctld_job_t *cj)
         if (!cj->ranks[r].ended)
             return false;
     return true;
+}
+
+/* May rank r of the stopping generation still run?  Yes until its agent
+ * reports its end, or - its agent gone - until that agent's lease is
+ * surely over (measured as fence.c does, on CLOCK_BOOTTIME). */
+static bool rank_may_run(const dr_ctld_t *c, const ctld_job_t *cj, uint32_t r, int64_t boot)
+{
+    const ctld_rank_t *k = &cj->ranks[r];
+    if (k->ended || k->node >= c->cl.nnodes)
+        return false;
+    const ctld_node_t *n = &c->nodes[k->node];
+    if ((n->agent && n->agent->registered) || !n->gone_boot)
+        return true;
+    return boot - n->gone_boot <= ctld_requeue_after(c);
+}
+
+static bool stop_over(const dr_ctld_t *c, const ctld_job_t *cj)
+{
+    int64_t boot = ctld_boot_ns();
+    for (uint32_t r = 0; r < cj->nranks; r++)
+        if (rank_may_run(c, cj, r, boot))
+            return false;
+    return true;
+}
+
+/* A job preempted while its launch was held (it waited for another stopping
+ * job): the LAUNCHes never went out, so those ranks end here - no agent
+ * would ever report them. */
+static void end_held_launches(dr_ctld_t *c, ctld_job_t *cj, bool report)
+{
+    if (!cj->launch_wait)
+        return;
+    cj->launch_wait = false;
+    for (size_t i = 0; i < c->nwaits; i++)
+        if (c->waits[i] == cj) {
+            c->waits[i] = c->waits[--c->nwaits];
+            break;
+        }
+    for (uint32_t r = 0; r < cj->nown; r++) {
+        if (cj->ranks[r].started || cj->ranks[r].ended)
+            continue;
+        if (report) {
+            dr_msg_job_state_t js = {.exit_code = -1, .why = DR_END_KILLED, .detail = ""};
+            ctld_rank_ended(c, cj, r, &js);
+        } else {
+            cj->ranks[r].ended = true;
+        }
+    }
 }
 
 /* One SIGNAL per node with a live rank of the generation.  A preemption's
@@ -122,13 +177,58 @@ bool ctld_stop_gracefully(dr_ctld_t *c, ctld_job_t *cj, dr_time_t now)
     cj->in_sched = false;
     cj->stopping = true;
     cj->stop_at = now + lead;
-    cj->stop_give_up = now + lead + STOP_SLACK_NS;
+    end_held_launches(c, cj, false);
     char detail[96];
     snprintf(detail, sizeof detail, "preempted; stopped in %.0f s unless it ends first", secs);
     ctld_signal_job(c, cj, DR_SIG_PREEMPT, detail);
     snprintf(cj->reason, sizeof cj->reason, "%s", why);
     ctld_job_dirty(c, cj);
     return true;
+}
+
+bool ctld_stop_now(dr_ctld_t *c, ctld_job_t *cj, dr_time_t now)
+{
+    if (!cj->in_sched || cj->j.state != DR_JOB_PENDING || !cj->run_alloc.nslots || ranks_over(cj))
+        return false;
+    if (DR_PUSH(c->stops, c->nstops, c->stops_cap, cj) != 0)
+        return false;
+    now = ctld_now(c);
+    const char *why = "preempted: stopping (requeued once every rank has ended)";
+    dr_err_t err = {0};
+    if (dr_sched_withdraw(c->sched, &cj->j, now, why, &err) != DR_OK) {
+        c->nstops--;
+        ctld_log("job %llu: requeued at once: %s", (unsigned long long)cj->j.id, err.msg);
+        return false;
+    }
+    cj->in_sched = false;
+    cj->stopping = true;
+    cj->stop_at = 0; /* the KILL goes now */
+    end_held_launches(c, cj, false);
+    ctld_send_kill(c, cj, 0, SIGTERM, "preempted");
+    ctld_note(c, cj->j.id, "signal",
+              "preempted: its ranks are stopped; it is requeued, and its GPUs go to other jobs, "
+              "once every rank has ended");
+    snprintf(cj->reason, sizeof cj->reason, "%s", why);
+    ctld_job_dirty(c, cj);
+    return true;
+}
+
+void ctld_stop_unstart(dr_ctld_t *c, ctld_job_t *cj)
+{
+    if (!cj->in_sched || cj->j.state != DR_JOB_STARTING || ranks_over(cj))
+        return;
+    dr_err_t err = {0};
+    if (dr_sched_job_requeue(c->sched, &cj->j, ctld_now(c),
+                             "moved: it starts again once its last run has stopped", &err) != DR_OK)
+        ctld_log("job %llu: %s", (unsigned long long)cj->j.id, err.msg);
+}
+
+void ctld_stop_not_held(dr_ctld_t *c, ctld_job_t *cj, uint32_t r)
+{
+    if (!cj->stopping || r >= cj->nranks || cj->ranks[r].ended)
+        return;
+    cj->ranks[r].ended = true;
+    ctld_turn_schedule(c);
 }
 
 /* Do two allocations share a GPU (or a node, where either holds no GPU:
@@ -218,9 +318,10 @@ void ctld_stops_turn(dr_ctld_t *c, dr_time_t now)
             cj->stop_at = 0;
             ctld_job_dirty(c, cj);
         }
-        if (over || now >= cj->stop_give_up) {
+        if (over || stop_over(c, cj)) {
             if (!over)
-                ctld_log("job %llu: its ranks did not report their end; requeued all the same",
+                ctld_log("job %llu: the agents of its unreported ranks are gone and their "
+                         "leases over; requeued",
                          (unsigned long long)cj->j.id);
             stop_finish(c, cj, now);
             continue;
@@ -252,8 +353,15 @@ bool ctld_stops_due(const dr_ctld_t *c, dr_time_t now)
         return true;
     for (size_t i = 0; i < c->nstops; i++) {
         const ctld_job_t *cj = c->stops[i];
-        if ((cj->stop_at && now >= cj->stop_at) || now >= cj->stop_give_up)
+        if (cj->stop_at && now >= cj->stop_at)
             return true;
+        /* a rank whose agent is gone: its lease may be over by now */
+        for (uint32_t r = 0; r < cj->nranks; r++) {
+            const ctld_node_t *n =
+                cj->ranks[r].node < c->cl.nnodes ? &c->nodes[cj->ranks[r].node] : NULL;
+            if (!cj->ranks[r].ended && n && !(n->agent && n->agent->registered))
+                return true;
+        }
     }
     return false;
 }
@@ -277,10 +385,8 @@ bool ctld_stop_reloaded(dr_ctld_t *c, ctld_job_t *cj)
     /* no KILL can reach an agent before it registers: it goes out then
      * (ctld_kill_again); an agent that never comes back has stopped the
      * rank by its lease */
-    dr_time_t now = ctld_now(c);
     cj->in_sched = false;
     cj->stop_at = 0;
-    cj->stop_give_up = now + c->o.lease + STOP_SLACK_NS;
     snprintf(cj->reason, sizeof cj->reason, "preempted: stopping (the controller restarted)");
     ctld_note(c, cj->j.id, "signal",
               "the controller restarted while the job was stopping after a preemption: stopped "
@@ -328,21 +434,7 @@ void ctld_stop_cancel(dr_ctld_t *c, ctld_job_t *cj)
         ctld_send_kill(c, cj, 0, SIGTERM, "cancelled");
         cj->stop_at = 0;
     }
-    if (cj->launch_wait) {
-        /* its LAUNCHes were never sent: its ranks end here */
-        cj->launch_wait = false;
-        for (size_t i = 0; i < c->nwaits; i++)
-            if (c->waits[i] == cj) {
-                c->waits[i] = c->waits[--c->nwaits];
-                break;
-            }
-        for (uint32_t r = 0; r < cj->nown; r++) {
-            if (cj->ranks[r].started || cj->ranks[r].ended)
-                continue;
-            dr_msg_job_state_t js = {.exit_code = -1, .why = DR_END_KILLED, .detail = ""};
-            ctld_rank_ended(c, cj, r, &js);
-        }
-    }
+    end_held_launches(c, cj, true); /* its LAUNCHes were never sent: its ranks end here */
 }
 
 void ctld_drain_signal(dr_ctld_t *c, uint32_t node)

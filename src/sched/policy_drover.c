@@ -24,7 +24,8 @@
  *     type just continue; a task whose array's throttle this pass's starts
  *     used up waits); running jobs planned elsewhere or nowhere are
  *     preempted - if they checkpoint: one that does not would lose all its
- *     work, so it keeps its GPUs (may_stop).  This runs even when nothing waits, if a running job
+ *     work, so it keeps its GPUs (may_stop; PreemptWithoutCheckpoint=YES lets
+ *     it be moved to a faster type).  This runs even when nothing waits, if a running job
  * would run faster on a type with free GPUs: it migrates there rather than stay on the slow type a
  * burst left it on.
  *
@@ -314,7 +315,10 @@ static bool may_stop(const dpol_t *d, const dr_sched_view_t *v, size_t m, bool m
     const dr_job_t *j = d->act[m];
     if (j->ckpt_every > 0)
         return true;
-    if (!migrate)
+    /* one that declares no checkpoints loses all its work: it is never
+     * stopped, not even to move it to a faster type, unless the site allows
+     * it (PreemptWithoutCheckpoint=YES; docs/scheduling.md's promise) */
+    if (!migrate || !v->cluster->preempt_nockpt)
         return false;
     /* where it runs it would not finish within its walltime: nothing to keep */
     if (j->work_rate > 0 && d->remw[m] / j->work_rate > d->left[m])

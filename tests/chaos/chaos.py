@@ -118,7 +118,11 @@ class Cluster:
         if not self.mounted:
             self.notes.append("no tmpfs for the state directory (needs root): the full-disk fault is off")
         with open(self.conf, "w") as f:
-            f.write("NodeName=c[1-%d] Gpus=H100-SXM:4 Cpus=16 MemGB=64\n" % len(self.nodes))
+            if a.storm:  # two GPU types: preemptions, and moves to the faster type
+                f.write("NodeName=c1 Gpus=H100-SXM:4 Cpus=16 MemGB=64\n"
+                        "NodeName=c2 Gpus=A100-80GB-SXM:4 Cpus=16 MemGB=64\n")
+            else:
+                f.write("NodeName=c[1-%d] Gpus=H100-SXM:4 Cpus=16 MemGB=64\n" % len(self.nodes))
             f.write("CheckpointDir=%s\nCheckpointKeep=4\n" % self.ckroot)
         subprocess.run([a.droverd, "--gen-key", self.key], check=True, capture_output=True)
         for n in self.nodes:  # each agent holds its own node's key only
@@ -362,15 +366,68 @@ def make_workload(args, rng, cl):
     return jobs
 
 
+def make_storm(args, rng, cl):
+    """The preemption storm (--storm): long one-GPU jobs fill the cluster -
+    most declare checkpoints, two do not - then bursts of short jobs outbid
+    them (the drover policy: "outbid by a shorter job").  The long jobs have
+    no --signal: they are stopped by SIGTERM at once, write on through its
+    grace (job.sh hold), and their next run must start only after.  Returns
+    the jobs and their submit times."""
+    env = ["CHAOS_DIR=" + cl.T, "CHAOS_DROVER=" + args.drover, "PATH=/usr/local/bin:/usr/bin:/bin"]
+    sh = os.path.join(HERE, "job.sh")
+    gpus = 4 * len(cl.nodes)
+    jobs, times = [], []
+    for i in range(gpus):
+        spec = {"name": "%s%d" % ("n" if i < 2 else "s", i), "argv": ["sh", sh, "hold", "6"],
+                "gpus_per_node": 1, "requeue": True, "time_limit": "30m", "env": env,
+                "output": os.path.join(cl.T, "out", "%j.out")}
+        if i >= 2:
+            spec["checkpoint_every"] = "30s"
+        jobs.append(spec)
+        times.append(rng.uniform(0, 1))
+    for b in range(args.bursts):
+        at = 4 + b * args.duration / (args.bursts + 1)
+        for i in range(gpus):
+            jobs.append({"name": "p%d_%d" % (b, i), "argv": ["sh", sh, "batch", "0.5"], "gpus_per_node": 1,
+                         "requeue": True, "time_limit": "1m", "env": env,
+                         "output": os.path.join(cl.T, "out", "%j.out")})
+            times.append(at + rng.uniform(0, 0.5))
+    return jobs, times
+
+
+def check_storm(cl, sub):
+    """The storm's own checks: checkpointing jobs were preempted (else it
+    tested nothing), the two that declare no checkpoints never were."""
+    fails = []
+    preempts = 0
+    for jid, name in sub.accepted.items():
+        st, ev = cl.api("GET", "/v1/jobs/%d/events" % jid, timeout=10)
+        n = sum(1 for e in ev.get("events", []) if e.get("what") == "preempt") if st == 200 else 0
+        if name.startswith("n") and n:
+            fails.append("storm: job %d (%s) declares no checkpoints and was preempted %d time(s)" % (jid, name, n))
+        if name.startswith("s"):
+            preempts += n
+    print("storm: preemptions of the checkpointing long jobs %d; of those without checkpoints: none allowed"
+          % preempts)
+    if not preempts:
+        fails.append("storm: no preemption happened (nothing was tested)")
+    return preempts, fails
+
+
 class Submitter(threading.Thread):
     """Submits the workload at a seeded pace; a submit counts as accepted only
     when it returned a job id (a 507, a refused connection or a lost reply
     is retried later, under the same name)."""
 
-    def __init__(self, cl, jobs, span, rng):
+    def __init__(self, cl, jobs, span, rng, times=None):
         super().__init__(daemon=True, name="submitter")
         self.cl, self.jobs, self.span = cl, jobs, span
-        self.times = sorted(rng.uniform(0, span) for _ in jobs)
+        if times is not None:  # given: the jobs in the order of their times
+            order = sorted(range(len(jobs)), key=lambda i: times[i])
+            self.jobs = [jobs[i] for i in order]
+            self.times = [times[i] for i in order]
+        else:
+            self.times = sorted(rng.uniform(0, span) for _ in jobs)
         self.accepted = {}  # id -> name
         self.by_name = {}
         self.codes = {}
@@ -1044,10 +1101,18 @@ def main():
     ap.add_argument("--agent-timeout", type=float, default=2)
     ap.add_argument("--ckpt-every", type=int, default=4)
     ap.add_argument("--state-mb", type=int, default=64)
+    ap.add_argument("--storm", action="store_true",
+                    help="the preemption storm instead (2 nodes, about 45 s; ctest chaos/preempt)")
     args = ap.parse_args()
     if args.seed is None:
         args.seed = random.SystemRandom().randrange(1, 1 << 31)
-    if args.short:
+    if args.storm:
+        # a few controller kills and bad frames: the stops must survive them
+        args.nodes, args.no_clock, args.no_tmpfs = 2, True, True
+        args.duration, args.bursts, args.batch, args.array, args.gangs = 24, 3, 0, 0, 0
+        args.ctld_kills, args.agent_kills, args.partitions, args.frames = 3, 0, 0, 6
+        args.settle = 60
+    elif args.short:
         args.duration, args.batch, args.array, args.gangs, args.gang_steps = 75, 80, 20, 8, 80
         args.ctld_kills, args.agent_kills, args.partitions, args.frames = 22, 1, 1, 24
         args.settle = 60
@@ -1087,15 +1152,24 @@ def main():
             return rc
         for n in cl.notes:
             print("note: " + n)
-        jobs = make_workload(args, rng, cl)
+        times = None
+        if args.storm:
+            jobs, times = make_storm(args, rng, cl)
+        else:
+            jobs = make_workload(args, rng, cl)
         sched = make_schedule(args, rng, cl)
         kinds = {}
         for e in sched:
             kinds[e[1]] = kinds.get(e[1], 0) + 1
-        print("chaos: %d submits (%d batch, an array of %d, %d gangs) over %d s; faults: %s" %
-              (len(jobs), args.batch, args.array, args.gangs, int(args.duration * 0.7),
-               ", ".join("%s %d" % kv for kv in sorted(kinds.items()))), flush=True)
-        sub = Submitter(cl, jobs, args.duration * 0.7, random.Random(args.seed + 3))
+        if args.storm:
+            print("chaos: preemption storm: %d long jobs, %d bursts of %d short ones; faults: %s" %
+                  (4 * len(cl.nodes), args.bursts, 4 * len(cl.nodes),
+                   ", ".join("%s %d" % kv for kv in sorted(kinds.items()))), flush=True)
+        else:
+            print("chaos: %d submits (%d batch, an array of %d, %d gangs) over %d s; faults: %s" %
+                  (len(jobs), args.batch, args.array, args.gangs, int(args.duration * 0.7),
+                   ", ".join("%s %d" % kv for kv in sorted(kinds.items()))), flush=True)
+        sub = Submitter(cl, jobs, args.duration * 0.7, random.Random(args.seed + 3), times)
         chaos = Chaos(args, cl, sub)
         sub.start()
         chaos.run(sched)
@@ -1119,7 +1193,10 @@ def main():
         print("faults applied: %s; controller down %.1f s in all; submit replies %s" %
               (", ".join("%s %d" % kv for kv in sorted(chaos.counts.items())), chaos.ctld_down,
                ", ".join("%s: %d" % kv for kv in sorted(res["submit_codes"].items()))))
-        if res["ctld_kills"] < 20:
+        if args.storm:
+            res["storm_preempts"], f3 = check_storm(cl, sub)
+            fails += f3
+        elif res["ctld_kills"] < 20:
             fails.append("only %d controller kills (want at least 20)" % res["ctld_kills"])
         for e in chaos.errors:
             fails.append("fault error: " + e)

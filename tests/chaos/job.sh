@@ -10,6 +10,11 @@
 #                             a checkpoint and `drover ckpt commit`s it; a
 #                             restart resumes from $DROVER_RESTART_FROM
 #                             (and records whether it verifies)
+#   job.sh hold SECONDS       the preemption storm's long job (--storm):
+#                             SECONDS of 0.2 s steps; on SIGTERM (a
+#                             preemption without --signal) it writes on for
+#                             1.6 s - the grace in which no second run may
+#                             start - and exits without an end record
 W=$CHAOS_DIR
 id=$DROVER_JOB_ID
 g=$DROVER_JOB_GENERATION
@@ -68,6 +73,29 @@ gang)
                 now
                 echo "ckpt $g $node $t $step $d" >>"$rec"
             fi
+        fi
+    done
+    ;;
+hold)
+    term=0
+    trap 'term=1' TERM
+    n=0
+    total=$(($2 * 5))
+    while [ "$n" -lt "$total" ]; do
+        sleep 0.2 &
+        wait $! 2>/dev/null || wait $! 2>/dev/null
+        n=$((n + 1))
+        now
+        echo "prog $g $node $t $n" >>"$rec"
+        if [ "$term" = 1 ]; then
+            i=0
+            while [ $i -lt 8 ]; do
+                sleep 0.2
+                i=$((i + 1))
+                now
+                echo "prog $g $node $t grace" >>"$rec"
+            done
+            exit 0
         fi
     done
     ;;

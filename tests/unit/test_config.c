@@ -448,16 +448,18 @@ static void test_errors_syntax(void **state)
     (void)state;
     expect_err("", DR_EINVAL, "test.conf: no nodes (add NodeName= or Pool= lines)");
     expect_err("# nothing\n\n", DR_EINVAL, "test.conf: no nodes (add NodeName= or Pool= lines)");
-    expect_err(N1 "Color=red\n", DR_EINVAL,
-               "test.conf:2: Color: unknown line kind (a line starts with NodeName=, "
-               "SwitchName=, GpuType=, Pool=, PartitionName=, Account=, FairShareHalfLife=, "
-               "PreemptGrace=, RequeueDefault=, NodeFailDrain=, CheckpointDir=, "
-               "CheckpointKeep= or SchedulerPolicy=, or is a slurm.conf parameter)");
-    expect_err(N1 "Cpus=8 NodeName=x\n", DR_EINVAL,
-               "test.conf:2: Cpus: unknown line kind (a line starts with NodeName=, "
-               "SwitchName=, GpuType=, Pool=, PartitionName=, Account=, FairShareHalfLife=, "
-               "PreemptGrace=, RequeueDefault=, NodeFailDrain=, CheckpointDir=, "
-               "CheckpointKeep= or SchedulerPolicy=, or is a slurm.conf parameter)");
+    expect_err(
+        N1 "Color=red\n", DR_EINVAL,
+        "test.conf:2: Color: unknown line kind (a line starts with NodeName=, "
+        "SwitchName=, GpuType=, Pool=, PartitionName=, Account=, FairShareHalfLife=, "
+        "PreemptGrace=, PreemptWithoutCheckpoint=, RequeueDefault=, NodeFailDrain=, "
+        "CheckpointDir=, CheckpointKeep= or SchedulerPolicy=, or is a slurm.conf parameter)");
+    expect_err(
+        N1 "Cpus=8 NodeName=x\n", DR_EINVAL,
+        "test.conf:2: Cpus: unknown line kind (a line starts with NodeName=, "
+        "SwitchName=, GpuType=, Pool=, PartitionName=, Account=, FairShareHalfLife=, "
+        "PreemptGrace=, PreemptWithoutCheckpoint=, RequeueDefault=, NodeFailDrain=, "
+        "CheckpointDir=, CheckpointKeep= or SchedulerPolicy=, or is a slurm.conf parameter)");
     expect_err("NodeName=a Cpus=1 MemGB=1 Color=red\n", DR_EINVAL,
                "test.conf:1: Color: unknown key");
     expect_err("NodeName=a Cpus=1 MemGB=1 Pool=x\n", DR_EINVAL,
@@ -480,11 +482,12 @@ static void test_errors_syntax(void **state)
                "test.conf:1: NodeName: text after the closing quote");
     expect_err(N1 "NodeName=x Cpus=1 \\\n  MemGB=lots\n", DR_EINVAL,
                "test.conf:3: MemGB: 'lots' is not a number");
-    expect_err(N1 "NodeName=x Cpus=1 MemGB=1 \\\n\n  Bogus=1\n", DR_EINVAL,
-               "test.conf:4: Bogus: unknown line kind (a line starts with NodeName=, "
-               "SwitchName=, GpuType=, Pool=, PartitionName=, Account=, FairShareHalfLife=, "
-               "PreemptGrace=, RequeueDefault=, NodeFailDrain=, CheckpointDir=, "
-               "CheckpointKeep= or SchedulerPolicy=, or is a slurm.conf parameter)");
+    expect_err(
+        N1 "NodeName=x Cpus=1 MemGB=1 \\\n\n  Bogus=1\n", DR_EINVAL,
+        "test.conf:4: Bogus: unknown line kind (a line starts with NodeName=, "
+        "SwitchName=, GpuType=, Pool=, PartitionName=, Account=, FairShareHalfLife=, "
+        "PreemptGrace=, PreemptWithoutCheckpoint=, RequeueDefault=, NodeFailDrain=, "
+        "CheckpointDir=, CheckpointKeep= or SchedulerPolicy=, or is a slurm.conf parameter)");
     /* unquoted, '#' starts a comment */
     expect_err("GpuType=\"Z#1\"\nNodeName=z1 Gpus=Z#1:2 Cpus=1 MemGB=1\n", DR_EINVAL,
                "test.conf:2: Gpus: expected TYPE:COUNT, got 'Z'");
@@ -903,6 +906,26 @@ static void test_preempt_grace(void **st)
                "test.conf:2: Cpus: not allowed on a PreemptGrace line");
 }
 
+/* PreemptWithoutCheckpoint=YES|NO: NO (false) unless given. */
+static void test_preempt_nockpt(void **st)
+{
+    (void)st;
+    dr_cluster_t c;
+    tu_cluster(&c, N1);
+    assert_false(c.preempt_nockpt);
+    dr_cluster_free(&c);
+    tu_cluster(&c, N1 "PreemptWithoutCheckpoint=yes\n");
+    assert_true(c.preempt_nockpt);
+    dr_cluster_free(&c);
+    tu_cluster(&c, N1 "PreemptWithoutCheckpoint=NO\n");
+    assert_false(c.preempt_nockpt);
+    dr_cluster_free(&c);
+    expect_err(N1 "PreemptWithoutCheckpoint=NO\nPreemptWithoutCheckpoint=YES\n", DR_EINVAL,
+               "test.conf:3: PreemptWithoutCheckpoint: given twice");
+    expect_err(N1 "PreemptWithoutCheckpoint=maybe\n", DR_EINVAL,
+               "test.conf:2: PreemptWithoutCheckpoint: 'maybe' is not YES or NO");
+}
+
 /* RequeueDefault=YES|NO and NodeFailDrain=N/DURATION (the controller's
  * node-loss and flaky-node rules); not given: 0. */
 static void test_requeue_and_fail_drain(void **st)
@@ -992,6 +1015,7 @@ int main(void)
         cmocka_unit_test(test_accounts),
         cmocka_unit_test(test_fairshare_half_life),
         cmocka_unit_test(test_preempt_grace),
+        cmocka_unit_test(test_preempt_nockpt),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -300,34 +300,54 @@ static void test_type_too_small_never_planned(void **st)
 /* drover moves a running job to a faster type that frees up even when
  * nothing is waiting: a long job put on the K80 while a short one held the
  * V100 takes the V100 when the short job ends, instead of crawling on the
- * K80 (7x slower for ResNet-50) with the V100 idle. */
-static void test_drover_upgrades_when_idle(void **st)
+ * K80 (7x slower for ResNet-50) with the V100 idle.  The jobs declare no
+ * checkpoints: the move (a stop) needs PreemptWithoutCheckpoint=YES; without
+ * it the long job is never stopped (upgrade_run below). */
+static void upgrade_run(bool allow, dr_sim_result_t *r, dr_workload_t *wl, dr_cluster_t *c)
 {
-    (void)st;
-    dr_cluster_t c;
-    tu_cluster(&c, "NodeName=v0 Gpus=V100-SXM2-16GB:1 Cpus=8 MemGB=61\n"
-                   "NodeName=k0 Gpus=K80-12GB:1 Cpus=4 MemGB=61\n");
+    tu_cluster(c, allow ? "PreemptWithoutCheckpoint=YES\n"
+                          "NodeName=v0 Gpus=V100-SXM2-16GB:1 Cpus=8 MemGB=61\n"
+                          "NodeName=k0 Gpus=K80-12GB:1 Cpus=4 MemGB=61\n"
+                        : "NodeName=v0 Gpus=V100-SXM2-16GB:1 Cpus=8 MemGB=61\n"
+                          "NodeName=k0 Gpus=K80-12GB:1 Cpus=4 MemGB=61\n");
     /* 1000 s on the V100 (7,100 s on the K80), and 100 s on the V100 */
     const char *text = "ResNet-50 (batch size 64)\tcmd\t--num_steps\t1\t4394.8\t0.000000\t1\n"
                        "Transformer (batch size 64)\tcmd\t-step\t1\t861.78\t0.000000\t1\n";
     dr_trace_opts_t to;
     dr_trace_opts_default(&to);
-    dr_workload_t wl;
-    dr_workload_init(&wl);
+    dr_workload_init(wl);
     dr_err_t err;
-    if (dr_trace_parse(DR_TRACE_GAVEL, "up.trace", text, strlen(text), &to, &wl, &err) != DR_OK ||
-        dr_workload_bind(&wl, &c, false, &err) != DR_OK)
+    if (dr_trace_parse(DR_TRACE_GAVEL, "up.trace", text, strlen(text), &to, wl, &err) != DR_OK ||
+        dr_workload_bind(wl, c, false, &err) != DR_OK)
         fail_msg("%s", err.msg);
-    for (size_t i = 0; i < wl.njobs; i++) /* the users declared their step counts */
-        wl.jobs[i].work_declared = wl.work[i];
+    for (size_t i = 0; i < wl->njobs; i++) /* the users declared their step counts */
+        wl->jobs[i].work_declared = wl->work[i];
+    tu_sim(c, wl, "drover", r);
+    check_invariants(r, true);
+}
+
+static void test_drover_upgrades_when_idle(void **st)
+{
+    (void)st;
+    dr_cluster_t c;
+    dr_workload_t wl;
     dr_sim_result_t r;
-    tu_sim(&c, &wl, "drover", &r);
-    check_invariants(&r, true);
+    upgrade_run(true, &r, &wl, &c);
     const dr_job_t *longj = tu_job(&r, 1), *shortj = tu_job(&r, 2);
     assert_true(shortj->end <= dr_time_from_s(101));
     /* the long job started on the K80, then moved to the V100 at 100 s */
     assert_int_equal(longj->nstarts, 2);
     assert_true(longj->end < dr_time_from_s(1200));
+    dr_sim_result_free(&r);
+    dr_workload_free(&wl);
+    dr_cluster_free(&c);
+    /* by default a job without checkpoints is never stopped: it stays on
+     * the K80 to the end */
+    upgrade_run(false, &r, &wl, &c);
+    longj = tu_job(&r, 1);
+    assert_int_equal(longj->nstarts, 1);
+    assert_int_equal(longj->state, DR_JOB_COMPLETED);
+    assert_true(longj->end > dr_time_from_s(1200));
     dr_sim_result_free(&r);
     dr_workload_free(&wl);
     dr_cluster_free(&c);

@@ -276,7 +276,7 @@ typedef struct ctld_opts {
     bool tls;
     const char *tls_cert, *tls_key, *tls_san;
     bool plain_http;
-    bool init;                /* --init: an empty or missing store may start anew (store_check.c) */
+    bool init; /* --init: an empty or missing store may start anew (store_check.c) */
 } ctld_opts_t;
 
 typedef struct ctld_bucket ctld_bucket_t;

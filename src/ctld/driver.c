@@ -490,7 +490,12 @@ void ctld_launch_job(dr_ctld_t *c, ctld_job_t *cj)
     if (cj->ranks && cj->nranks &&
         (cj->ntasks > 1 || nn > 1 || j->kind == DR_KIND_TRAIN || j->kind == DR_KIND_SERVE))
         cj->master_port = ctld_port_take(c, cj->ranks[0].node, j->id); /* or DROVER_PORT */
+    /* a new run: no kill sent to it, no lease of its lost (a run preempted
+     * while one of its nodes was cut off went back to the queue through
+     * stop.c with lease_lost still set, and this run's clean end was then
+     * taken for a lost node's and requeued: chaos/short ran it twice) */
     cj->kill_sent = false;
+    cj->lease_lost = false;
     cj->has_exit = false;
     cj->got_type = j->alloc.type;
     cj->got_gpus = 0;

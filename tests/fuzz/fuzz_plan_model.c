@@ -56,7 +56,9 @@ static void check_train(const dr_perfmodel_arch_t *a, const char *gpu, uint32_t 
     if (e.fits) {
         if (!(e.tokens_per_s > 0) || !isfinite(e.tokens_per_s) || !(e.step_s > 0) ||
             e.mem.total > e.mem.capacity * (1 + 1e-9) ||
-            (uint64_t)e.layout.tp * e.layout.pp * e.layout.dp != gpus || !(e.wall_s > 0))
+            (uint64_t)e.layout.tp * (e.layout.cp ? e.layout.cp : 1) * e.layout.pp * e.layout.dp !=
+                gpus ||
+            !(e.wall_s > 0))
             abort();
     } else if (e.tokens_per_s != 0 || !e.reason[0]) {
         abort();

@@ -1557,7 +1557,7 @@ int dr_ctld_init(dr_ctld_t *c, const ctld_opts_t *o, dr_err_t *err)
                  (unsigned long long)c->seq_epoch, (unsigned long long)c->seq_ids_below,
                  (unsigned long long)c->next_id);
     /* the new epoch and a block of ids are on disk before either leaves */
-    if ((rc = ctld_seq_write(c, c->epoch, c->next_id + CTLD_SEQ_BLOCK, err)) != DR_OK)
+    if (ctld_seq_write(c, c->epoch, c->next_id + CTLD_SEQ_BLOCK, err) != DR_OK)
         return dr_err_prefix(err, "droverd.seq: ");
     if ((rc = ctld_store_begin(c, err)) != DR_OK ||
         (rc = ctld_store_put_meta(c, "epoch", c->epoch, err)) != DR_OK ||

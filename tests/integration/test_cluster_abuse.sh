@@ -17,7 +17,7 @@ tu_init || exit 77
 tu_add alice && tu_add bob || { bad "users"; finish; }
 A=$(tu_login alice)
 B=$(tu_login bob)
-command -v python3 >/dev/null || { echo "note: python3 missing: skipped"; finish; }
+command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 77; }
 cl_conf <<CONF
 NodeName=n1 Gpus=H100-SXM:4 Cpus=8 MemGB=64
 CONF

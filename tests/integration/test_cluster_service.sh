@@ -17,7 +17,7 @@
 cd "$T" || exit 1
 if ! command -v haproxy >/dev/null 2>&1; then
     echo "skip: haproxy is not installed (scripts/bootstrap installs it)"
-    exit 0
+    exit 77
 fi
 HP_PORT=$((CL_PORT + 2))
 HP_SOCK="$T/haproxy.sock"

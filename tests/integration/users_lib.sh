@@ -1,7 +1,7 @@
 # users_lib.sh - real unprivileged users for the live tests: the attacks of
 # issue 21 are run by accounts the test creates, as a site's users would run
 # them, never by root pretending.  Sourced after lib.sh and cluster_lib.sh:
-#   . "$(dirname "$0")/users_lib.sh"; tu_init || finish_skip
+#   . "$(dirname "$0")/users_lib.sh"; tu_init (exits 77 itself when it cannot make users)
 #
 #   tu_init            needs root and useradd: else the test exits 77
 #                      (skipped, never passed).  Makes $T traversable (0711:

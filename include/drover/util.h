@@ -21,6 +21,9 @@ int dr_grow(void **arr, size_t *cap, size_t need, size_t sz);
 char *dr_strdup(const char *s);
 char *dr_strndup(const char *s, size_t n);
 bool dr_streq_ci(const char *a, const char *b);
+/* Is name one of the comma-separated names in list ("ann,bob")?  An empty
+ * name or a NULL list is never. */
+bool dr_name_in_list(const char *list, const char *name);
 
 /* A growable vector of owned strings. */
 typedef struct dr_strvec {

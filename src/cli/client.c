@@ -208,32 +208,6 @@ char *cli_token_load(void)
     return tok;
 }
 
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Wait for fd to be ready for `events` until the deadline (ms, monotonic).
- * 0 ready, -ETIMEDOUT, -errno. */
-static int wait_fd(int fd, short events, long long deadline)
-{
-    for (;;) {
-        long long left = deadline - now_ms();
-        if (left <= 0)
-            return -ETIMEDOUT;
-        struct pollfd pfd = {.fd = fd, .events = events};
-        int r = poll(&pfd, 1, left > 1000000 ? 1000000 : (int)left);
-        if (r > 0)
-            return 0;
-        if (r == 0)
-            return -ETIMEDOUT;
-        if (errno != EINTR)
-            return -errno;
-    }
-}
-
 /* Non-blocking connect finished within the timeout: 0 or -errno. */
 static int connect_wait(int fd, const struct sockaddr *sa, socklen_t len, int timeout_ms)
 {
@@ -241,7 +215,7 @@ static int connect_wait(int fd, const struct sockaddr *sa, socklen_t len, int ti
         return 0;
     if (errno != EINPROGRESS && errno != EAGAIN && errno != EINTR)
         return -errno;
-    int rc = wait_fd(fd, POLLOUT, now_ms() + timeout_ms);
+    int rc = cli_wait_fd(fd, POLLOUT, cli_mono_ms() + timeout_ms);
     if (rc != 0)
         return rc;
     int soerr = 0;
@@ -345,7 +319,7 @@ static ssize_t conn_read(int fd, struct ssl_st *ssl, char *buf, size_t cap, long
             if (r != -EAGAIN)
                 return r;
         }
-        int w = wait_fd(fd, want, deadline);
+        int w = cli_wait_fd(fd, want, deadline);
         if (w != 0)
             return w;
         if (ssl)
@@ -370,7 +344,7 @@ static int send_all(int fd, struct ssl_st *ssl, const char *d, size_t n, int tim
         }
         if (w != -EAGAIN)
             return w < 0 ? (int)w : -EPIPE;
-        int rc = wait_fd(fd, want, now_ms() + timeout_ms);
+        int rc = cli_wait_fd(fd, want, cli_mono_ms() + timeout_ms);
         if (rc != 0)
             return rc;
     }
@@ -384,7 +358,7 @@ static int send_all(int fd, struct ssl_st *ssl, const char *d, size_t n, int tim
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            int rc = wait_fd(fd, POLLOUT, now_ms() + timeout_ms);
+            int rc = cli_wait_fd(fd, POLLOUT, cli_mono_ms() + timeout_ms);
             if (rc != 0)
                 return rc;
             continue;
@@ -411,7 +385,7 @@ static int send_request(cli_client_t *c, const char *method, const char *target,
     struct ssl_st *ssl = NULL;
     if (c->ep.tls) {
         int trc = cli_tls_connect(fd, c->ep.host, c->ep.port, c->cacert,
-                                  now_ms() + c->connect_timeout_ms, &ssl, err);
+                                  cli_mono_ms() + c->connect_timeout_ms, &ssl, err);
         if (trc != DR_OK) {
             close(fd);
             return trc;
@@ -477,7 +451,7 @@ int cli_client_request(cli_client_t *c, const char *method, const char *target, 
     rc = DR_OK;
     while (!cli_http_parser_done(&p)) {
         /* the timeout is per read: a long body that keeps coming is fine */
-        ssize_t r = conn_read(fd, ssl, buf, 64 << 10, now_ms() + c->read_timeout_ms);
+        ssize_t r = conn_read(fd, ssl, buf, 64 << 10, cli_mono_ms() + c->read_timeout_ms);
         if (r < 0) {
             c->unreachable = true;
             if (r == -ETIMEDOUT)
@@ -640,7 +614,7 @@ void cli_stream_close(cli_stream_t *s)
 static int stream_fill(cli_stream_t *s, int wait_ms, char *buf, size_t cap, dr_err_t *err)
 {
     cli_client_t *c = s->c;
-    ssize_t r = conn_read(s->fd, s->ssl, buf, cap, now_ms() + wait_ms);
+    ssize_t r = conn_read(s->fd, s->ssl, buf, cap, cli_mono_ms() + wait_ms);
     if (r == -ETIMEDOUT)
         return 0;
     if (r < 0) {

@@ -29,7 +29,7 @@ typedef struct verify_info {
     char fpr[97];
 } verify_info_t;
 
-static long long mono_ms(void)
+long long cli_mono_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -81,11 +81,10 @@ static const char *ssl_err(char *buf, size_t n)
     return buf;
 }
 
-/* Wait for fd to be ready for `events` until the deadline: 0, or -errno. */
-static int wait_ready(int fd, short events, long long deadline)
+int cli_wait_fd(int fd, short events, long long deadline)
 {
     for (;;) {
-        long long left = deadline - mono_ms();
+        long long left = deadline - cli_mono_ms();
         if (left <= 0)
             return -ETIMEDOUT;
         struct pollfd p = {.fd = fd, .events = events};
@@ -186,7 +185,7 @@ int cli_tls_connect(int fd, const char *host, const char *port, const char *cace
             break;
         int e = SSL_get_error(ssl, r);
         if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
-            int w = wait_ready(fd, e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline_ms);
+            int w = cli_wait_fd(fd, e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline_ms);
             if (w == 0)
                 continue;
             rc = dr_err_set(err, DR_EIO, "TLS: handshake with https://%s:%s: %s", host, port,

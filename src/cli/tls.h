@@ -30,4 +30,10 @@ ssize_t cli_tls_write(struct ssl_st *ssl, const char *buf, size_t n, short *want
 /* Say goodbye (close_notify, without waiting for the reply) and free. */
 void cli_tls_close(struct ssl_st *ssl);
 
+/* The monotonic clock in ms, and a wait for fd to be ready for `events`
+ * (POLLIN, POLLOUT) until such a deadline: 0, -ETIMEDOUT or -errno.  The
+ * client's plain and TLS transports share them. */
+long long cli_mono_ms(void);
+int cli_wait_fd(int fd, short events, long long deadline);
+
 #endif

@@ -153,15 +153,5 @@ int dr_site_set(dr_site_t *s, const char *key, const char *val, dr_err_t *err)
 
 bool dr_site_impersonator(const dr_site_t *s, const char *user)
 {
-    size_t n = strlen(user);
-    for (const char *p = s->impersonators; n && *p;) {
-        const char *e = strchr(p, ',');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len == n && strncmp(p, user, n) == 0)
-            return true;
-        if (!e)
-            break;
-        p = e + 1;
-    }
-    return false;
+    return dr_name_in_list(s->impersonators, user);
 }

@@ -54,6 +54,21 @@ bool dr_streq_ci(const char *a, const char *b)
     return *a == *b;
 }
 
+bool dr_name_in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list ? list : ""; n && *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncmp(p, name, n) == 0)
+            return true;
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    return false;
+}
+
 int dr_strvec_push_owned(dr_strvec_t *sv, char *s)
 {
     if (!s)

@@ -51,20 +51,7 @@ static void who_from_user(ctld_who_t *who, const char *user)
 
 static bool is_operator_name(const dr_ctld_t *c, const char *user)
 {
-    const char *ops = c->o.operators;
-    if (!ops)
-        return false;
-    size_t n = strlen(user);
-    for (const char *p = ops; *p;) {
-        const char *e = strchr(p, ',');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len == n && strncmp(p, user, n) == 0)
-            return true;
-        if (!e)
-            break;
-        p = e + 1;
-    }
-    return false;
+    return dr_name_in_list(c->o.operators, user);
 }
 
 /* The drover_session cookie's value in a Cookie header ("a=1; drover_session=T"),

@@ -71,6 +71,27 @@ class UnixHTTP(http.client.HTTPConnection):
         self.sock = s
 
 
+def free_port_block(start, n):
+    """The first PORT >= START (wrapping in 20000-29000) with PORT..PORT+N-1
+    all free to bind on every address now."""
+    for k in range(0, 9000, 7):
+        base = 20000 + (start - 20000 + k) % (9000 - n)
+        ok = True
+        for p in range(base, base + n):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            try:
+                s.bind(("0.0.0.0", p))
+            except OSError:
+                ok = False
+            finally:
+                s.close()
+            if not ok:
+                break
+        if ok:
+            return base
+    raise RuntimeError("no %d free ports in 20000-29000" % n)
+
+
 class Cluster:
     """The processes, namespaces, mounts and files of one run."""
 
@@ -87,11 +108,12 @@ class Cluster:
         for d in ("rec", "lock", "out"):
             os.makedirs(os.path.join(self.T, d))
         pid = os.getpid()
-        self.port = 20000 + (pid * 11) % 9000
-        self.aport = self.port + 1
-        # 10.220-249.x: apart from the integration tests' 10.20-219.x (cluster_lib.sh)
-        self.subnet = (pid % 30) + 220
         self.nodes = ["c%d" % i for i in range(1, args.nodes + 1)]
+        # ports free now (chaos/short and chaos/preempt run beside the
+        # cluster tests: a port from the pid alone could be taken)
+        self.port = free_port_block(20000 + (pid * 11) % 9000, 2 + len(self.nodes))
+        self.aport = self.port + 1
+        self.subnet = None  # claimed with the first veth (_claim_subnet)
         self.pport = {n: self.port + 2 + i for i, n in enumerate(self.nodes)}
         self.tag = "dc%d" % (pid % 100000)
         self.netns = []
@@ -176,6 +198,28 @@ class Cluster:
         if r.returncode != 0:
             raise RuntimeError("ip %s: %s" % (" ".join(args), r.stderr.strip()))
 
+    def _claim_subnet(self, vh, i):
+        """Choose this run's 10.SUBNET.0.0/16, one no address on the host is
+        in yet, and put VH's address in it, under the lock cluster_lib.sh's
+        cl_subnet_claim holds: chaos/short and chaos/preempt run at once, and
+        with the subnet from the pid alone they shared one (1 in 30) and the
+        agents' replies left by the other run's veth - "only [] of 2 agents
+        registered" in CI. 10.220-249.x keeps apart from the integration
+        tests' 10.20-219.x."""
+        import fcntl
+        with open("/run/drover-tests-subnet.lock", "a") as lk:
+            fcntl.flock(lk, fcntl.LOCK_EX)
+            used = subprocess.run(["ip", "-4", "-o", "addr", "show"], capture_output=True,
+                                  text=True).stdout
+            s0 = os.getpid() % 30
+            for k in range(30):
+                s = (s0 + k) % 30 + 220
+                if " inet 10.%d." % s not in used:
+                    self._ip("addr", "add", "10.%d.%d.1/30" % (s, i), "dev", vh)
+                    self.subnet = s
+                    return
+        raise RuntimeError("no free 10.220-249.x subnet for the namespaces")
+
     def _mk_netns(self, n, i):
         ns = "%s-%s" % (self.tag, n)
         self._ip("netns", "add", ns)
@@ -183,7 +227,10 @@ class Cluster:
         vh, vn = "%sh%d" % (self.tag, i), "%sn%d" % (self.tag, i)
         self._ip("link", "add", vh, "type", "veth", "peer", "name", vn)
         self._ip("link", "set", vn, "netns", ns)
-        self._ip("addr", "add", "10.%d.%d.1/30" % (self.subnet, i), "dev", vh)
+        if self.subnet is None:
+            self._claim_subnet(vh, i)
+        else:
+            self._ip("addr", "add", "10.%d.%d.1/30" % (self.subnet, i), "dev", vh)
         self._ip("link", "set", vh, "up")
         self._ip("-n", ns, "addr", "add", "10.%d.%d.2/30" % (self.subnet, i), "dev", vn)
         self._ip("-n", ns, "link", "set", vn, "up")
@@ -1149,7 +1196,7 @@ def main():
     signal.signal(signal.SIGTERM, on_term)
     try:
         if not cl.setup():
-            print("chaos: the cluster did not come up")
+            fails.append("the cluster did not come up")  # the logs are printed below
             rc = 2
             return rc
         for n in cl.notes:

@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "ctld/ctld.h"
+#include "ctld/accounts.h"
+#include "ctld/store.h"
 
 int ctld_accounts_bind(dr_ctld_t *c, dr_err_t *err)
 {

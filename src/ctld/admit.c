@@ -15,6 +15,8 @@
 #include <string.h>
 
 #include "ctld/ctld.h"
+#include "ctld/admit.h"
+#include "ctld/http.h"
 
 static int refuse(dr_err_t *err, int status, const char *fmt, ...) DR_PRINTF(3, 4);
 static int refuse(dr_err_t *err, int status, const char *fmt, ...)

@@ -10,7 +10,7 @@
  * gets little: a CHALLENGE, CTLD_HANDSHAKE_S to answer it, a read buffer
  * of one small frame, and one of at most CTLD_MAX_UNAUTHED such places
  * (the oldest goes when more come); what it is refused for is logged at a
- * bounded rate (loglimit.c). */
+ * bounded rate (log.c). */
 #include <errno.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -28,6 +28,8 @@
 #include <event2/util.h>
 
 #include "ctld/ctld.h"
+#include "ctld/agent_link.h"
+#include "ctld/fence.h"
 #include "ctld/output.h"
 
 #define AGENT_MAX_BUF     (DR_PROTO_HDR + DR_PROTO_MAX_BODY + DR_PROTO_TAG)

@@ -15,6 +15,20 @@
 #include <event2/bufferevent.h>
 
 #include "ctld/ctld.h"
+#include "ctld/agent_link.h"
+#include "ctld/ckpt.h"
+#include "ctld/fence.h"
+#include "ctld/kill.h"
+#include "ctld/launch.h"
+#include "ctld/node_loss.h"
+#include "ctld/outbox.h"
+#include "ctld/restart.h"
+#include "ctld/services.h"
+#include "ctld/settle.h"
+#include "ctld/shards.h"
+#include "ctld/steps.h"
+#include "ctld/stop.h"
+#include "ctld/turn.h"
 #include "ctld/output.h"
 
 /* Refuse an agent whose HELLO proved its node key (so the session is open

@@ -22,6 +22,9 @@
 #include <sys/queue.h>
 
 #include "ctld/ctld.h"
+#include "ctld/api.h"
+#include "ctld/http.h"
+#include "ctld/store.h"
 #include "drover/datetime.h"
 #include "drover/util.h"
 

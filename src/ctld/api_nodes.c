@@ -12,6 +12,15 @@
 #include <jansson.h>
 
 #include "ctld/ctld.h"
+#include "ctld/agent_link.h"
+#include "ctld/api.h"
+#include "ctld/fence.h"
+#include "ctld/http.h"
+#include "ctld/notes.h"
+#include "ctld/outbox.h"
+#include "ctld/stop.h"
+#include "ctld/store.h"
+#include "ctld/turn.h"
 
 const char *ctld_node_state(const dr_ctld_t *c, uint32_t i)
 {

@@ -11,6 +11,11 @@
 #include <jansson.h>
 
 #include "ctld/ctld.h"
+#include "ctld/api.h"
+#include "ctld/http.h"
+#include "ctld/outbox.h"
+#include "ctld/services.h"
+#include "ctld/store.h"
 
 static void reply(dr_ctld_t *c, struct evhttp_request *req, const ctld_job_t *cj)
 {

@@ -24,6 +24,11 @@
 #include <jansson.h>
 
 #include "ctld/ctld.h"
+#include "ctld/api.h"
+#include "ctld/auth.h"
+#include "ctld/http.h"
+#include "ctld/store.h"
+#include "ctld/tls.h"
 
 #define COOKIE_ATTRS "HttpOnly; SameSite=Strict; Path=/"
 /* Over HTTPS (--tls) the cookie is Secure: a browser never sends the token

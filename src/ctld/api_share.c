@@ -15,6 +15,9 @@
 #include <jansson.h>
 
 #include "ctld/ctld.h"
+#include "ctld/accounts.h"
+#include "ctld/api.h"
+#include "ctld/http.h"
 
 static json_t *limit(int64_t v)
 {

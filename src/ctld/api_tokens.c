@@ -21,6 +21,10 @@
 #include <jansson.h>
 
 #include "ctld/ctld.h"
+#include "ctld/api.h"
+#include "ctld/auth.h"
+#include "ctld/http.h"
+#include "ctld/store.h"
 
 static void reply_obj(struct evhttp_request *req, int status, json_t *o)
 {

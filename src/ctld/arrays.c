@@ -8,6 +8,12 @@
 #include <string.h>
 
 #include "ctld/ctld.h"
+#include "ctld/accounts.h"
+#include "ctld/arrays.h"
+#include "ctld/crashpoint.h"
+#include "ctld/services.h"
+#include "ctld/submit.h"
+#include "ctld/turn.h"
 #include "drover/util.h"
 
 /* Pending tasks of one array the scheduler sees at once: enough to fill
@@ -161,11 +167,60 @@ void ctld_array_task_ended(dr_ctld_t *c, ctld_job_t *task)
         snprintf(p->reason, sizeof p->reason, "%u of %u tasks completed",
                  a->count[DR_JOB_COMPLETED], a->nidx);
         ctld_evict_later(c, p);
-        for (size_t i = 0; i < c->narrays; i++)
-            if (c->arrays[i] == p) {
-                c->arrays[i] = c->arrays[--c->narrays];
-                break;
-            }
+        ctld_arrays_drop(c, p);
     }
     ctld_job_dirty(c, p);
+}
+
+/* The parents with tasks left to feed (arrays) or slots to keep (services). */
+struct ctld_arrays {
+    ctld_job_t **v;
+    size_t n, cap;
+};
+
+int ctld_arrays_init(dr_ctld_t *c)
+{
+    c->arrays = calloc(1, sizeof *c->arrays);
+    return c->arrays ? DR_OK : DR_ENOMEM;
+}
+
+void ctld_arrays_free(dr_ctld_t *c)
+{
+    if (c->arrays)
+        free(c->arrays->v);
+    free(c->arrays);
+    c->arrays = NULL;
+}
+
+int ctld_arrays_add(dr_ctld_t *c, ctld_job_t *parent)
+{
+    struct ctld_arrays *a = c->arrays;
+    if (dr_grow((void **)&a->v, &a->cap, a->n + 1, sizeof *a->v) != 0)
+        return DR_ENOMEM;
+    a->v[a->n++] = parent;
+    return DR_OK;
+}
+
+void ctld_arrays_drop(dr_ctld_t *c, ctld_job_t *parent)
+{
+    struct ctld_arrays *a = c->arrays;
+    for (size_t i = 0; i < a->n; i++)
+        if (a->v[i] == parent) {
+            a->v[i] = a->v[--a->n];
+            break;
+        }
+}
+
+size_t ctld_arrays_list(const dr_ctld_t *c, ctld_job_t *const **v)
+{
+    *v = c->arrays->v;
+    return c->arrays->n;
+}
+
+/* Each turn (a parent that ends in its feed leaves the list; the one moved
+ * into its place waits for the next turn). */
+void ctld_arrays_feed(dr_ctld_t *c, dr_time_t now)
+{
+    for (size_t i = 0; i < c->arrays->n; i++)
+        ctld_array_feed(c, c->arrays->v[i], now);
 }

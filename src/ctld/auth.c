@@ -26,6 +26,9 @@
 #include <openssl/sha.h>
 
 #include "ctld/ctld.h"
+#include "ctld/auth.h"
+#include "ctld/http.h"
+#include "ctld/store.h"
 
 void ctld_sha256_hex(const char *s, char out[65])
 {

@@ -29,6 +29,9 @@
 #include <sqlite3.h>
 
 #include "ctld/ctld.h"
+#include "ctld/api.h"
+#include "ctld/backup.h"
+#include "ctld/http.h"
 
 #define STEP_PAGES 2048 /* 8 MB of 4 KiB pages a step: a few ms */
 

@@ -10,6 +10,9 @@
 
 #include "ckpt/ckpt.h"
 #include "ctld/ctld.h"
+#include "ctld/ckpt.h"
+#include "ctld/crashpoint.h"
+#include "ctld/notes.h"
 
 bool ctld_ckpt_dir(const dr_ctld_t *c, const ctld_job_t *cj, char *out, size_t len)
 {

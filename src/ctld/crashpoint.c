@@ -8,7 +8,7 @@
  * point "after the commit" (ctld_crash_after_commit) is reached where its
  * change is decided and fires right after the turn's COMMIT, before any
  * reply or frame of that turn has gone out.  Unarmed, a point costs one
- * pointer compare (CTLD_CRASH_POINT, ctld.h). */
+ * pointer compare (CTLD_CRASH_POINT, crashpoint.h). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +20,8 @@
 #include <event2/bufferevent.h>
 
 #include "ctld/ctld.h"
+#include "ctld/agent_link.h"
+#include "ctld/crashpoint.h"
 
 const char *ctld_crash_at;       /* the armed point's name, NULL when none */
 static char crash_name[64];      /* its storage */

@@ -1,7 +1,7 @@
 /* deps.c - job dependencies (--dependency=afterok:ID,...), as Slurm has them.
  *
  * A job with dependencies is accepted and stored like any other but is not
- * handed to the scheduler until they hold: it waits here, in c->held, and
+ * handed to the scheduler until they hold: it waits here, in c->deps->held, and
  * every turn looks again (the jobs it waits on are few; their states come
  * from memory, or from the store once they have left it).  A dependency
  * that can never hold (afterok on a job that failed) ends the job as
@@ -16,7 +16,18 @@
 #include <jansson.h>
 
 #include "ctld/ctld.h"
+#include "ctld/deps.h"
+#include "ctld/store.h"
+#include "ctld/submit.h"
+#include "ctld/turn.h"
 #include "drover/util.h"
+
+/* Jobs waiting for their dependencies, and whether to look at them again. */
+struct ctld_deps {
+    ctld_job_t **held;
+    size_t n, cap;
+    bool recheck;
+};
 
 /* What is known of a job a dependency names. */
 typedef struct dep_state {
@@ -181,10 +192,10 @@ int ctld_deps_check(dr_ctld_t *c, const dr_jobspec_t *sp, dr_err_t *err)
 
 int ctld_deps_hold(dr_ctld_t *c, ctld_job_t *cj)
 {
-    if (dr_grow((void **)&c->held, &c->held_cap, c->nheld + 1, sizeof *c->held) != 0)
+    if (dr_grow((void **)&c->deps->held, &c->deps->cap, c->deps->n + 1, sizeof *c->deps->held) != 0)
         return DR_ENOMEM;
-    c->held[c->nheld++] = cj;
-    c->deps_recheck = true;
+    c->deps->held[c->deps->n++] = cj;
+    c->deps->recheck = true;
     snprintf(cj->reason, sizeof cj->reason, "waiting for its dependencies");
     ctld_job_dirty(c, cj);
     return DR_OK;
@@ -195,18 +206,18 @@ int ctld_deps_hold(dr_ctld_t *c, ctld_job_t *cj)
  * so a long chain costs nothing while a burst of submits goes on. */
 void ctld_deps_turn(dr_ctld_t *c)
 {
-    if (!c->deps_recheck)
+    if (!c->deps->recheck)
         return;
-    c->deps_recheck = false;
-    for (size_t i = 0; i < c->nheld;) {
-        ctld_job_t *cj = c->held[i];
+    c->deps->recheck = false;
+    for (size_t i = 0; i < c->deps->n;) {
+        ctld_job_t *cj = c->deps->held[i];
         /* a held job keeps waiting whatever its dependencies say (holds.c) */
         int r = ctld_job_terminal(cj) ? -2 : cj->hold ? 0 : deps_hold(c, cj);
         if (r == 0) {
             i++;
             continue;
         }
-        c->held[i] = c->held[--c->nheld];
+        c->deps->held[i] = c->deps->held[--c->deps->n];
         if (r == 1) {
             dr_err_t err = {0};
             if (ctld_submit(c, cj, &err) != DR_OK)
@@ -219,7 +230,7 @@ void ctld_deps_turn(dr_ctld_t *c)
             snprintf(cj->reason, sizeof cj->reason, "its dependency can never be satisfied");
             ctld_evict_later(c, cj);
             ctld_job_dirty(c, cj);
-            c->deps_recheck = true; /* an afternotok on this one holds now */
+            c->deps->recheck = true; /* an afternotok on this one holds now */
         }
     }
 }
@@ -311,4 +322,37 @@ int ctld_deps_estimate(dr_ctld_t *c, const ctld_job_t *cj, uint64_t id, dr_time_
     *out = o.d;
     *n = o.n;
     return rc;
+}
+
+int ctld_deps_init(dr_ctld_t *c)
+{
+    c->deps = calloc(1, sizeof *c->deps);
+    return c->deps ? DR_OK : DR_ENOMEM;
+}
+
+void ctld_deps_free(dr_ctld_t *c)
+{
+    if (c->deps)
+        free(c->deps->held);
+    free(c->deps);
+    c->deps = NULL;
+}
+
+void ctld_deps_recheck(dr_ctld_t *c)
+{
+    c->deps->recheck = true;
+}
+
+bool ctld_deps_waiting(const dr_ctld_t *c, const ctld_job_t *cj)
+{
+    for (size_t i = 0; i < c->deps->n; i++)
+        if (c->deps->held[i] == cj)
+            return true;
+    return false;
+}
+
+size_t ctld_deps_list(const dr_ctld_t *c, ctld_job_t *const **v)
+{
+    *v = c->deps->held;
+    return c->deps->n;
 }

@@ -5,7 +5,7 @@
  * Only committed rows are ever sent: a stream reads what it replays from
  * the store (a SELECT between turns sees only committed rows), and the
  * live rows are read back from the store after the commit that wrote them
- * (ctld_events_committed, called by driver.c's turn).  A stream first
+ * (ctld_events_committed, called by turn.c's turn).  A stream first
  * replays the stored rows after its start id in bounded steps (one step
  * per loop iteration, a bounded range of ids each, so that a huge backlog
  * does not stall the loop), and is live once it has reached the newest
@@ -38,6 +38,9 @@
 #include <jansson.h>
 
 #include "ctld/ctld.h"
+#include "ctld/events.h"
+#include "ctld/http.h"
+#include "ctld/store.h"
 
 #define EV_MAX_STREAMS   256
 #define EV_STEP_ROWS     256        /* rows a replay step sends at most */

@@ -24,6 +24,14 @@
 #include <time.h>
 
 #include "ctld/ctld.h"
+#include "ctld/agent_link.h"
+#include "ctld/fence.h"
+#include "ctld/kill.h"
+#include "ctld/node_loss.h"
+#include "ctld/notes.h"
+#include "ctld/services.h"
+#include "ctld/settle.h"
+#include "ctld/turn.h"
 
 #define FENCE_WAIT_MAX (60 * DR_NSEC_PER_SEC)
 

@@ -13,6 +13,10 @@
 #include <string.h>
 
 #include "ctld/ctld.h"
+#include "ctld/deps.h"
+#include "ctld/holds.h"
+#include "ctld/submit.h"
+#include "ctld/turn.h"
 
 const char *ctld_hold_name(uint8_t hold)
 {
@@ -23,14 +27,6 @@ void ctld_hold_reason(ctld_job_t *cj)
 {
     snprintf(cj->reason, sizeof cj->reason, "%s",
              cj->hold == CTLD_HOLD_ADMIN ? "JobHeldAdmin" : "JobHeldUser");
-}
-
-static bool waits_for_deps(const dr_ctld_t *c, const ctld_job_t *cj)
-{
-    for (size_t i = 0; i < c->nheld; i++)
-        if (c->held[i] == cj)
-            return true;
-    return false;
 }
 
 /* Hold one pending job (or task). */
@@ -86,7 +82,7 @@ int ctld_hold(dr_ctld_t *c, ctld_job_t *cj, bool admin, dr_err_t *err)
  * queue (restored, keeping its submit time and what it has shown). */
 static int requeue(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err)
 {
-    if (waits_for_deps(c, cj)) {
+    if (ctld_deps_waiting(c, cj)) {
         snprintf(cj->reason, sizeof cj->reason, "waiting for its dependencies");
         ctld_job_dirty(c, cj);
         return DR_OK;
@@ -118,7 +114,7 @@ int ctld_release(dr_ctld_t *c, ctld_job_t *cj, bool admin, dr_err_t *err)
         return dr_err_set(err, DR_ESTATE, "job %llu has already ended", id);
     if (!cj->hold)
         return dr_err_set(err, DR_ESTATE, "job %llu is not held", id);
-    c->deps_recheck = true; /* a released job waiting for dependencies may go now */
+    ctld_deps_recheck(c); /* a released job waiting for dependencies may go now */
     if (cj->hold == CTLD_HOLD_ADMIN && !admin)
         return dr_err_set(err, DR_EINVAL,
                           "job %llu was held by an operator (JobHeldAdmin): only an operator can "

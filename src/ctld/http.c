@@ -5,7 +5,7 @@
  * evhttp answers what is oversized (413) or unparsable (400) itself, before
  * any of this runs; everything else is authenticated (auth.c), routed by
  * path, and answered as JSON.  Handlers that change state queue their reply
- * in the outbox (driver.c) so it leaves only after the commit. */
+ * in the outbox (outbox.c) so it leaves only after the commit. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,6 +23,15 @@
 #include <jansson.h>
 
 #include "ctld/ctld.h"
+#include "ctld/agent_link.h"
+#include "ctld/api.h"
+#include "ctld/auth.h"
+#include "ctld/events.h"
+#include "ctld/http.h"
+#include "ctld/metrics.h"
+#include "ctld/prom.h"
+#include "ctld/tls.h"
+#include "ctld/ui.h"
 
 #define MAX_BODY    (8u << 20) /* a job with a 4 MiB script and its environment */
 #define MAX_HEADERS (64u << 10)

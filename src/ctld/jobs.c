@@ -12,6 +12,13 @@
 #include <jansson.h>
 
 #include "ctld/ctld.h"
+#include "ctld/accounts.h"
+#include "ctld/ckpt.h"
+#include "ctld/holds.h"
+#include "ctld/services.h"
+#include "ctld/shards.h"
+#include "ctld/steps.h"
+#include "ctld/turn.h"
 #include "drover/hostlist.h"
 #include "drover/joblist.h"
 #include "drover/util.h"

@@ -17,6 +17,8 @@
 #include <string.h>
 
 #include "ctld/ctld.h"
+#include "ctld/launch.h"
+#include "ctld/launch_env.h"
 #include "drover/hostlist.h"
 
 static void put(dr_strvec_t *env, const char *k, const char *fmt, ...) DR_PRINTF(3, 4);

@@ -25,6 +25,7 @@
 #include <event2/event.h>
 
 #include "ctld/ctld.h"
+#include "ctld/lb.h"
 #include "drover/util.h"
 
 #define RESYNC_NS   (10 * DR_NSEC_PER_SEC)

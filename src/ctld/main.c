@@ -25,6 +25,8 @@
 #include <event2/event.h>
 
 #include "ctld/ctld.h"
+#include "ctld/prom.h"
+#include "ctld/store_check.h"
 
 static void usage(FILE *f)
 {

@@ -22,6 +22,12 @@
 #include <event2/http.h>
 
 #include "ctld/ctld.h"
+#include "ctld/api.h"
+#include "ctld/deps.h"
+#include "ctld/fence.h"
+#include "ctld/http.h"
+#include "ctld/metrics.h"
+#include "ctld/prom.h"
 #include "drover/eventlog.h"
 
 /* Route templates for the request counter: a raw path would make a series
@@ -141,7 +147,7 @@ static const char *job_state(const ctld_job_t *cj)
 }
 
 /* Are an array's (a service's) tasks held: the parent by -H or drover
- * hold, or waiting for its dependencies (deps.c keeps it in c->held until
+ * hold, or waiting for its dependencies (deps.c keeps it out of the queue until
  * its first task may be made)? */
 static bool parent_held(const dr_ctld_t *c, const ctld_job_t *cj)
 {
@@ -149,10 +155,7 @@ static bool parent_held(const dr_ctld_t *c, const ctld_job_t *cj)
         return true;
     if (!cj->spec.ndeps || cj->array->next)
         return false;
-    for (size_t i = 0; i < c->nheld; i++)
-        if (c->held[i] == cj)
-            return true;
-    return false;
+    return ctld_deps_waiting(c, cj);
 }
 
 static double tdp_kw(const dr_ctld_t *c, int t)

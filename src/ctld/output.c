@@ -7,7 +7,6 @@
  * The controller sends OUTPUT_REQ to that node's agent, which reads the
  * bytes as the job's user (src/agent/output.c), and holds the HTTP request
  * until the OUTPUT answer, the node's loss or OUTPUT_TIMEOUT_S. */
-#include "ctld/output.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,9 @@
 #include <event2/keyvalq_struct.h>
 
 #include "ctld/ctld.h"
+#include "ctld/agent_link.h"
+#include "ctld/http.h"
+#include "ctld/output.h"
 
 #define OUTPUT_TIMEOUT_S 10
 

@@ -12,6 +12,7 @@
 #include <event2/buffer.h>
 
 #include "ctld/ctld.h"
+#include "ctld/prom.h"
 
 void ctld_hist_init(ctld_hist_t *h, const double *le, uint32_t nle)
 {

@@ -8,29 +8,38 @@
  * default, as there.  The buckets live in memory only: a restart refills
  * them, which costs at most one burst. */
 #include "ctld/ctld.h"
+#include "ctld/ratelimit.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct ctld_bucket {
+typedef struct ctld_bucket {
     char *user;
     double tokens;
     dr_time_t at; /* when tokens was computed */
+} ctld_bucket_t;
+
+/* One bucket per user who submitted (made at their first submit). */
+struct ctld_rates {
+    ctld_bucket_t *v;
+    size_t n, cap;
 };
 
 static ctld_bucket_t *bucket_of(dr_ctld_t *c, const char *user)
 {
-    for (size_t i = 0; i < c->nbuckets; i++)
-        if (strcmp(c->buckets[i].user, user) == 0)
-            return &c->buckets[i];
+    if (!c->rates && !(c->rates = calloc(1, sizeof *c->rates)))
+        return NULL;
+    struct ctld_rates *r = c->rates;
+    for (size_t i = 0; i < r->n; i++)
+        if (strcmp(r->v[i].user, user) == 0)
+            return &r->v[i];
     char *u = dr_strdup(user);
-    if (!u ||
-        dr_grow((void **)&c->buckets, &c->buckets_cap, c->nbuckets + 1, sizeof *c->buckets) != 0) {
+    if (!u || dr_grow((void **)&r->v, &r->cap, r->n + 1, sizeof *r->v) != 0) {
         free(u);
         return NULL;
     }
-    ctld_bucket_t *b = &c->buckets[c->nbuckets++];
+    ctld_bucket_t *b = &r->v[r->n++];
     *b = (ctld_bucket_t){u, c->o.submit_burst, DR_TIME_NEVER};
     return b;
 }
@@ -61,9 +70,11 @@ int ctld_rate_admit(dr_ctld_t *c, const char *user, dr_time_t now, double *retry
 
 void ctld_rate_free(dr_ctld_t *c)
 {
-    for (size_t i = 0; i < c->nbuckets; i++)
-        free(c->buckets[i].user);
-    free(c->buckets);
-    c->buckets = NULL;
-    c->nbuckets = c->buckets_cap = 0;
+    if (!c->rates)
+        return;
+    for (size_t i = 0; i < c->rates->n; i++)
+        free(c->rates->v[i].user);
+    free(c->rates->v);
+    free(c->rates);
+    c->rates = NULL;
 }

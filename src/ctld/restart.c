@@ -15,6 +15,10 @@
 #include <stdlib.h>
 
 #include "ctld/ctld.h"
+#include "ctld/fence.h"
+#include "ctld/restart.h"
+#include "ctld/stop.h"
+#include "ctld/turn.h"
 
 static void restart_release(ctld_job_t *cj)
 {
@@ -39,7 +43,7 @@ bool ctld_restart_holds(dr_ctld_t *c, ctld_job_t *cj)
         return false;
     }
     if (!cj->launch_wait) {
-        if (DR_PUSH(c->waits, c->nwaits, c->waits_cap, cj) != 0) {
+        if (ctld_stop_wait_add(c, cj) != DR_OK) {
             restart_release(cj); /* out of memory: it launches now, as before */
             return false;
         }

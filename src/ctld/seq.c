@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "ctld/ctld.h"
+#include "ctld/seq.h"
 
 #define SEQ_MAGIC "drover-seq 1"
 

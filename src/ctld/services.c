@@ -26,6 +26,12 @@
 #include <jansson.h>
 
 #include "ctld/ctld.h"
+#include "ctld/arrays.h"
+#include "ctld/kill.h"
+#include "ctld/launch_env.h"
+#include "ctld/lb.h"
+#include "ctld/services.h"
+#include "ctld/turn.h"
 #include "drover/util.h"
 
 #define BACKOFF_MIN_NS (1 * DR_NSEC_PER_SEC)
@@ -177,8 +183,10 @@ void ctld_service_feed(dr_ctld_t *c, ctld_job_t *parent, dr_time_t now)
 /* The turn's feed comes back when a back-off or a drain is over. */
 bool ctld_service_timers_due(dr_ctld_t *c, dr_time_t now)
 {
-    for (size_t k = 0; k < c->narrays; k++) {
-        ctld_service_t *s = svc_of(c->arrays[k]);
+    ctld_job_t *const *parents = NULL;
+    size_t np = ctld_arrays_list(c, &parents);
+    for (size_t k = 0; k < np; k++) {
+        ctld_service_t *s = svc_of(parents[k]);
         for (uint32_t i = 0; s && i < s->nslots; i++) {
             const ctld_replica_t *r = &s->slot[i];
             if ((r->run && r->stop_at && now >= r->stop_at && !r->run->kill_sent) ||
@@ -197,11 +205,7 @@ static void settle(dr_ctld_t *c, ctld_job_t *parent)
     parent->has_exit = true;
     parent->exit_code = 0;
     ctld_evict_later(c, parent);
-    for (size_t i = 0; i < c->narrays; i++)
-        if (c->arrays[i] == parent) {
-            c->arrays[i] = c->arrays[--c->narrays];
-            break;
-        }
+    ctld_arrays_drop(c, parent);
     (void)a;
 }
 

@@ -13,12 +13,9 @@
 #include <string.h>
 
 #include "ctld/ctld.h"
+#include "ctld/shards.h"
+#include "ctld/turn.h"
 #include "drover/util.h"
-
-static const dr_jobspec_t *spec_of(const ctld_job_t *cj)
-{
-    return cj->parent ? &cj->parent->spec : &cj->spec;
-}
 
 void ctld_node_shards(dr_ctld_t *c, uint32_t node, char *const *names, uint32_t n)
 {
@@ -77,7 +74,7 @@ void ctld_shard_bind(dr_ctld_t *c, ctld_job_t *cj)
 {
     dr_job_t *j = &cj->j;
     j->req.shard = 0;
-    char *name = dr_jobspec_shard_for(spec_of(cj), j->array_parent ? j->array_index : 0);
+    char *name = dr_jobspec_shard_for(ctld_job_spec(cj), j->array_parent ? j->array_index : 0);
     if (!name)
         return;
     dr_err_t err = {0};
@@ -106,7 +103,7 @@ void ctld_shard_env(dr_ctld_t *c, const ctld_job_t *cj, dr_strvec_t *env)
     const char *bound = ctld_job_shard(c, cj);
     if (!bound) /* not interned (DR_SHARD_UNHELD): the name all the same */
         bound = name =
-            dr_jobspec_shard_for(spec_of(cj), cj->j.array_parent ? cj->j.array_index : 0);
+            dr_jobspec_shard_for(ctld_job_spec(cj), cj->j.array_parent ? cj->j.array_index : 0);
     if (bound) {
         size_t n = strlen(bound) + sizeof "DROVER_SHARD=";
         char *kv = malloc(n);

@@ -15,6 +15,11 @@
 #include <sys/queue.h>
 
 #include "ctld/ctld.h"
+#include "ctld/api.h"
+#include "ctld/fence.h"
+#include "ctld/http.h"
+#include "ctld/metrics.h"
+#include "ctld/stats.h"
 
 #define SERIES_SPAN_S 86400.0
 

@@ -23,16 +23,19 @@
 #include <string.h>
 
 #include "ctld/ctld.h"
+#include "ctld/kill.h"
+#include "ctld/launch.h"
+#include "ctld/launch_env.h"
+#include "ctld/notes.h"
+#include "ctld/outbox.h"
+#include "ctld/settle.h"
+#include "ctld/shards.h"
+#include "ctld/steps.h"
 #include "drover/hostlist.h"
 
 #define STEP_MAX_TASKS 4096       /* tasks of one step */
 #define STEP_MAX_STEPS 100000     /* steps of one generation */
 #define STEP_MAX_RANKS (1u << 20) /* ranks of one generation, steps' tasks included */
-
-static const dr_jobspec_t *spec_of(const ctld_job_t *cj)
-{
-    return cj->parent ? &cj->parent->spec : &cj->spec;
-}
 
 static void state_out(dr_ctld_t *c, int node, uint64_t job, uint32_t gen, uint64_t req,
                       uint32_t state, const ctld_step_t *st, const char *detail)
@@ -133,7 +136,7 @@ static int layout(const ctld_job_t *cj, const dr_msg_step_req_t *m, uint32_t *pe
  * sees all of the job's GPUs on its node (Slurm's default). */
 static uint32_t gpus_per_task(const ctld_job_t *cj, const dr_msg_step_req_t *l)
 {
-    return l && l->gpus_per_task ? l->gpus_per_task : spec_of(cj)->gpus_per_task;
+    return l && l->gpus_per_task ? l->gpus_per_task : ctld_job_spec(cj)->gpus_per_task;
 }
 
 static const char *base_name(const char *p)
@@ -264,7 +267,7 @@ int ctld_step_launch(dr_ctld_t *c, ctld_job_t *cj, uint32_t rank)
         return DR_OK;
     }
     const dr_msg_step_req_t *l = st->launch;
-    const dr_jobspec_t *sp = spec_of(cj);
+    const dr_jobspec_t *sp = ctld_job_spec(cj);
     const dr_job_t *j = &cj->j;
     /* where it sits: the step's nodes are the allocation's first nnodes */
     uint32_t nodeid = 0;

@@ -37,12 +37,28 @@
 #include <string.h>
 
 #include "ctld/ctld.h"
+#include "ctld/agent_link.h"
+#include "ctld/ckpt.h"
+#include "ctld/crashpoint.h"
+#include "ctld/fence.h"
+#include "ctld/holds.h"
+#include "ctld/kill.h"
+#include "ctld/launch.h"
+#include "ctld/notes.h"
+#include "ctld/outbox.h"
+#include "ctld/restart.h"
+#include "ctld/settle.h"
+#include "ctld/stop.h"
+#include "ctld/turn.h"
 #include "drover/jobspec.h"
 
-static const dr_jobspec_t *spec_of(const ctld_job_t *cj)
-{
-    return cj->parent ? &cj->parent->spec : &cj->spec;
-}
+/* Preempted jobs stopping, and the launches waiting for their GPUs. */
+struct ctld_stops {
+    ctld_job_t **stops;
+    size_t nstops, stops_cap;
+    ctld_job_t **waits;
+    size_t nwaits, waits_cap;
+};
 
 static const char *sig_text(int sig, char *buf, size_t n)
 {
@@ -97,9 +113,9 @@ static void end_held_launches(dr_ctld_t *c, ctld_job_t *cj, bool report)
     if (!cj->launch_wait)
         return;
     cj->launch_wait = false;
-    for (size_t i = 0; i < c->nwaits; i++)
-        if (c->waits[i] == cj) {
-            c->waits[i] = c->waits[--c->nwaits];
+    for (size_t i = 0; i < c->stops->nwaits; i++)
+        if (c->stops->waits[i] == cj) {
+            c->stops->waits[i] = c->stops->waits[--c->stops->nwaits];
             break;
         }
     for (uint32_t r = 0; r < cj->nown; r++) {
@@ -142,7 +158,7 @@ static void send_signal(dr_ctld_t *c, ctld_job_t *cj, int sig, uint32_t why)
 
 bool ctld_signal_job(dr_ctld_t *c, ctld_job_t *cj, uint32_t why, const char *detail)
 {
-    const dr_jobspec_t *sp = spec_of(cj);
+    const dr_jobspec_t *sp = ctld_job_spec(cj);
     if (!sp->signal_num || ranks_over(cj))
         return false;
     send_signal(c, cj, sp->signal_num, why);
@@ -154,14 +170,14 @@ bool ctld_signal_job(dr_ctld_t *c, ctld_job_t *cj, uint32_t why, const char *det
 
 bool ctld_stop_gracefully(dr_ctld_t *c, ctld_job_t *cj, dr_time_t now)
 {
-    const dr_jobspec_t *sp = spec_of(cj);
+    const dr_jobspec_t *sp = ctld_job_spec(cj);
     dr_time_t lead = (dr_time_t)sp->signal_secs * DR_NSEC_PER_SEC, cap = preempt_grace(c);
     if (lead > cap)
         lead = cap;
     if (!sp->signal_num || lead <= 0 || !cj->in_sched || cj->j.state != DR_JOB_PENDING ||
         !cj->run_alloc.nslots || ranks_over(cj))
         return false;
-    if (DR_PUSH(c->stops, c->nstops, c->stops_cap, cj) != 0)
+    if (DR_PUSH(c->stops->stops, c->stops->nstops, c->stops->stops_cap, cj) != 0)
         return false;
     now = ctld_now(c);
     char nb[16], why[128];
@@ -170,7 +186,7 @@ bool ctld_stop_gracefully(dr_ctld_t *c, ctld_job_t *cj, dr_time_t now)
     snprintf(why, sizeof why, "preempted: stopping (signal %s, stopped in %.0f s)", sig, secs);
     dr_err_t err = {0};
     if (dr_sched_withdraw(c->sched, &cj->j, now, why, &err) != DR_OK) {
-        c->nstops--;
+        c->stops->nstops--;
         ctld_log("job %llu: stopped at once: %s", (unsigned long long)cj->j.id, err.msg);
         return false;
     }
@@ -190,13 +206,13 @@ bool ctld_stop_now(dr_ctld_t *c, ctld_job_t *cj, dr_time_t now)
 {
     if (!cj->in_sched || cj->j.state != DR_JOB_PENDING || !cj->run_alloc.nslots || ranks_over(cj))
         return false;
-    if (DR_PUSH(c->stops, c->nstops, c->stops_cap, cj) != 0)
+    if (DR_PUSH(c->stops->stops, c->stops->nstops, c->stops->stops_cap, cj) != 0)
         return false;
     now = ctld_now(c);
     const char *why = "preempted: stopping (requeued once every rank has ended)";
     dr_err_t err = {0};
     if (dr_sched_withdraw(c->sched, &cj->j, now, why, &err) != DR_OK) {
-        c->nstops--;
+        c->stops->nstops--;
         ctld_log("job %llu: requeued at once: %s", (unsigned long long)cj->j.id, err.msg);
         return false;
     }
@@ -247,23 +263,23 @@ static bool overlaps(const dr_alloc_t *a, const dr_alloc_t *b)
 
 static const ctld_job_t *blocker(const dr_ctld_t *c, const ctld_job_t *cj)
 {
-    for (size_t i = 0; i < c->nstops; i++)
-        if (c->stops[i]->stopping && overlaps(&cj->j.alloc, &c->stops[i]->run_alloc))
-            return c->stops[i];
+    for (size_t i = 0; i < c->stops->nstops; i++)
+        if (c->stops->stops[i]->stopping && overlaps(&cj->j.alloc, &c->stops->stops[i]->run_alloc))
+            return c->stops->stops[i];
     return NULL;
 }
 
 bool ctld_stop_blocks(dr_ctld_t *c, ctld_job_t *cj)
 {
     cj->launch_wait = false;
-    if (!c->nstops || !blocker(c, cj))
+    if (!c->stops->nstops || !blocker(c, cj))
         return false;
-    for (size_t i = 0; i < c->nwaits; i++)
-        if (c->waits[i] == cj) {
+    for (size_t i = 0; i < c->stops->nwaits; i++)
+        if (c->stops->waits[i] == cj) {
             cj->launch_wait = true;
             return true;
         }
-    if (DR_PUSH(c->waits, c->nwaits, c->waits_cap, cj) != 0)
+    if (DR_PUSH(c->stops->waits, c->stops->nwaits, c->stops->waits_cap, cj) != 0)
         return false; /* out of memory: it launches now, as before */
     cj->launch_wait = true;
     return true;
@@ -305,11 +321,11 @@ static void launch_held(dr_ctld_t *c, ctld_job_t *cj)
 
 void ctld_stops_turn(dr_ctld_t *c, dr_time_t now)
 {
-    if (!c->nstops && !c->nwaits)
+    if (!c->stops->nstops && !c->stops->nwaits)
         return;
     size_t keep = 0;
-    for (size_t i = 0; i < c->nstops; i++) {
-        ctld_job_t *cj = c->stops[i];
+    for (size_t i = 0; i < c->stops->nstops; i++) {
+        ctld_job_t *cj = c->stops->stops[i];
         if (!cj->stopping)
             continue;
         bool over = ranks_over(cj);
@@ -326,12 +342,12 @@ void ctld_stops_turn(dr_ctld_t *c, dr_time_t now)
             stop_finish(c, cj, now);
             continue;
         }
-        c->stops[keep++] = cj;
+        c->stops->stops[keep++] = cj;
     }
-    c->nstops = keep;
+    c->stops->nstops = keep;
     keep = 0;
-    for (size_t i = 0; i < c->nwaits; i++) {
-        ctld_job_t *cj = c->waits[i];
+    for (size_t i = 0; i < c->stops->nwaits; i++) {
+        ctld_job_t *cj = c->stops->waits[i];
         if (!cj->launch_wait)
             continue;
         if (cj->j.state != DR_JOB_STARTING) { /* requeued or cancelled meanwhile */
@@ -339,20 +355,20 @@ void ctld_stops_turn(dr_ctld_t *c, dr_time_t now)
             continue;
         }
         if (blocker(c, cj) || ctld_restart_holds(c, cj)) {
-            c->waits[keep++] = cj;
+            c->stops->waits[keep++] = cj;
             continue;
         }
         launch_held(c, cj);
     }
-    c->nwaits = keep;
+    c->stops->nwaits = keep;
 }
 
 bool ctld_stops_due(const dr_ctld_t *c, dr_time_t now)
 {
-    if (c->nwaits) /* held launches: looked at again each tick (restart.c) */
+    if (c->stops->nwaits) /* held launches: looked at again each tick (restart.c) */
         return true;
-    for (size_t i = 0; i < c->nstops; i++) {
-        const ctld_job_t *cj = c->stops[i];
+    for (size_t i = 0; i < c->stops->nstops; i++) {
+        const ctld_job_t *cj = c->stops->stops[i];
         if (cj->stop_at && now >= cj->stop_at)
             return true;
         /* a rank whose agent is gone: its lease may be over by now */
@@ -377,7 +393,8 @@ ctld_job_t *ctld_stop_rank(dr_ctld_t *c, int node, uint64_t job, uint32_t gen, u
 
 bool ctld_stop_reloaded(dr_ctld_t *c, ctld_job_t *cj)
 {
-    if (ranks_over(cj) || DR_PUSH(c->stops, c->nstops, c->stops_cap, cj) != 0) {
+    if (ranks_over(cj) ||
+        DR_PUSH(c->stops->stops, c->stops->nstops, c->stops->stops_cap, cj) != 0) {
         cj->stopping = false;
         dr_alloc_free(&cj->run_alloc);
         return false;
@@ -397,7 +414,7 @@ bool ctld_stop_reloaded(dr_ctld_t *c, ctld_job_t *cj)
 
 void ctld_stop_reload_waits(dr_ctld_t *c)
 {
-    if (!c->nstops)
+    if (!c->stops->nstops)
         return;
     for (size_t i = 0; i < c->tab_cap; i++) {
         ctld_job_t *cj = c->tab[i];
@@ -445,7 +462,7 @@ void ctld_drain_signal(dr_ctld_t *c, uint32_t node)
         ctld_job_t *cj = c->tab[i];
         if (!cj || cj->array || ctld_job_terminal(cj) ||
             (cj->j.state != DR_JOB_RUNNING && cj->j.state != DR_JOB_STARTING) ||
-            !spec_of(cj)->signal_num)
+            !ctld_job_spec(cj)->signal_num)
             continue;
         for (uint32_t k = 0; k < cj->nnodes; k++)
             if (cj->nodes[k] == node) {
@@ -457,7 +474,7 @@ void ctld_drain_signal(dr_ctld_t *c, uint32_t node)
 
 void ctld_job_warned(dr_ctld_t *c, ctld_job_t *cj, const dr_msg_signal_t *m)
 {
-    const dr_jobspec_t *sp = spec_of(cj);
+    const dr_jobspec_t *sp = ctld_job_spec(cj);
     char nb[16];
     const char *sig = sig_text(m->signal, nb, sizeof nb);
     if (m->why == DR_SIG_LIMIT) {
@@ -481,4 +498,26 @@ void ctld_job_warned(dr_ctld_t *c, ctld_job_t *cj, const dr_msg_signal_t *m)
                   sig, (long long)round, (long long)(s % 60 == 0 && s ? s / 60 : s),
                   s % 60 == 0 && s ? "min" : "s");
     }
+}
+
+int ctld_stops_init(dr_ctld_t *c)
+{
+    c->stops = calloc(1, sizeof *c->stops);
+    return c->stops ? DR_OK : DR_ENOMEM;
+}
+
+void ctld_stops_free(dr_ctld_t *c)
+{
+    if (c->stops) {
+        free(c->stops->stops);
+        free(c->stops->waits);
+    }
+    free(c->stops);
+    c->stops = NULL;
+}
+
+int ctld_stop_wait_add(dr_ctld_t *c, ctld_job_t *cj)
+{
+    int rc = DR_PUSH(c->stops->waits, c->stops->nwaits, c->stops->waits_cap, cj);
+    return rc != 0 ? DR_ENOMEM : DR_OK;
 }

@@ -18,6 +18,13 @@
 #include <sqlite3.h>
 
 #include "ctld/ctld.h"
+#include "ctld/holds.h"
+#include "ctld/arrays.h"
+#include "ctld/notes.h"
+#include "ctld/services.h"
+#include "ctld/steps.h"
+#include "ctld/store.h"
+#include "ctld/store_check.h"
 #include "drover/util.h"
 
 static const char *const schema =

@@ -23,6 +23,7 @@
 #include <sqlite3.h>
 
 #include "ctld/ctld.h"
+#include "ctld/store_check.h"
 
 /* The first few lines a check reports, joined with "; " into out. */
 static int run_check(sqlite3 *db, const char *pragma, char *out, size_t n)

@@ -25,6 +25,10 @@
 #include <jansson.h>
 
 #include "ctld/ctld.h"
+#include "ctld/accounts.h"
+#include "ctld/deps.h"
+#include "ctld/http.h"
+#include "ctld/test_only.h"
 #include "drover/start_estimate.h"
 #include "drover/util.h"
 
@@ -73,14 +77,6 @@ typedef struct cands {
     size_t n, cap;
 } cands_t;
 
-static bool waits_for_deps(const dr_ctld_t *c, const ctld_job_t *cj)
-{
-    for (size_t i = 0; i < c->nheld; i++)
-        if (c->held[i] == cj)
-            return true;
-    return false;
-}
-
 static bool listed(const cands_t *l, uint64_t id)
 {
     for (size_t i = 0; i < l->n; i++)
@@ -93,8 +89,10 @@ static bool listed(const cands_t *l, uint64_t id)
  * in (waiting for dependencies; held), in the queue's order. */
 static int out_of_queue(dr_ctld_t *c, const dr_job_t *probe, cands_t *l)
 {
-    for (size_t i = 0; i < c->nheld; i++) {
-        const ctld_job_t *x = c->held[i];
+    ctld_job_t *const *held = NULL;
+    size_t nheld = ctld_deps_list(c, &held);
+    for (size_t i = 0; i < nheld; i++) {
+        const ctld_job_t *x = held[i];
         if (!x->array && x->j.state == DR_JOB_PENDING && !ctld_job_terminal(x) &&
             dr_sched_queue_before(c->sched, &x->j, probe) &&
             DR_PUSH(l->v, l->n, l->cap, ((cand_t){&x->j, x})) != 0)
@@ -103,7 +101,7 @@ static int out_of_queue(dr_ctld_t *c, const dr_job_t *probe, cands_t *l)
     for (size_t i = 0; i < c->tab_cap; i++) {
         const ctld_job_t *x = c->tab[i];
         if (x && x->hold && !x->array && !x->in_sched && x->j.state == DR_JOB_PENDING &&
-            dr_sched_queue_before(c->sched, &x->j, probe) && !waits_for_deps(c, x) &&
+            dr_sched_queue_before(c->sched, &x->j, probe) && !ctld_deps_waiting(c, x) &&
             DR_PUSH(l->v, l->n, l->cap, ((cand_t){&x->j, x})) != 0)
             return DR_ENOMEM;
     }

@@ -33,6 +33,8 @@
 #include <openssl/x509v3.h>
 
 #include "ctld/ctld.h"
+#include "ctld/http.h"
+#include "ctld/tls.h"
 
 #define SELF_CERT  "tls-cert.pem"
 #define SELF_KEY   "tls-key.pem"

@@ -13,6 +13,8 @@
 #include <event2/keyvalq_struct.h>
 
 #include "ctld/ctld.h"
+#include "ctld/http.h"
+#include "ctld/ui.h"
 
 /* the table cmake/embed_ui.cmake writes (build/ui_files.c) */
 struct ctld_ui_file {

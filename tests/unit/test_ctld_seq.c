@@ -15,6 +15,9 @@
 #include <sqlite3.h>
 
 #include "ctld/ctld.h"
+#include "ctld/seq.h"
+#include "ctld/store.h"
+#include "ctld/store_check.h"
 
 static char dir[] = "/tmp/drover-seq-XXXXXX";
 

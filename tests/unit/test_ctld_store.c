@@ -12,6 +12,9 @@
 #include <sqlite3.h>
 
 #include "ctld/ctld.h"
+#include "ctld/auth.h"
+#include "ctld/http.h"
+#include "ctld/store.h"
 #include "drover/util.h"
 
 static ctld_job_t *mkjob(uint64_t id)

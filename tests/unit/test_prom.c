@@ -13,6 +13,8 @@
 #include <event2/buffer.h>
 
 #include "ctld/ctld.h"
+#include "ctld/metrics.h"
+#include "ctld/prom.h"
 
 /* The buffer's text, NUL-terminated (malloc'd), and the buffer emptied. */
 static char *text_of(struct evbuffer *b)

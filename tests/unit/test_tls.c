@@ -24,6 +24,7 @@
 
 #include "cli/tls.h"
 #include "ctld/ctld.h"
+#include "ctld/tls.h"
 
 static char dir[64];
 

@@ -1,4 +1,5 @@
-/* loglimit.c - log lines a peer can cause, kept few and clean.
+/* log.c - droverd's log: one line to stderr (ctld_log), and the lines a
+ * peer can cause, kept few and clean.
  *
  * Anyone who can reach the agent port can make the controller refuse
  * something (a forged frame, a bad HELLO) as fast as the network allows;
@@ -7,10 +8,22 @@
  * the rest counted in one line.  And whatever a peer named (a node name,
  * a GPU source) is cleaned of control bytes before it is logged, so that
  * a name holding a newline cannot write a forged line of its own. */
+
 #include <stdarg.h>
 #include <stdio.h>
 
 #include "ctld/ctld.h"
+#include "ctld/fence.h"
+
+void ctld_log(const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "droverd: %s\n", buf);
+}
 
 enum { LOG_WINDOW_S = 10, LOG_LINES_PER_WINDOW = 10 };
 

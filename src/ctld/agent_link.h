@@ -16,6 +16,10 @@ struct ctld_agent {
     int64_t accepted_ns;    /* CLOCK_BOOTTIME when it connected (the oldest goes first) */
     bool closing;           /* rejected: close once the output has drained */
     char addr[64];
+    /* A link that is a function call (the in-process tests): what the
+     * controller sends goes to tap as the message's JSON; no socket. */
+    void (*tap)(void *ud, int type, const char *json);
+    void *tap_ud;
     struct ctld_agent *next;
 };
 
@@ -29,5 +33,11 @@ void ctld_agent_msg(ctld_agent_t *a, const dr_frame_t *f);
 /* The agent proved its node key (agent_msgs.c, HELLO): its handshake
  * deadline and pre-auth limits end. */
 void ctld_agent_authed(ctld_agent_t *a);
+/* An agent on node `node` linked by function calls (tests): authenticated
+ * and welcomed as if its HELLO had proved the node key; frames go to tap,
+ * and the test hands the agent's frames to ctld_agent_msg.  Closed with
+ * ctld_agent_close like any other. */
+ctld_agent_t *ctld_agent_attach(dr_ctld_t *c, uint32_t node,
+                                void (*tap)(void *ud, int type, const char *json), void *ud);
 
 #endif

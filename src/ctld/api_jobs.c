@@ -105,40 +105,17 @@ static void submit(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
         return;
     }
     const char *body = (const char *)evbuffer_pullup(in, -1);
-    ctld_job_t *cj = calloc(1, sizeof *cj);
-    if (!cj) {
-        ctld_reply_error(req, 503, NULL, "out of memory");
-        return;
-    }
-    dr_jobspec_init(&cj->spec);
-    dr_job_init(&cj->j);
-    cj->got_type = -1;
-    cj->spec_bytes = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
     dr_time_t now = ctld_now(c);
-    int rc = dr_jobspec_from_json(&cj->spec, body, len, &err);
+    ctld_job_t *cj = NULL;
+    int rc = ctld_job_new(body, len, &cj, &err);
     if (rc == DR_OK && (status = ctld_admit_size(c, &cj->spec, &err)) != 0) {
         ctld_reply_error(req, status, NULL, "%s", err.msg);
         ctld_job_free(cj);
         return;
     }
-    if (rc == DR_OK)
-        rc = dr_jobspec_validate(&cj->spec, &err);
-    if (rc == DR_OK)
-        rc = dr_jobspec_to_job(&cj->spec, &c->cl, now, &cj->j, &err);
-    if (rc == DR_OK && cj->spec.array)
-        rc = ctld_array_setup(c, cj, &err);
-    else if (rc == DR_OK && ctld_spec_is_service(&cj->spec))
-        rc = ctld_service_setup(c, cj, &err);
-    if (rc == DR_OK && cj->spec.ndeps)
-        rc = ctld_deps_check(c, &cj->spec, &err);
-    uint64_t njobs = cj->array ? (cj->array->svc ? cj->array->svc->want : cj->array->nidx) : 1;
-    /* a limit up to here is the request's own size (a script, a list):
-     * 413; the account's queue is what others hold: 429 */
     int limit_status = 413;
-    if (rc == DR_OK) {
-        limit_status = 429;
-        rc = ctld_account_admit(c, &cj->spec, njobs, &err);
-    }
+    if (rc == DR_OK)
+        rc = ctld_job_check(c, cj, now, &limit_status, &err);
     if (rc == DR_ENOSPC && (test_only || cj->spec.test_only == 1)) {
         /* more than the cluster has: a test-only answer, never (a submit's 400) */
         ctld_test_only_never(req, err.msg);
@@ -165,39 +142,16 @@ static void submit(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
         ctld_job_free(cj);
         return;
     }
-    cj->user = dr_strdup(who->user); /* a test-only job's too: its singleton dependency */
     if (test_only || cj->spec.test_only == 1) {
         /* checked as a submit would be; nothing is inserted or stored */
+        cj->user = dr_strdup(who->user); /* its singleton dependency */
         ctld_test_only(c, req, cj, now);
         ctld_job_free(cj);
         return;
     }
-    cj->uid = who->uid;
-    cj->gid = who->gid;
-    cj->j.id = c->next_id++;
-    cj->j.submit = now;
-    cj->j.account = ctld_account_id(c, &cj->spec);
-    if (cj->array)
-        cj->j.kind = cj->array->svc ? DR_KIND_SERVE : DR_KIND_ARRAY;
-    snprintf(cj->reason, sizeof cj->reason, "queued");
-    if (ctld_job_insert(c, cj) != DR_OK) {
-        ctld_reply_error(req, 503, NULL, "out of memory");
-        ctld_job_free(cj);
-        return;
-    }
-    if (cj->spec.hold == 1)
-        cj->hold = CTLD_HOLD_USER; /* -H: held until released (holds.c) */
-    rc = cj->spec.ndeps           ? ctld_deps_hold(c, cj)
-         : cj->hold && !cj->array ? DR_OK
-                                  : ctld_submit(c, cj, &err);
-    if (rc == DR_OK && cj->hold) {
-        ctld_hold_reason(cj);
-        ctld_job_dirty(c, cj);
-    }
+    rc = ctld_job_accept(c, cj, who->user, who->uid, who->gid, now, &err);
     if (rc != DR_OK) {
-        ctld_job_remove(c, cj);
-        ctld_job_free(cj);
-        ctld_reply_error(req, 400, NULL, "%s", err.msg);
+        ctld_reply_error(req, rc == DR_ENOMEM ? 503 : 400, NULL, "%s", err.msg);
         return;
     }
     json_t *o = json_pack("{s:I,s:s}", "id", (json_int_t)cj->j.id, "state", "pending");

@@ -68,6 +68,9 @@ typedef struct ctld_opts {
     const char *tls_cert, *tls_key, *tls_san;
     bool plain_http;
     bool init; /* --init: an empty or missing store may start anew (store_check.c) */
+    /* no listeners (API, agent port, HAProxy): the caller drives the
+     * controller by function calls and c->base (the in-process tests) */
+    bool embedded;
 } ctld_opts_t;
 
 typedef struct ctld_stats {

@@ -293,12 +293,12 @@ int dr_ctld_init(dr_ctld_t *c, const ctld_opts_t *o, dr_err_t *err)
         return rc;
     if ((rc = ctld_metrics_init(c, err)) != DR_OK || (rc = ctld_stats_init(c, err)) != DR_OK)
         return rc;
-    rc = ctld_http_start(c, err);
-    if (rc == DR_OK)
+    rc = o->embedded ? DR_OK : ctld_http_start(c, err);
+    if (rc == DR_OK && !o->embedded)
         rc = ctld_events_start(c, err);
-    if (rc == DR_OK)
+    if (rc == DR_OK && !o->embedded)
         rc = ctld_agents_start(c, err);
-    if (rc == DR_OK)
+    if (rc == DR_OK && !o->embedded)
         rc = ctld_lb_start(c, err);
     if (rc == DR_OK)
         ctld_want_pass(c);

@@ -1,10 +1,19 @@
-/* submit.c - a checked job enters the queue (or an array its list of
- * parents to feed), with the reason a pending job shows. */
+/* submit.c - a job from a submit's body: made, checked against the
+ * cluster and its limits, accepted (an id, the job table) and queued (or,
+ * for an array, listed for the turn to feed), with the reason a pending
+ * job shows.  api_jobs.c adds what is HTTP's (statuses, quotas, the reply);
+ * the in-process tests call these steps directly. */
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ctld/ctld.h"
+#include "ctld/accounts.h"
 #include "ctld/arrays.h"
+#include "ctld/deps.h"
+#include "ctld/holds.h"
+#include "ctld/services.h"
 #include "ctld/shards.h"
 #include "ctld/submit.h"
 #include "ctld/turn.h"
@@ -48,4 +57,69 @@ int ctld_submit(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err)
     ctld_job_dirty(c, cj);
     ctld_want_pass(c);
     return DR_OK;
+}
+
+int ctld_job_new(const char *body, size_t len, ctld_job_t **out, dr_err_t *err)
+{
+    ctld_job_t *cj = calloc(1, sizeof *cj);
+    *out = cj;
+    if (!cj)
+        return dr_err_set(err, DR_ENOMEM, "out of memory");
+    dr_jobspec_init(&cj->spec);
+    dr_job_init(&cj->j);
+    cj->got_type = -1;
+    cj->spec_bytes = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
+    return dr_jobspec_from_json(&cj->spec, body, len, err);
+}
+
+int ctld_job_check(dr_ctld_t *c, ctld_job_t *cj, dr_time_t now, int *limit_status, dr_err_t *err)
+{
+    int rc = dr_jobspec_validate(&cj->spec, err);
+    if (rc == DR_OK)
+        rc = dr_jobspec_to_job(&cj->spec, &c->cl, now, &cj->j, err);
+    if (rc == DR_OK && cj->spec.array)
+        rc = ctld_array_setup(c, cj, err);
+    else if (rc == DR_OK && ctld_spec_is_service(&cj->spec))
+        rc = ctld_service_setup(c, cj, err);
+    if (rc == DR_OK && cj->spec.ndeps)
+        rc = ctld_deps_check(c, &cj->spec, err);
+    if (rc != DR_OK)
+        return rc;
+    /* a limit up to here is the request's own size (a script, a list):
+     * 413; the account's queue is what others hold: 429 */
+    *limit_status = 429;
+    uint64_t njobs = cj->array ? (cj->array->svc ? cj->array->svc->want : cj->array->nidx) : 1;
+    return ctld_account_admit(c, &cj->spec, njobs, err);
+}
+
+int ctld_job_accept(dr_ctld_t *c, ctld_job_t *cj, const char *user, uint32_t uid, uint32_t gid,
+                    dr_time_t now, dr_err_t *err)
+{
+    cj->user = dr_strdup(user);
+    cj->uid = uid;
+    cj->gid = gid;
+    cj->j.id = c->next_id++;
+    cj->j.submit = now;
+    cj->j.account = ctld_account_id(c, &cj->spec);
+    if (cj->array)
+        cj->j.kind = cj->array->svc ? DR_KIND_SERVE : DR_KIND_ARRAY;
+    snprintf(cj->reason, sizeof cj->reason, "queued");
+    if (!cj->user || ctld_job_insert(c, cj) != DR_OK) {
+        ctld_job_free(cj);
+        return dr_err_set(err, DR_ENOMEM, "out of memory");
+    }
+    if (cj->spec.hold == 1)
+        cj->hold = CTLD_HOLD_USER; /* -H: held until released (holds.c) */
+    int rc = cj->spec.ndeps           ? ctld_deps_hold(c, cj)
+             : cj->hold && !cj->array ? DR_OK
+                                      : ctld_submit(c, cj, err);
+    if (rc == DR_OK && cj->hold) {
+        ctld_hold_reason(cj);
+        ctld_job_dirty(c, cj);
+    }
+    if (rc != DR_OK) {
+        ctld_job_remove(c, cj);
+        ctld_job_free(cj);
+    }
+    return rc;
 }

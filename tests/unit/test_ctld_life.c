@@ -1,0 +1,468 @@
+/* test_ctld_life.c - the controller's logic in process, in milliseconds:
+ * a real droverd (dr_ctld_init on a temporary state directory and SQLite
+ * store, no listeners) whose agents are function calls (ctld_agent_attach:
+ * the frames it sends are captured here, the agents' frames go through
+ * ctld_agent_msg as from a socket).  Submit -> pass -> LAUNCH -> rank end ->
+ * settle; requeue after a node loss, with the next run only once the lost
+ * node's lease is surely over; the generation and epoch fences; a cancel
+ * whose ranks must be confirmed over. */
+#include "testutil.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "ctld/ctld.h"
+#include "ctld/agent_link.h"
+#include "ctld/fence.h"
+#include "ctld/kill.h"
+#include "ctld/store.h"
+#include "ctld/submit.h"
+#include "ctld/turn.h"
+#include "drover/proto.h"
+#include "drover/util.h"
+
+enum { MAX_FRAMES = 256, MAX_NODES = 4 };
+
+typedef struct frame {
+    int node, type;
+    char *json;
+} frame_t;
+
+typedef struct life {
+    char dir[64];
+    char conf[128], key[128];
+    dr_ctld_t c;
+    bool up;
+    frame_t f[MAX_FRAMES];
+    int nf;
+    struct tap {
+        struct life *l;
+        int node;
+    } taps[MAX_NODES];
+    ctld_agent_t *agent[MAX_NODES];
+} life_t;
+
+static void tap(void *ud, int type, const char *json)
+{
+    struct tap *t = ud;
+    life_t *l = t->l;
+    assert_true(l->nf < MAX_FRAMES);
+    l->f[l->nf++] = (frame_t){t->node, type, dr_strdup(json)};
+}
+
+static void frames_clear(life_t *l)
+{
+    for (int i = 0; i < l->nf; i++)
+        free(l->f[i].json);
+    l->nf = 0;
+}
+
+/* The controller with these node lines, --lease lease_ms. */
+static void start(life_t *l, int lease_ms)
+{
+    memset(&l->c, 0, sizeof l->c);
+    ctld_opts_t o = {.config = l->conf,
+                     .state_dir = l->dir,
+                     .key_file = l->key,
+                     .min_pass_interval = 0,
+                     .agent_timeout = 3 * DR_NSEC_PER_SEC,
+                     .lease = (dr_time_t)lease_ms * DR_NSEC_PER_SEC / 1000,
+                     .heartbeat_ms = 50,
+                     .init = true,
+                     .embedded = true};
+    dr_err_t err = {0};
+    int rc = dr_ctld_init(&l->c, &o, &err);
+    if (rc != DR_OK)
+        fail_msg("dr_ctld_init: %s", err.msg);
+    l->up = true;
+    for (int i = 0; i < MAX_NODES; i++) {
+        l->taps[i] = (struct tap){l, i};
+        l->agent[i] = NULL;
+    }
+}
+
+static void stop(life_t *l)
+{
+    if (l->up)
+        dr_ctld_free(&l->c);
+    l->up = false;
+    frames_clear(l);
+}
+
+static life_t *setup_life(const char *nodes, int lease_ms)
+{
+    life_t *l = calloc(1, sizeof *l);
+    snprintf(l->dir, sizeof l->dir, "/tmp/drover-life-XXXXXX");
+    assert_non_null(mkdtemp(l->dir));
+    snprintf(l->conf, sizeof l->conf, "%s/cluster.conf", l->dir);
+    snprintf(l->key, sizeof l->key, "%s/cluster.key", l->dir);
+    FILE *f = fopen(l->conf, "w");
+    assert_non_null(f);
+    fputs(nodes, f);
+    fclose(f);
+    uint8_t k[DR_PROTO_KEY];
+    for (size_t i = 0; i < sizeof k; i++)
+        k[i] = (uint8_t)(i * 37 + 11);
+    char txt[66];
+    dr_proto_key_format(k, txt);
+    f = fopen(l->key, "w");
+    assert_non_null(f);
+    fprintf(f, "%s\n", txt);
+    fclose(f);
+    start(l, lease_ms);
+    return l;
+}
+
+static void teardown_life(life_t *l)
+{
+    stop(l);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", l->dir);
+    assert_int_equal(system(cmd), 0);
+    free(l);
+}
+
+/* Run the event loop until the turns are done (a pass, its commit, the
+ * frames after it). */
+static void pump(life_t *l)
+{
+    for (int i = 0; i < 8; i++)
+        event_base_loop(l->c.base, EVLOOP_NONBLOCK);
+    ctld_turn_now(&l->c); /* a commit the turn deferred (ACKs only) */
+}
+
+static void agent_frame(life_t *l, int node, int type, char *json)
+{
+    assert_non_null(json);
+    static uint64_t seq;
+    dr_frame_t fr = {.type = type, .seq = ++seq, .body = json, .len = strlen(json)};
+    ctld_agent_msg(l->agent[node], &fr);
+    free(json);
+}
+
+/* The agent of node `node` connects and registers, holding `held`. */
+static void agent_up(life_t *l, int node, const dr_msg_held_t *held, uint32_t nheld)
+{
+    l->agent[node] = ctld_agent_attach(&l->c, (uint32_t)node, tap, &l->taps[node]);
+    assert_non_null(l->agent[node]);
+    dr_msg_register_t m = {.source = (char *)"declared",
+                           .ngpus = 0,
+                           .cpus = 16,
+                           .mem_mb = 65536,
+                           .hostname = (char *)"n",
+                           .held = (dr_msg_held_t *)held,
+                           .nheld = nheld};
+    char *json = NULL;
+    size_t len;
+    assert_int_equal(dr_msg_register_encode(&m, &json, &len, NULL), DR_OK);
+    agent_frame(l, node, DR_MSG_REGISTER, json);
+    pump(l);
+}
+
+static void agent_down(life_t *l, int node)
+{
+    ctld_agent_close(l->agent[node], "test: connection cut");
+    l->agent[node] = NULL;
+    pump(l);
+}
+
+/* Rank `rank` of (job, gen) on node: started, or ended with exit code. */
+static void rank_report(life_t *l, int node, uint64_t job, uint32_t gen, uint32_t rank,
+                        bool started, int exit_code)
+{
+    dr_msg_job_state_t m = {.job = job,
+                            .gen = gen,
+                            .rank = rank,
+                            .started = started,
+                            .pid = started ? 4242 : 0,
+                            .exit_code = exit_code,
+                            .why = DR_END_EXIT,
+                            .t_ns = (int64_t)time(NULL) * DR_NSEC_PER_SEC,
+                            .detail = (char *)""};
+    char *json = NULL;
+    size_t len;
+    assert_int_equal(dr_msg_job_state_encode(&m, &json, &len, NULL), DR_OK);
+    agent_frame(l, node, DR_MSG_JOB_STATE, json);
+    pump(l);
+}
+
+static uint64_t submit(life_t *l, const char *spec)
+{
+    dr_err_t err = {0};
+    ctld_job_t *cj = NULL;
+    int limit = 413;
+    dr_time_t now = ctld_now(&l->c);
+    int rc = ctld_job_new(spec, strlen(spec), &cj, &err);
+    if (rc == DR_OK)
+        rc = ctld_job_check(&l->c, cj, now, &limit, &err);
+    if (rc == DR_OK)
+        rc = ctld_job_accept(&l->c, cj, "alice", 1000, 1000, now, &err);
+    else
+        ctld_job_free(cj);
+    if (rc != DR_OK)
+        fail_msg("submit %s: %s", spec, err.msg);
+    uint64_t id = cj->j.id;
+    pump(l);
+    return id;
+}
+
+/* The frames of `type` sent to node (-1: any) for job, in order. */
+static int frames_of(life_t *l, int node, int type, uint64_t job, const frame_t **out, int max)
+{
+    int n = 0;
+    for (int i = 0; i < l->nf; i++) {
+        const frame_t *f = &l->f[i];
+        if (f->type != type || (node >= 0 && f->node != node))
+            continue;
+        uint64_t j = 0;
+        if (type == DR_MSG_LAUNCH) {
+            dr_msg_launch_t m = {0};
+            assert_int_equal(dr_msg_launch_parse(&m, f->json, strlen(f->json), NULL), DR_OK);
+            j = m.job;
+            dr_msg_launch_free(&m);
+        } else if (type == DR_MSG_KILL) {
+            dr_msg_kill_t m = {0};
+            assert_int_equal(dr_msg_kill_parse(&m, f->json, strlen(f->json), NULL), DR_OK);
+            j = m.job;
+            dr_msg_kill_free(&m);
+        }
+        if (j == job && n < max)
+            out[n++] = f;
+    }
+    return n;
+}
+
+static dr_msg_launch_t launch_of(const frame_t *f)
+{
+    dr_msg_launch_t m = {0};
+    assert_int_equal(dr_msg_launch_parse(&m, f->json, strlen(f->json), NULL), DR_OK);
+    return m;
+}
+
+/* Every rank launched for job on node: reported started; how many, and
+ * their generation into *gen. */
+static int start_ranks(life_t *l, int node, uint64_t job, uint32_t *gen)
+{
+    const frame_t *fr[16];
+    int n = frames_of(l, node, DR_MSG_LAUNCH, job, fr, 16);
+    uint32_t ranks[16];
+    for (int i = 0; i < n; i++) {
+        dr_msg_launch_t m = launch_of(fr[i]);
+        *gen = m.gen;
+        ranks[i] = m.rank;
+        dr_msg_launch_free(&m);
+    }
+    for (int i = 0; i < n; i++)
+        rank_report(l, node, job, *gen, ranks[i], true, 0);
+    return n;
+}
+
+static void end_ranks(life_t *l, int node, uint64_t job, uint32_t gen, int n, int code)
+{
+    for (int r = 0; r < n; r++)
+        rank_report(l, node, job, gen, (uint32_t)r, false, code);
+}
+
+static const char *state_of(life_t *l, uint64_t id)
+{
+    static char buf[32];
+    ctld_job_t *cj = ctld_job_find(&l->c, id);
+    if (cj) {
+        snprintf(buf, sizeof buf, "%s", ctld_job_state_name(cj));
+        return buf;
+    }
+    char *json = ctld_store_job_json(&l->c, id, NULL); /* evicted: from the store */
+    assert_non_null(json);
+    const char *p = strstr(json, "\"state\":\"");
+    assert_non_null(p);
+    p += 9;
+    size_t n = strcspn(p, "\"");
+    snprintf(buf, sizeof buf, "%.*s", (int)n, p);
+    free(json);
+    return buf;
+}
+
+#define ONE_NODE  "NodeName=n1 Gpus=H100-SXM:4 Cpus=16 MemGB=64\n"
+#define TWO_NODES "NodeName=n[1-2] Gpus=H100-SXM:4 Cpus=16 MemGB=64\n"
+#define ONE_GPU   "{\"argv\":[\"/bin/true\"],\"gpus\":1,\"chdir\":\"/tmp\",\"kind\":\"batch\"}"
+#define TRAINING                                                                                   \
+    "{\"argv\":[\"/bin/true\"],\"gpus_per_node\":4,\"nodes\":1,\"chdir\":\"/tmp\",\"kind\":"       \
+    "\"train\"}"
+
+/* submit -> pass -> LAUNCH (after the commit) -> started -> ended -> settled */
+static void test_submit_launch_settle(void **state)
+{
+    (void)state;
+    life_t *l = setup_life(ONE_NODE, 10000);
+    agent_up(l, 0, NULL, 0);
+    frames_clear(l);
+    uint64_t id = submit(l, ONE_GPU);
+    const frame_t *fr[4];
+    assert_int_equal(frames_of(l, 0, DR_MSG_LAUNCH, id, fr, 4), 1);
+    dr_msg_launch_t m = launch_of(fr[0]);
+    assert_int_equal(m.epoch, l->c.epoch);
+    assert_int_equal(m.uid, 1000);
+    assert_int_equal(m.ngpus, 1);
+    uint32_t gen = m.gen;
+    dr_msg_launch_free(&m);
+    /* the launch went out only after the job was committed as running */
+    char *stored = ctld_store_job_json(&l->c, id, NULL);
+    if (stored) /* in memory and stored: its row says it started */
+        tu_assert_contains(stored, "\"id\":");
+    free(stored);
+    assert_string_equal(state_of(l, id), "starting"); /* launched, not yet reported */
+    rank_report(l, 0, id, gen, 0, true, 0);
+    assert_string_equal(state_of(l, id), "running");
+    frames_clear(l);
+    rank_report(l, 0, id, gen, 0, false, 0);
+    assert_string_equal(state_of(l, id), "completed");
+    /* the end report is acknowledged (the agent forgets it then) */
+    bool acked = false;
+    for (int i = 0; i < l->nf; i++)
+        acked |= l->f[i].type == DR_MSG_ACK;
+    assert_true(acked);
+    /* a failing rank fails the job with its exit code */
+    frames_clear(l);
+    uint64_t id2 = submit(l, ONE_GPU);
+    assert_int_equal(frames_of(l, 0, DR_MSG_LAUNCH, id2, fr, 4), 1);
+    m = launch_of(fr[0]);
+    gen = m.gen;
+    dr_msg_launch_free(&m);
+    rank_report(l, 0, id2, gen, 0, true, 0);
+    rank_report(l, 0, id2, gen, 0, false, 3);
+    assert_string_equal(state_of(l, id2), "failed");
+    teardown_life(l);
+}
+
+/* A node whose agent is cut off: nothing of its job runs elsewhere until
+ * its lease is surely over (the agent stops it by then); then the job is
+ * requeued and launched on the other node in a new generation; the old
+ * generation's reports, when the node comes back, are fenced off. */
+static void test_requeue_after_node_loss(void **state)
+{
+    (void)state;
+    life_t *l = setup_life(TWO_NODES, 100);
+    agent_up(l, 0, NULL, 0);
+    frames_clear(l);
+    uint64_t id = submit(l, TRAINING);
+    uint32_t gen1 = 0, gen2 = 0;
+    int n = start_ranks(l, 0, id, &gen1);
+    assert_true(n >= 1);
+    assert_string_equal(state_of(l, id), "running");
+    agent_up(l, 1, NULL, 0);
+    frames_clear(l);
+    agent_down(l, 0); /* cut off: its lease may still run */
+    ctld_fence_tick(&l->c);
+    pump(l);
+    const frame_t *fr[16];
+    assert_int_equal(frames_of(l, 1, DR_MSG_LAUNCH, id, fr, 16), 0);
+    assert_string_equal(state_of(l, id), "running");
+    /* past the lease (plus the controller's margin): lost, requeued, run on n2 */
+    int64_t wait_ns = ctld_requeue_after(&l->c) + 50 * 1000 * 1000;
+    struct timespec ts = {(time_t)(wait_ns / DR_NSEC_PER_SEC), (long)(wait_ns % DR_NSEC_PER_SEC)};
+    nanosleep(&ts, NULL);
+    ctld_fence_tick(&l->c);
+    pump(l);
+    assert_int_equal(start_ranks(l, 1, id, &gen2), n);
+    assert_true(gen2 > gen1);
+    assert_string_equal(state_of(l, id), "running");
+    /* n1 comes back still holding the old generation running: it is
+     * killed there, and the job's current run is untouched */
+    frames_clear(l);
+    dr_msg_held_t h = {.job = id, .gen = gen1, .rank = 0, .running = true};
+    agent_up(l, 0, &h, 1);
+    assert_int_equal(frames_of(l, 0, DR_MSG_KILL, id, fr, 16), 1);
+    dr_msg_kill_t k = {0};
+    assert_int_equal(dr_msg_kill_parse(&k, fr[0]->json, strlen(fr[0]->json), NULL), DR_OK);
+    assert_int_equal(k.gen, gen1);
+    dr_msg_kill_free(&k);
+    /* its end report (an old generation) does not end the job */
+    rank_report(l, 0, id, gen1, 0, false, 0);
+    assert_string_equal(state_of(l, id), "running");
+    end_ranks(l, 1, id, gen2, n, 0);
+    assert_string_equal(state_of(l, id), "completed");
+    teardown_life(l);
+}
+
+/* A restarted controller has a new epoch, carried by its launches; a job
+ * running when it stopped is adopted, not launched again. */
+static void test_epoch_across_restart(void **state)
+{
+    (void)state;
+    life_t *l = setup_life(ONE_NODE, 10000);
+    uint64_t e1 = l->c.epoch;
+    agent_up(l, 0, NULL, 0);
+    frames_clear(l);
+    uint64_t id = submit(l, ONE_GPU);
+    const frame_t *fr[4];
+    assert_int_equal(frames_of(l, 0, DR_MSG_LAUNCH, id, fr, 4), 1);
+    dr_msg_launch_t m = launch_of(fr[0]);
+    uint32_t gen = m.gen;
+    dr_msg_launch_free(&m);
+    rank_report(l, 0, id, gen, 0, true, 0);
+    stop(l);
+    start(l, 10000);
+    assert_true(l->c.epoch > e1);
+    assert_string_equal(state_of(l, id), "running");
+    dr_msg_held_t h = {.job = id, .gen = gen, .rank = 0, .running = true};
+    agent_up(l, 0, &h, 1);
+    assert_int_equal(frames_of(l, 0, DR_MSG_LAUNCH, id, fr, 4), 0);
+    uint64_t id2 = submit(l, ONE_GPU);
+    assert_int_equal(frames_of(l, 0, DR_MSG_LAUNCH, id2, fr, 4), 1);
+    m = launch_of(fr[0]);
+    assert_int_equal(m.epoch, l->c.epoch);
+    dr_msg_launch_free(&m);
+    rank_report(l, 0, id, gen, 0, false, 0);
+    assert_string_equal(state_of(l, id), "completed");
+    teardown_life(l);
+}
+
+/* A cancelled job's GPUs are not given to the next job until its agent
+ * confirms its processes are over: "the next run only after the last one
+ * is dead". */
+static void test_next_run_after_last_dead(void **state)
+{
+    (void)state;
+    life_t *l = setup_life(ONE_NODE, 10000);
+    agent_up(l, 0, NULL, 0);
+    frames_clear(l);
+    uint64_t a = submit(l, TRAINING);
+    uint32_t gen = 0, genb = 0;
+    int n = start_ranks(l, 0, a, &gen);
+    assert_true(n >= 1);
+    uint64_t b = submit(l, TRAINING); /* waits: every GPU is a's */
+    assert_string_equal(state_of(l, b), "pending");
+    frames_clear(l);
+    dr_err_t err = {0};
+    assert_int_equal(ctld_cancel(&l->c, ctld_job_find(&l->c, a), "test", &err), DR_OK);
+    pump(l);
+    const frame_t *fr[16];
+    assert_true(frames_of(l, 0, DR_MSG_KILL, a, fr, 16) >= 1);
+    /* killed, not yet confirmed over: b must not start on its GPUs */
+    assert_int_equal(frames_of(l, 0, DR_MSG_LAUNCH, b, fr, 16), 0);
+    assert_string_equal(state_of(l, b), "pending");
+    end_ranks(l, 0, a, gen, n - 1, -1); /* all but the last rank over */
+    assert_int_equal(frames_of(l, 0, DR_MSG_LAUNCH, b, fr, 16), 0);
+    rank_report(l, 0, a, gen, (uint32_t)(n - 1), false, -1);
+    assert_string_equal(state_of(l, a), "cancelled");
+    assert_int_equal(start_ranks(l, 0, b, &genb), n);
+    teardown_life(l);
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_submit_launch_settle),
+        cmocka_unit_test(test_requeue_after_node_loss),
+        cmocka_unit_test(test_epoch_across_restart),
+        cmocka_unit_test(test_next_run_after_last_dead),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

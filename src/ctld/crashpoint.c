@@ -2,7 +2,8 @@
  * that prove a controller crash loses no accepted job and runs none twice
  * (tests/integration/test_cluster_crash.sh).
  *
- * DROVER_CRASH_AT=NAME[:N], read once at start, arms one point: the N-th
+ * droverd --test-crash-at NAME[:N] arms one point (only that explicit
+ * flag: no environment a production droverd inherits arms one): the N-th
  * time (default the first) the code reaches it, the process raises SIGKILL
  * - no clean-up, no flush, nothing written after it, as a real crash.  A
  * point "after the commit" (ctld_crash_after_commit) is reached where its
@@ -29,9 +30,8 @@ static unsigned long crash_n;    /* fire on this reach */
 static unsigned long crash_seen; /* reaches so far */
 static bool crash_pending;       /* fire after the next commit */
 
-int ctld_crash_init(dr_err_t *err)
+int ctld_crash_init(const char *v, dr_err_t *err)
 {
-    const char *v = getenv("DROVER_CRASH_AT");
     if (!v || !v[0])
         return DR_OK;
     const char *colon = strchr(v, ':');
@@ -42,15 +42,15 @@ int ctld_crash_init(dr_err_t *err)
         errno = 0;
         crash_n = strtoul(colon + 1, &end, 10);
         if (errno || !end || *end || crash_n == 0)
-            return dr_err_set(err, DR_EINVAL, "DROVER_CRASH_AT: N in NAME:N must be 1 or more");
+            return dr_err_set(err, DR_EINVAL, "--test-crash-at: N in NAME:N must be 1 or more");
     }
     if (len == 0 || len >= sizeof crash_name)
-        return dr_err_set(err, DR_EINVAL, "DROVER_CRASH_AT: a point's name of 1 to %zu characters",
+        return dr_err_set(err, DR_EINVAL, "--test-crash-at: a point's name of 1 to %zu characters",
                           sizeof crash_name - 1);
     memcpy(crash_name, v, len);
     crash_name[len] = '\0';
     ctld_crash_at = crash_name;
-    ctld_log("test only: DROVER_CRASH_AT armed: SIGKILL at crash point %s (reach %lu)", crash_name,
+    ctld_log("test only: --test-crash-at armed: SIGKILL at crash point %s (reach %lu)", crash_name,
              crash_n);
     return DR_OK;
 }

@@ -71,6 +71,7 @@ typedef struct ctld_opts {
     /* no listeners (API, agent port, HAProxy): the caller drives the
      * controller by function calls and c->base (the in-process tests) */
     bool embedded;
+    const char *crash_at; /* --test-crash-at NAME[:N]: tests only (crashpoint.c) */
 } ctld_opts_t;
 
 typedef struct ctld_stats {

@@ -31,63 +31,66 @@
 static void usage(FILE *f)
 {
     fprintf(
-        f, "usage: droverd -c cluster.conf --state DIR [options]\n"
-           "       droverd --gen-key FILE\n"
-           "       droverd --check-store --state DIR\n"
-           "       droverd --enroll NODE [--generation N] [--key FILE] [--out FILE]\n"
-           "\n"
-           "  -c, --config FILE         cluster configuration (docs/config.md)\n"
-           "  --state DIR               state directory (SQLite store, Unix socket)\n"
-           "  --listen HOST:PORT        HTTP API on TCP (default 127.0.0.1:6817); an address\n"
-           "                            that is not loopback needs --tls (or --plain-http)\n"
-           "  --tls                     HTTPS on --listen (the Unix socket stays plain); without\n"
-           "                            --tls-cert: a self-signed pair made in DIR on the first\n"
-           "                            start, its SHA-256 fingerprint in the log\n"
-           "  --tls-cert FILE           the certificate (PEM, chain after it); implies --tls\n"
-           "  --tls-key FILE            its private key (PEM, mode 0600, owned by droverd's user)\n"
-           "  --tls-san NAME[,NAME]     more names or addresses for the self-signed certificate\n"
-           "                            (besides localhost, this host's name, 127.0.0.1, ::1)\n"
-           "  --plain-http              plain HTTP on a --listen address that is not loopback:\n"
-           "                            tokens and jobs cross the network in clear text\n"
-           "  --socket PATH             HTTP API on a Unix socket (default DIR/droverd.sock)\n"
-           "  --agent-listen HOST:PORT  agent connections (default: the --listen host, port+1)\n"
-           "  --key FILE                the master key: each node's key is derived from it\n"
-           "                            (default /etc/drover/cluster.key; never on a node)\n"
-           "  --policy NAME[:OPTS]      scheduling policy (default drover; 'drover sim\n"
-           "                            --list-policies' lists them)\n"
-           "  --operator USER[,USER]    users with the operator role (root always has it)\n"
-           "  --min-pass-interval DUR   at most one scheduling pass per DUR (default 5ms)\n"
-           "  --agent-timeout DUR       an agent silent this long: its node is unreachable,\n"
-           "                            nothing new starts there (default 5s)\n"
-           "  --lease DUR               an agent cut off this long stops its jobs; they are\n"
-           "                            requeued after it (default 30s or --agent-timeout,\n"
-           "                            the longer; at least --agent-timeout)\n"
-           "  --heartbeat DUR           agents' heartbeat period (default 1s)\n"
-           "  --haproxy-socket PATH     keep HAProxy's backends at the services' ready replicas\n"
-           "                            through its runtime API (docs/services.md)\n"
-           "  --service-drain DUR       a replica stopped on purpose leaves the load balancer\n"
-           "                            this long before it is stopped (default 2s)\n"
-           "  --no-fsync                synchronous=NORMAL: faster, a power cut may lose the\n"
-           "                            last acknowledged submits (a crash of droverd does not)\n"
-           "  --submit-rate N           at most N submits a second per user (token bucket;\n"
-           "                            default 0: no limit); over it: 429 and Retry-After\n"
-           "  --submit-burst N          the bucket's size (default 2 x --submit-rate, at least 1)\n"
-           "  --metrics-public          GET /metrics without a token (for a Prometheus that\n"
-           "                            sends none; the rest of the API still needs one)\n"
-           "  --stats-interval DUR      GET /v1/stats keeps a sample this often, 24 h of them\n"
-           "                            (default 10s, at least 1s)\n"
-           "  --init                    start a new store where the store file is empty, or\n"
-           "                            missing while droverd.seq says one existed (a first\n"
-           "                            start where there is nothing needs no --init)\n"
-           "  --check-store             check the store (PRAGMA integrity_check, read-only,\n"
-           "                            also while droverd runs) and exit: 0 whole, 1 not\n"
-           "  --daemon                  detach from the terminal\n"
-           "  --gen-key FILE            write a new random master key (mode 0600) and exit\n"
-           "  --enroll NODE             write NODE's key (from --key) to --out FILE (mode\n"
-           "                            0600; stdout without --out) and exit: install it on\n"
-           "                            that node as its agent's --key\n"
-           "  --generation N            with --enroll: the node's key generation (drover\n"
-           "                            nodes rekey says it; default 0)\n");
+        f,
+        "usage: droverd -c cluster.conf --state DIR [options]\n"
+        "       droverd --gen-key FILE\n"
+        "       droverd --check-store --state DIR\n"
+        "       droverd --enroll NODE [--generation N] [--key FILE] [--out FILE]\n"
+        "\n"
+        "  -c, --config FILE         cluster configuration (docs/config.md)\n"
+        "  --state DIR               state directory (SQLite store, Unix socket)\n"
+        "  --listen HOST:PORT        HTTP API on TCP (default 127.0.0.1:6817); an address\n"
+        "                            that is not loopback needs --tls (or --plain-http)\n"
+        "  --tls                     HTTPS on --listen (the Unix socket stays plain); without\n"
+        "                            --tls-cert: a self-signed pair made in DIR on the first\n"
+        "                            start, its SHA-256 fingerprint in the log\n"
+        "  --tls-cert FILE           the certificate (PEM, chain after it); implies --tls\n"
+        "  --tls-key FILE            its private key (PEM, mode 0600, owned by droverd's user)\n"
+        "  --tls-san NAME[,NAME]     more names or addresses for the self-signed certificate\n"
+        "                            (besides localhost, this host's name, 127.0.0.1, ::1)\n"
+        "  --plain-http              plain HTTP on a --listen address that is not loopback:\n"
+        "                            tokens and jobs cross the network in clear text\n"
+        "  --socket PATH             HTTP API on a Unix socket (default DIR/droverd.sock)\n"
+        "  --agent-listen HOST:PORT  agent connections (default: the --listen host, port+1)\n"
+        "  --key FILE                the master key: each node's key is derived from it\n"
+        "                            (default /etc/drover/cluster.key; never on a node)\n"
+        "  --policy NAME[:OPTS]      scheduling policy (default drover; 'drover sim\n"
+        "                            --list-policies' lists them)\n"
+        "  --operator USER[,USER]    users with the operator role (root always has it)\n"
+        "  --min-pass-interval DUR   at most one scheduling pass per DUR (default 5ms)\n"
+        "  --agent-timeout DUR       an agent silent this long: its node is unreachable,\n"
+        "                            nothing new starts there (default 5s)\n"
+        "  --lease DUR               an agent cut off this long stops its jobs; they are\n"
+        "                            requeued after it (default 30s or --agent-timeout,\n"
+        "                            the longer; at least --agent-timeout)\n"
+        "  --heartbeat DUR           agents' heartbeat period (default 1s)\n"
+        "  --haproxy-socket PATH     keep HAProxy's backends at the services' ready replicas\n"
+        "                            through its runtime API (docs/services.md)\n"
+        "  --service-drain DUR       a replica stopped on purpose leaves the load balancer\n"
+        "                            this long before it is stopped (default 2s)\n"
+        "  --no-fsync                synchronous=NORMAL: faster, a power cut may lose the\n"
+        "                            last acknowledged submits (a crash of droverd does not)\n"
+        "  --submit-rate N           at most N submits a second per user (token bucket;\n"
+        "                            default 0: no limit); over it: 429 and Retry-After\n"
+        "  --submit-burst N          the bucket's size (default 2 x --submit-rate, at least 1)\n"
+        "  --metrics-public          GET /metrics without a token (for a Prometheus that\n"
+        "                            sends none; the rest of the API still needs one)\n"
+        "  --stats-interval DUR      GET /v1/stats keeps a sample this often, 24 h of them\n"
+        "                            (default 10s, at least 1s)\n"
+        "  --init                    start a new store where the store file is empty, or\n"
+        "                            missing while droverd.seq says one existed (a first\n"
+        "                            start where there is nothing needs no --init)\n"
+        "  --check-store             check the store (PRAGMA integrity_check, read-only,\n"
+        "                            also while droverd runs) and exit: 0 whole, 1 not\n"
+        "  --daemon                  detach from the terminal\n"
+        "  --gen-key FILE            write a new random master key (mode 0600) and exit\n"
+        "  --enroll NODE             write NODE's key (from --key) to --out FILE (mode\n"
+        "                            0600; stdout without --out) and exit: install it on\n"
+        "                            that node as its agent's --key\n"
+        "  --generation N            with --enroll: the node's key generation (drover\n"
+        "                            nodes rekey says it; default 0)\n"
+        "  --test-crash-at NAME[:N]  tests only: SIGKILL the N-th time a named crash\n"
+        "                            point is reached (tests/integration/test_cluster_crash.sh)\n");
 }
 
 /* Write key to a new file path (mode 0600); opt names the option in errors. */
@@ -285,6 +288,7 @@ int main(int argc, char **argv)
         O_ENROLL,
         O_OUT,
         O_GEN,
+        O_CRASH_AT,
         O_HELP,
         O_VERSION
     };
@@ -320,6 +324,7 @@ int main(int argc, char **argv)
         {"enroll", required_argument, NULL, O_ENROLL},
         {"out", required_argument, NULL, O_OUT},
         {"generation", required_argument, NULL, O_GEN},
+        {"test-crash-at", required_argument, NULL, O_CRASH_AT},
         {"help", no_argument, NULL, O_HELP},
         {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0}};
@@ -403,6 +408,7 @@ int main(int argc, char **argv)
             enroll_gen = (uint32_t)g;
             break;
         }
+        case O_CRASH_AT: o.crash_at = optarg; break;
         case O_VERSION: printf("droverd %s\n", CTLD_VERSION); return 0;
         case 'h':
         case O_HELP: usage(stdout); return 0;

@@ -197,7 +197,7 @@ int dr_ctld_init(dr_ctld_t *c, const ctld_opts_t *o, dr_err_t *err)
     if (ctld_turn_init(c) != DR_OK || ctld_outbox_init(c) != DR_OK || ctld_notes_init(c) != DR_OK ||
         ctld_deps_init(c) != DR_OK || ctld_arrays_init(c) != DR_OK || ctld_stops_init(c) != DR_OK)
         return dr_err_set(err, DR_ENOMEM, "out of memory");
-    int rc = ctld_crash_init(err);
+    int rc = ctld_crash_init(o->crash_at, err);
     if (rc != DR_OK)
         return rc;
     rc = dr_catalog_builtin(&c->cat, err);

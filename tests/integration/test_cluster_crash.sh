@@ -1,7 +1,7 @@
 #!/bin/sh
 # test_cluster_crash.sh - a controller crash at any chosen point loses no
 # accepted job and runs none twice.  droverd is started with
-# DROVER_CRASH_AT=NAME (src/ctld/crashpoint.c): at that point it raises
+# --test-crash-at NAME (src/ctld/crashpoint.c): at that point it raises
 # SIGKILL.  For each point the test makes the controller reach it, sees it
 # die there, restarts droverd from its state directory (the agents and
 # their jobs stay up, as after a real crash) and checks:
@@ -56,10 +56,8 @@ dpid_alive() { kill -0 "$CL_DPID" 2>/dev/null; }
 # arm POINT: restart droverd with the point armed
 arm() {
     cl_kill9_droverd
-    export DROVER_CRASH_AT="$1"
     # shellcheck disable=SC2086
-    cl_droverd $LEASE || bad "armed droverd start ($1)"
-    unset DROVER_CRASH_AT
+    cl_droverd $LEASE --test-crash-at "$1" || bad "armed droverd start ($1)"
     cl_wait_nodes 3 || bad "agents after arming $1"
 }
 # crashed POINT: droverd died at POINT (within 15 s)

@@ -237,9 +237,7 @@ details "$g" | grep -q "^on n1: checkpoint step-1 (seq 1) committed after the pr
 # the victim must still resume from its checkpoint
 sed -e "s|$T/g\.|$T/h.|g" "$T/saver.sh" >"$T/saver2.sh" && chmod +x "$T/saver2.sh"
 cl_kill9_droverd
-export DROVER_CRASH_AT=preempt-ckpt-before-commit
-cl_droverd || bad "(h) armed droverd"
-unset DROVER_CRASH_AT
+cl_droverd --test-crash-at preempt-ckpt-before-commit || bad "(h) armed droverd"
 cl_wait_nodes 1 || bad "(h) agent"
 h=$("$DROVER" submit --parsable --gpus-per-node 2 -t 60 --checkpoint-every 30 --signal USR1@20 \
     "$T/saver2.sh")

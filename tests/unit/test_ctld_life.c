@@ -299,6 +299,9 @@ static const char *state_of(life_t *l, uint64_t id)
 static void test_submit_launch_settle(void **state)
 {
     (void)state;
+    /* an environment a production droverd might inherit arms no crash
+     * point (only --test-crash-at does): this submit would die here */
+    setenv("DROVER_CRASH_AT", "submit-before-commit", 1);
     life_t *l = setup_life(ONE_NODE, 10000);
     agent_up(l, 0, NULL, 0);
     frames_clear(l);
@@ -337,6 +340,7 @@ static void test_submit_launch_settle(void **state)
     rank_report(l, 0, id2, gen, 0, true, 0);
     rank_report(l, 0, id2, gen, 0, false, 3);
     assert_string_equal(state_of(l, id2), "failed");
+    unsetenv("DROVER_CRASH_AT");
     teardown_life(l);
 }
 

@@ -28,11 +28,28 @@ expect_fail() {
     fi
 }
 
-# finish: the script's exit status, with a count of what failed
+# skip WHY: what this run is for could not be tested here: say so and exit
+# 77, which ctest counts as Skipped (SKIP_RETURN_CODE), never 0 (Passed).
+# A failure already counted still fails the run (finish).
+skip() {
+    echo "SKIP: $1"
+    [ "$fails" -eq 0 ] || finish
+    exit 77
+}
+
+# A script with a part that may be unable to run (torch, netns, ../shared)
+# names that part on a line "# ctest-parts: PART..."; CMakeLists.txt then
+# registers integration/NAME (no argument: PART=main) and integration/NAME_PART
+# (`sh NAME.sh PART`) as separate entries, so that ctest reports Skipped for
+# exactly the part that could not run.  Such a script sets PART=${1:-main}.
+
+# finish: the script's exit status, with a count of what failed; it ends
+# the script either way (a split script's part ends with it)
 finish() {
     if [ "$fails" -ne 0 ]; then
         echo "$fails failure(s)"
         exit 1
     fi
     echo "all passed"
+    exit 0
 }

@@ -10,10 +10,19 @@
 # job's own commits prune the old ones again.  Last, the PyTorch gang
 # (examples/pytorch/ddp_train.py, gloo on CPU, two nodes): killed mid-run
 # by the loss of one node, it resumes from its last verified checkpoint
-# and ends with the weights of an uninterrupted run.
+# and ends with the weights of an uninterrupted run: its own ctest entry
+# (test_cluster_ckpt_ddp), Skipped where torch with gloo cannot be imported.
+# ctest-parts: ddp
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster_lib.sh"
 cd "$T" || exit 1
+PART=${1:-main}
+# Debian's python3-torch (scripts/bootstrap); DROVER_TORCH_PYTHON names another
+# interpreter (one without torch shows the skip)
+PY=${DROVER_TORCH_PYTHON:-/usr/bin/python3}
+if [ "$PART" = ddp ] && ! $PY -c 'import torch, torch.distributed as d; assert d.is_gloo_available()' 2>/dev/null; then
+    skip "torch with gloo cannot be imported by $PY (python3-torch; scripts/bootstrap installs it): no PyTorch DDP run"
+fi
 ROOT="$T/ckpt-root"
 cl_conf <<CONF
 NodeName=n[1-2] Gpus=H100-SXM:2 Cpus=4 MemGB=8
@@ -43,6 +52,8 @@ wait_state() {
     [ "$(job_field "$1" state)" = "$2" ]
 }
 
+# ---- PART=main (not indented: its here-documents are job scripts) ----
+if [ "$PART" = main ]; then
 # a job without --checkpoint-every has no checkpoint directory
 id0=$("$DROVER" submit --parsable -o "$T/plain.out" -- \
     sh -c 'echo "dir=${DROVER_CHECKPOINT_DIR:-none} from=${DROVER_RESTART_FROM:-none}"')
@@ -150,13 +161,11 @@ grep -q "step-5" "$T/ev.last" && bad "an uncommitted checkpoint was reported as 
     ok "drover ckpt list: 3 verified, seq 7,6,5; a restart would use step-5" ||
     bad "ckpt list: $(cat "$T/list.json")"
 "$DROVER" ckpt list "$J"
+finish
+fi # PART=main
 
-PY=/usr/bin/python3
-if ! $PY -c 'import torch, torch.distributed as d; assert d.is_gloo_available()' 2>/dev/null; then
-    echo "note: python3-torch (gloo) is not installed here (scripts/bootstrap installs it); PyTorch runs skipped"
-    finish
-fi
-cl_wait_nodes 2 || bad "agents after the restart"
+# ---- PART=ddp: the PyTorch gang (torch was found above) ----
+cl_wait_nodes 2 || bad "agents"
 DDP="$DROVER_SOURCE_DIR/examples/pytorch/ddp_train.py"
 mkdir -p "$T/ddp-ref" "$T/ddp-run"
 ref=$("$DROVER" submit --parsable --kind train --requeue --checkpoint-every 1m -N 2 --gpus-per-node 1 \

@@ -3,14 +3,14 @@
 # disk (a 2 MB tmpfs, filled): submits are refused with 507 naming the
 # cause, the job that runs keeps running and its end is stored once space
 # returns, and submits are taken again without a restart.  Needs root (the
-# mount); skipped elsewhere.
+# mount): where it cannot mount its tmpfs it exits 77 (ctest: Skipped).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster_lib.sh"
 cd "$T" || exit 1
-if [ "$(id -u)" != 0 ] || ! mkdir -p "$CL_STATE" || ! mount -t tmpfs -o size=2m drover-test "$CL_STATE"; then
-    echo "SKIP: cannot mount a tmpfs here (needs root)"
-    exit 77
-fi
+[ "$(id -u)" = 0 ] || skip "not root: cannot mount the 2 MB tmpfs a full disk needs"
+mkdir -p "$CL_STATE" || skip "cannot make $CL_STATE for the tmpfs"
+mount -t tmpfs -o size=2m drover-test "$CL_STATE" ||
+    skip "mount -t tmpfs refused here (a container without CAP_SYS_ADMIN?): no disk to fill"
 # the processes stop before the mount goes, and the mount before $T does
 df_cleanup() {
     for p in $CL_PIDS; do kill -TERM "$p" 2>/dev/null; done

@@ -5,19 +5,24 @@
 # where they run at rate 0: 13 jobs on these 5 traces never started and the
 # simulator spun empty 360 s rounds for centuries of simulated time (25.6
 # million passes a trace).  Now every job ends and there is about one pass
-# per round.  The shipped trace (b436b2) always runs; the other four come
-# from $DROVER_SHARED_DIR, without the sanitizers (a few seconds in all).
+# per round.  The shipped trace (b436b2) is this entry; the other four come
+# from $DROVER_SHARED_DIR, without the sanitizers (a few seconds in all), as
+# the entry test_gavel_fifo_shared, Skipped where they cannot be run.
+# ctest-parts: shared
 . "$(dirname "$0")/lib.sh"
 : "${DROVER_SOURCE_DIR:?}"
 SHARED=${DROVER_SHARED_DIR:-}
+PART=${1:-main}
 
 traces="$DROVER_SOURCE_DIR/data/traces/gavel-msr-seed0-b436b2.trace"
-if [ -d "$SHARED/data/traces/gavel/msr/seed=0" ] && [ "${DROVER_SANITIZED:-0}" != 1 ]; then
+if [ "$PART" = shared ]; then
+    [ -d "$SHARED/data/traces/gavel/msr/seed=0" ] ||
+        skip "the shared msr traces are absent (no $SHARED/data/traces/gavel/msr/seed=0)"
+    [ "${DROVER_SANITIZED:-0}" != 1 ] || skip "the shared msr traces are not replayed in a sanitizer build (too slow)"
+    traces=""
     for v in 0e4a51 11cb48 7f04ca ee9e8c; do
         traces="$traces $SHARED/data/traces/gavel/msr/seed=0/$v.trace"
     done
-else
-    echo "skip the shared msr traces (absent, or a sanitizer build)"
 fi
 
 for f in $traces; do

@@ -2,9 +2,12 @@
 # test_openb.sh - end-to-end tests of `drover sim --openb`: a hand-made
 # cluster with known placements, the real openb data when
 # $DROVER_SHARED_DIR has it (one seed; only BestFit under sanitizers), the
-# placement and sequence files, and the error messages for bad input.
+# placement and sequence files, and the error messages for bad input.  The
+# real data is the entry test_openb_shared, Skipped where it is absent.
+# ctest-parts: shared
 . "$(dirname "$0")/lib.sh"
 SHARED=${DROVER_SHARED_DIR:-}
+PART=${1:-main}
 
 # check_placements NAME FILE NPODS: header, one row per pod, well-formed
 # rows, no GPU above 1000 milli
@@ -23,6 +26,43 @@ check_placements() {
         ok "$name"
     fi
 }
+
+# --- the real data (PART=shared) ---
+if [ "$PART" = shared ]; then
+    OB="$SHARED/data/traces/openb"
+    [ -d "$OB" ] || skip "real openb data absent (no $OB)"
+    NODES="$OB/openb_node_list_gpu_node.csv"
+    PODS="$OB/openb_pod_list_default.csv"
+    if [ "${DROVER_SANITIZED:-0}" = 1 ]; then POLS=bestfit; else POLS="bestfit fgd drover"; fi
+    for pol in $POLS; do
+        if "$DROVER" sim --openb --nodes "$NODES" --pods "$PODS" --seed 42 --policy "$pol" --json \
+            --placements "$T/real.csv" --write-sequence "$T/real-seq.csv" >"$T/real.json" 2>"$T/err"; then
+            if jq -e '(.alloc_at_100 | type) == "number" and .alloc_at_100 > 85 and .alloc_at_100 <= 100
+                    and (.curve | length) == 81 and .curve[50][0] == 100 and .curve[50][1] == .alloc_at_100
+                    and .gpus == 6212 and .pods > 8152 and .failed_pods > 0 and .seed == 42
+                    and .variant == "default" and .policy == "'"$pol"'"' "$T/real.json" >/dev/null; then
+                ok "openb default seed 42 $pol: $(jq .alloc_at_100 "$T/real.json")"
+            else
+                bad "openb $pol json: $(head -c 400 "$T/real.json")"
+            fi
+            check_placements "openb $pol placements" "$T/real.csv" "$(jq .pods "$T/real.json")"
+            # the written sequence, with the same seed's ranks, replays identically
+            "$DROVER" sim --openb --nodes "$NODES" --sequence "$T/real-seq.csv" --seed 42 \
+                --policy "$pol" --placements "$T/real2.csv" >/dev/null 2>"$T/err" &&
+                cmp -s "$T/real.csv" "$T/real2.csv" && ok "openb $pol: sequence file replays the same" ||
+                bad "openb $pol: sequence replay differs: $(cat "$T/err")"
+        else
+            bad "openb $pol: $(cat "$T/err")"
+        fi
+    done
+    if [ "${DROVER_SANITIZED:-0}" != 1 ]; then
+        "$DROVER" sim --openb --nodes openb --pods "$PODS" --seeds 42-43 --policy bestfit \
+            >"$T/seeds.txt" 2>"$T/err" && grep -q "(mean)" "$T/seeds.txt" &&
+            [ "$(grep -cE '^ +4[23] +[0-9]+\.[0-9]{2} ' "$T/seeds.txt")" -eq 2 ] &&
+            ok "--seeds 42-43" || bad "--seeds: $(cat "$T/seeds.txt" "$T/err")"
+    fi
+    finish
+fi
 
 # --- a hand-made cluster: every placement known ---
 cat >"$T/nodes.csv" <<'CSV'
@@ -81,42 +121,5 @@ expect_fail "bad node list" 1 "badnodes.csv:2: memory_mib: 'x' is not a whole nu
     sim --openb --nodes "$T/badnodes.csv" --sequence "$T/seq.csv" --policy fgd
 "$DROVER" sim --openb --list-policies >"$T/out" 2>&1 && grep -q "^drover " "$T/out" &&
     grep -q "^fgd " "$T/out" && ok "--list-policies" || bad "--list-policies: $(cat "$T/out")"
-
-# --- the real data ---
-OB="$SHARED/data/traces/openb"
-if [ -d "$OB" ]; then
-    NODES="$OB/openb_node_list_gpu_node.csv"
-    PODS="$OB/openb_pod_list_default.csv"
-    if [ "${DROVER_SANITIZED:-0}" = 1 ]; then POLS=bestfit; else POLS="bestfit fgd drover"; fi
-    for pol in $POLS; do
-        if "$DROVER" sim --openb --nodes "$NODES" --pods "$PODS" --seed 42 --policy "$pol" --json \
-            --placements "$T/real.csv" --write-sequence "$T/real-seq.csv" >"$T/real.json" 2>"$T/err"; then
-            if jq -e '(.alloc_at_100 | type) == "number" and .alloc_at_100 > 85 and .alloc_at_100 <= 100
-                    and (.curve | length) == 81 and .curve[50][0] == 100 and .curve[50][1] == .alloc_at_100
-                    and .gpus == 6212 and .pods > 8152 and .failed_pods > 0 and .seed == 42
-                    and .variant == "default" and .policy == "'"$pol"'"' "$T/real.json" >/dev/null; then
-                ok "openb default seed 42 $pol: $(jq .alloc_at_100 "$T/real.json")"
-            else
-                bad "openb $pol json: $(head -c 400 "$T/real.json")"
-            fi
-            check_placements "openb $pol placements" "$T/real.csv" "$(jq .pods "$T/real.json")"
-            # the written sequence, with the same seed's ranks, replays identically
-            "$DROVER" sim --openb --nodes "$NODES" --sequence "$T/real-seq.csv" --seed 42 \
-                --policy "$pol" --placements "$T/real2.csv" >/dev/null 2>"$T/err" &&
-                cmp -s "$T/real.csv" "$T/real2.csv" && ok "openb $pol: sequence file replays the same" ||
-                bad "openb $pol: sequence replay differs: $(cat "$T/err")"
-        else
-            bad "openb $pol: $(cat "$T/err")"
-        fi
-    done
-    if [ "${DROVER_SANITIZED:-0}" != 1 ]; then
-        "$DROVER" sim --openb --nodes openb --pods "$PODS" --seeds 42-43 --policy bestfit \
-            >"$T/seeds.txt" 2>"$T/err" && grep -q "(mean)" "$T/seeds.txt" &&
-            [ "$(grep -cE '^ +4[23] +[0-9]+\.[0-9]{2} ' "$T/seeds.txt")" -eq 2 ] &&
-            ok "--seeds 42-43" || bad "--seeds: $(cat "$T/seeds.txt" "$T/err")"
-    fi
-else
-    echo "skip real openb data (no $OB)"
-fi
 
 finish

@@ -2,10 +2,13 @@
 # test_sim_cli.sh - end-to-end tests of `drover sim`: the real traces with
 # every shipped policy, JSON output, charts, and the error messages users
 # see for bad input.  Needs $DROVER (the binary); the real traces come from
-# $DROVER_SHARED_DIR and are skipped when it is absent.
+# $DROVER_SHARED_DIR: they are the entry test_sim_cli_shared, Skipped when
+# it is absent.
+# ctest-parts: shared
 . "$(dirname "$0")/lib.sh"
 : "${DROVER_SOURCE_DIR:?}"
 SHARED=${DROVER_SHARED_DIR:-}
+PART=${1:-main}
 
 # check_json NAME FILE NPOLICIES: every policy accounts for every job
 check_json() {
@@ -26,6 +29,39 @@ check_json() {
 
 POL=fifo,backfill,sjf,srtf
 GAVEL="$DROVER_SOURCE_DIR/data/traces/gavel-msr-seed0-b436b2.trace"
+
+# --- the real traces, every policy (PART=shared) ---
+if [ "$PART" = shared ]; then
+    [ -d "$SHARED/data/traces" ] || skip "real traces: $SHARED/data/traces not found"
+    for f in "$SHARED"/data/traces/gavel/msr/seed=0/6214e9.trace "$SHARED"/data/traces/gavel/msr/seed=1/11cb48.trace; do
+        "$DROVER" sim --cluster gavel-36-36-36 --trace "gavel:$f" --policy $POL --json --quiet \
+            >"$T/g.json" 2>"$T/err" && check_json "gavel msr $(basename "$f") x $POL" "$T/g.json" 4 ||
+            bad "gavel msr: $(cat "$T/err")"
+    done
+    # the policies that read declarations (drover, cost) and Gavel's, on
+    # real arrivals: every job accounted for (11cb48 has one 64-GPU job no
+    # policy can place; it fails at submission)
+    GPOL=drover,cost,gavel_fifo,fifo_perf,max_min_fairness,max_min_fairness_perf
+    f="$SHARED/data/traces/gavel/msr/seed=1/11cb48.trace"
+    "$DROVER" sim --cluster gavel-36-36-36 --trace "gavel:$f" --policy $GPOL --json --quiet \
+        >"$T/g.json" 2>"$T/err" && check_json "gavel msr 11cb48 x $GPOL" "$T/g.json" 6 ||
+        bad "gavel msr: $(cat "$T/err")"
+    f="$SHARED/data/traces/gavel/msr/seed=0/6214e9.trace"
+    "$DROVER" sim --cluster gavel-36-36-36 --trace "gavel:$f" --policy drover,cost --json \
+        --quiet >"$T/g.json" 2>"$T/err" && check_json "gavel msr 6214e9 x drover,cost" \
+        "$T/g.json" 2 || bad "gavel msr: $(cat "$T/err")"
+    # under the sanitizers the first 20,000 Philly jobs stand for all 82,247
+    PMAX=""
+    [ "${DROVER_SANITIZED:-0}" = 1 ] && PMAX="--max-jobs 20000"
+    "$DROVER" sim --cluster philly --trace "philly:$SHARED/data/traces/philly/philly_jobs.csv" \
+        --policy $POL --json --quiet $PMAX >"$T/p.json" 2>"$T/err" &&
+        check_json "philly ${PMAX:-all jobs} x $POL" "$T/p.json" 4 || bad "philly: $(cat "$T/err")"
+    "$DROVER" sim --cluster openb \
+        --trace "openb:$SHARED/data/traces/openb/openb_pod_list_default.csv" \
+        --policy $POL --json --quiet >"$T/o.json" 2>"$T/err" &&
+        check_json "openb default x $POL" "$T/o.json" 4 || bad "openb: $(cat "$T/err")"
+    finish
+fi
 
 # --- the shipped demo trace: table, JSON, charts ---
 if "$DROVER" sim --cluster gavel-36-36-36 --trace "gavel:$GAVEL" --policy $POL --quiet \
@@ -114,39 +150,6 @@ if "$DROVER" sim --cluster gavel-36-36-36 --trace "gavel:$GAVEL" --policy fifo,b
     fi
 else
     bad "node failures: $(cat "$T/err")"
-fi
-
-# --- the real traces, every policy ---
-if [ -d "$SHARED/data/traces" ]; then
-    for f in "$SHARED"/data/traces/gavel/msr/seed=0/6214e9.trace "$SHARED"/data/traces/gavel/msr/seed=1/11cb48.trace; do
-        "$DROVER" sim --cluster gavel-36-36-36 --trace "gavel:$f" --policy $POL --json --quiet \
-            >"$T/g.json" 2>"$T/err" && check_json "gavel msr $(basename "$f") x $POL" "$T/g.json" 4 ||
-            bad "gavel msr: $(cat "$T/err")"
-    done
-    # the policies that read declarations (drover, cost) and Gavel's, on
-    # real arrivals: every job accounted for (11cb48 has one 64-GPU job no
-    # policy can place; it fails at submission)
-    GPOL=drover,cost,gavel_fifo,fifo_perf,max_min_fairness,max_min_fairness_perf
-    f="$SHARED/data/traces/gavel/msr/seed=1/11cb48.trace"
-    "$DROVER" sim --cluster gavel-36-36-36 --trace "gavel:$f" --policy $GPOL --json --quiet \
-        >"$T/g.json" 2>"$T/err" && check_json "gavel msr 11cb48 x $GPOL" "$T/g.json" 6 ||
-        bad "gavel msr: $(cat "$T/err")"
-    f="$SHARED/data/traces/gavel/msr/seed=0/6214e9.trace"
-    "$DROVER" sim --cluster gavel-36-36-36 --trace "gavel:$f" --policy drover,cost --json \
-        --quiet >"$T/g.json" 2>"$T/err" && check_json "gavel msr 6214e9 x drover,cost" \
-        "$T/g.json" 2 || bad "gavel msr: $(cat "$T/err")"
-    # under the sanitizers the first 20,000 Philly jobs stand for all 82,247
-    PMAX=""
-    [ "${DROVER_SANITIZED:-0}" = 1 ] && PMAX="--max-jobs 20000"
-    "$DROVER" sim --cluster philly --trace "philly:$SHARED/data/traces/philly/philly_jobs.csv" \
-        --policy $POL --json --quiet $PMAX >"$T/p.json" 2>"$T/err" &&
-        check_json "philly ${PMAX:-all jobs} x $POL" "$T/p.json" 4 || bad "philly: $(cat "$T/err")"
-    "$DROVER" sim --cluster openb \
-        --trace "openb:$SHARED/data/traces/openb/openb_pod_list_default.csv" \
-        --policy $POL --json --quiet >"$T/o.json" 2>"$T/err" &&
-        check_json "openb default x $POL" "$T/o.json" 4 || bad "openb: $(cat "$T/err")"
-else
-    echo "skip real traces: $SHARED/data/traces not found"
 fi
 
 # --- data locality: tasks on nodes holding their shard, counted in the JSON ---

@@ -1,5 +1,5 @@
 /* plan.c - `drover plan train|serve|array`: parse the options into a
- * dr_plan_req_t, run the planner (src/core/plan.c) and print its answer as a
+ * dr_plan_req_t, run the planner (src/plan/) and print its answer as a
  * table, JSON (--json) and/or an SVG chart (--plot).  Thin on purpose: every
  * number and every explanation comes from libdrover. */
 #include <getopt.h>

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "drover/plan.h"
+#include "drover/text.h"
 #include "drover/time.h"
 
 int dr_plan_parse_count(const char *s, double *out)
@@ -162,12 +163,7 @@ int dr_plan_model_parse(const char *spec, dr_perfmodel_arch_t *out, dr_err_t *er
             return dr_err_set(err, DR_EINVAL, "model: '%.40s...' is too long", p);
         memcpy(item, p, n);
         item[n] = '\0';
-        char *s = item;
-        while (isspace((unsigned char)*s))
-            s++;
-        size_t k = strlen(s);
-        while (k && isspace((unsigned char)s[k - 1]))
-            s[--k] = '\0';
+        char *s = dr_trim(item);
         char *eq = strchr(s, '=');
         if (!*s) {
             return dr_err_set(err, DR_EINVAL, "model: empty item in '%.80s'", spec);

@@ -1,6 +1,7 @@
 /* text.h - the small text helpers the loaders share: blanks trimmed from a
  * value, and a CSV file read as a table (a header naming the columns, then
- * rows as wide as it).  Pure. */
+ * rows as wide as it).  Durations in words are in time.h
+ * (dr_duration_format), beside their parser.  Pure. */
 #ifndef DROVER_TEXT_H
 #define DROVER_TEXT_H
 

@@ -1,10 +1,15 @@
-/* text.c - blanks trimmed from a value, and a CSV file read as a table (the
- * GPU catalog, openb's node list and its pod lists share the loop).  One
- * implementation of each. */
+/* text.c - blanks trimmed from a value, a CSV file read as a table (the GPU
+ * catalog, openb's node list and its pod lists share the loop), and
+ * durations written for people (the planner's prose and tables, and the
+ * job tables' Slurm-style elapsed times).  One implementation of each. */
 #include "drover/text.h"
 
 #include <ctype.h>
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
+
+#include "drover/time.h"
 
 const char *dr_trim_span(const char *s, size_t *n)
 {
@@ -64,4 +69,51 @@ int dr_csv_row(dr_csv_t *c, const char *name, size_t ncols, dr_err_t *err)
                               name, c->line, c->nfields, ncols);
         return nf;
     }
+}
+
+/* The human scale: the largest unit that keeps the number readable. */
+static const struct {
+    double below, unit;
+    const char *word, *abbr;
+} scale[] = {
+    {1, 1e-3, "ms", "ms"},
+    {120, 1, "s", "s"},
+    {7200, 60, "min", "min"},
+    {3 * 86400, 3600, "h", "h"},
+    {90 * 86400, 86400, "days", "d"},
+    {3 * 365.25 * 86400, 30.4375 * 86400, "months", "mo"},
+    {INFINITY, 365.25 * 86400, "years", "y"},
+};
+
+char *dr_duration_format(double s, dr_duration_style_t style, char *buf, size_t n)
+{
+    if (isnan(s)) {
+        snprintf(buf, n, "-");
+        return buf;
+    }
+    if (style == DR_DURATION_CLOCK) {
+        if (s < 0)
+            s = 0;
+        if (s > 9.2e15)
+            s = 9.2e15;
+        long long t = (long long)s;
+        long long sec = t % 60, m = (t / 60) % 60, h = (t / 3600) % 24, d = t / 86400;
+        if (d)
+            snprintf(buf, n, "%lld-%02lld:%02lld:%02lld", d, h, m, sec);
+        else if (h)
+            snprintf(buf, n, "%lld:%02lld:%02lld", h, m, sec);
+        else
+            snprintf(buf, n, "%lld:%02lld", m, sec);
+        return buf;
+    }
+    if (isinf(s)) {
+        snprintf(buf, n, "never");
+        return buf;
+    }
+    size_t i = 0;
+    while (s >= scale[i].below)
+        i++;
+    snprintf(buf, n, i == 0 ? "%.0f %s" : "%.1f %s", s / scale[i].unit,
+             style == DR_DURATION_WORDS ? scale[i].word : scale[i].abbr);
+    return buf;
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "drover/time.h"
 #include "plan/plan_priv.h"
 
 /* Relative speed of g for a task measured on ref: effective matmul rate
@@ -69,8 +70,8 @@ int dr_plan_array_type(const dr_plan_req_t *r, const dr_gpu_spec_t *g, const dr_
     dr_plan_account(r, o, g, tasks * o->task_s);
     if (!o->meets) {
         char w[32], d[32];
-        dr_plan_human_s(o->wall_s, w, sizeof w);
-        dr_plan_human_s(r->deadline_s, d, sizeof d);
+        dr_duration_format(o->wall_s, DR_DURATION_WORDS, w, sizeof w);
+        dr_duration_format(r->deadline_s, DR_DURATION_WORDS, d, sizeof d);
         snprintf(o->note, sizeof o->note, "misses the deadline: %s with %u GPUs (deadline %s)", w,
                  o->gpus, d);
     }

@@ -122,8 +122,8 @@ int dr_plan_array_type(const dr_plan_req_t *r, const dr_gpu_spec_t *g, const dr_
 
 /* ---- explain.c: the prose ---- */
 
-/* A duration and a dollar amount in words ("3.5 days", "$443k"). */
-void dr_plan_human_s(double s, char *buf, size_t n);
+/* A dollar amount in words ("$443k"); durations are dr_duration_format's
+ * (DR_DURATION_WORDS). */
 void dr_plan_human_usd(double v, char *buf, size_t n);
 /* Append to a fixed, NUL-terminated buffer (truncating).  Inline: the
  * analyser then sees that it writes only into buf. */

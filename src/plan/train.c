@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "drover/resilience.h"
+#include "drover/time.h"
 #include "plan/plan_priv.h"
 
 /* ---- training ---- */
@@ -264,8 +265,8 @@ int dr_plan_train_type(const dr_plan_req_t *r, const batch_set_t *bs, const dr_g
     dr_plan_account(r, o, g, 0);
     if (!o->meets) {
         char w[32], d[32];
-        dr_plan_human_s(e->wall_s, w, sizeof w);
-        dr_plan_human_s(r->deadline_s, d, sizeof d);
+        dr_duration_format(e->wall_s, DR_DURATION_WORDS, w, sizeof w);
+        dr_duration_format(r->deadline_s, DR_DURATION_WORDS, d, sizeof d);
         snprintf(o->note, sizeof o->note,
                  "misses the deadline: the fastest configuration tried takes %s (deadline %s)", w,
                  d);

@@ -53,4 +53,21 @@ static inline double dr_time_to_s(dr_time_t t)
 int dr_duration_parse(const char *s, dr_time_t *out);
 int dr_duration_parse_err(const char *s, dr_time_t *out, dr_err_t *err);
 
+/* How dr_duration_format writes a duration. */
+typedef enum dr_duration_style {
+    /* the planner's prose: "250 ms", "12.5 s", "3.2 min", "10.5 h" (under 3
+     * days), "4.2 days" (under 90), "8.4 months" (under 3 years), "3.1 years" */
+    DR_DURATION_WORDS = 0,
+    /* the same scale for table columns: "250 ms" ... "4.2 d", "8.4 mo", "3.1 y" */
+    DR_DURATION_SHORT,
+    /* Slurm's elapsed time, as the job tables show it: "M:SS", "H:MM:SS",
+     * "D-HH:MM:SS" (whole seconds, rounded down; negative counts as 0) */
+    DR_DURATION_CLOCK
+} dr_duration_style_t;
+
+/* Seconds written for people in `style`: NaN as "-" (unknown), and in the
+ * human scales infinity as "never".  The library's one duration formatter
+ * (the CLI's cli_fmt_duration is DR_DURATION_CLOCK).  Returns buf. */
+char *dr_duration_format(double s, dr_duration_style_t style, char *buf, size_t n);
+
 #endif

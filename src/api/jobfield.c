@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "api/jobspec_priv.h"
+#include "drover/text.h"
 #include "drover/util.h"
 
 #define OFF(m) offsetof(dr_jobspec_t, m)
@@ -442,18 +443,6 @@ void jf_move(dr_jobspec_t *dst, dr_jobspec_t *src, int id)
     }
     src->set &= ~(DR_JF_BIT(id));
     dst->set |= DR_JF_BIT(id);
-}
-
-/* The value without leading and trailing blanks: [*b, *b + *n). */
-static void trim(const char *s, const char **b, size_t *n)
-{
-    while (isspace((unsigned char)*s))
-        s++;
-    size_t len = strlen(s);
-    while (len && isspace((unsigned char)s[len - 1]))
-        len--;
-    *b = s;
-    *n = len;
 }
 
 /* A whole number in [0, max]: decimal digits, optionally followed by '.'
@@ -1188,7 +1177,7 @@ int jf_set(dr_jobspec_t *s, const jf_def_t *d, uint8_t how, const char *value, d
         return dr_err_set(err, DR_EINVAL, "%s: empty value", f);
     const char *b;
     size_t n;
-    trim(value, &b, &n);
+    b = dr_trim_span(value, &n);
     int rc;
     switch (d->parse) {
     case JF_P_STRING:
@@ -1236,7 +1225,7 @@ int dr_time_limit_parse(const char *s, dr_time_t *out, dr_err_t *err)
         return dr_err_set(err, DR_EINVAL, "empty time");
     const char *b;
     size_t n;
-    trim(s, &b, &n);
+    b = dr_trim_span(s, &n);
     if ((n == 9 && strncasecmp(b, "unlimited", 9) == 0) ||
         (n == 8 && strncasecmp(b, "infinite", 8) == 0)) {
         *out = 0;

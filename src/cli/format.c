@@ -10,27 +10,12 @@
 #include <time.h>
 
 #include "drover/joblist.h"
+#include "drover/time.h"
 #include "drover/util.h"
 
 char *cli_fmt_duration(double secs, char *buf, size_t n)
 {
-    if (isnan(secs)) {
-        snprintf(buf, n, "-");
-        return buf;
-    }
-    if (secs < 0)
-        secs = 0;
-    if (secs > 9.2e15)
-        secs = 9.2e15;
-    long long t = (long long)secs;
-    long long s = t % 60, m = (t / 60) % 60, h = (t / 3600) % 24, d = t / 86400;
-    if (d)
-        snprintf(buf, n, "%lld-%02lld:%02lld:%02lld", d, h, m, s);
-    else if (h)
-        snprintf(buf, n, "%lld:%02lld:%02lld", h, m, s);
-    else
-        snprintf(buf, n, "%lld:%02lld", m, s);
-    return buf;
+    return dr_duration_format(secs, DR_DURATION_CLOCK, buf, n);
 }
 
 char *cli_fmt_age(double secs, char *buf, size_t n)

@@ -15,7 +15,8 @@
 #include "drover/error.h"
 
 /* Seconds as Slurm shows elapsed times: "M:SS", "H:MM:SS", "D-HH:MM:SS"
- * (truncated to whole seconds; negative counts as 0; NaN as "-"). */
+ * (truncated to whole seconds; negative counts as 0; NaN as "-"):
+ * dr_duration_format's DR_DURATION_CLOCK (drover/time.h). */
 char *cli_fmt_duration(double secs, char *buf, size_t n);
 /* A short age for "heard from 5s ago": "5s", "3m", "2h", "4d" (whole
  * units, rounded down; under 2 of a unit stays in the smaller one). */

@@ -1,5 +1,5 @@
 /* plan.c - `drover plan train|serve|array`: parse the options into a
- * dr_plan_req_t, run the planner (src/core/plan.c) and print its answer as a
+ * dr_plan_req_t, run the planner (src/plan/) and print its answer as a
  * table, JSON (--json) and/or an SVG chart (--plot).  Thin on purpose: every
  * number and every explanation comes from libdrover. */
 #include <getopt.h>
@@ -125,24 +125,6 @@ static void list_models(void)
                p[i].arch.ffn, p[i].arch.vocab, p[i].source);
 }
 
-static void fmt_time(double s, char *b, size_t n)
-{
-    if (!isfinite(s))
-        snprintf(b, n, "-");
-    else if (s < 1)
-        snprintf(b, n, "%.0f ms", s * 1000);
-    else if (s < 120)
-        snprintf(b, n, "%.1f s", s);
-    else if (s < 7200)
-        snprintf(b, n, "%.1f min", s / 60);
-    else if (s < 3 * 86400)
-        snprintf(b, n, "%.1f h", s / 3600);
-    else if (s < 730 * 86400)
-        snprintf(b, n, "%.1f d", s / 86400);
-    else
-        snprintf(b, n, "%.1f y", s / (365.25 * 86400));
-}
-
 static void fmt_num(double v, char *b, size_t n)
 {
     if (!isfinite(v))
@@ -223,7 +205,7 @@ static void print_train(const dr_plan_result_t *res, bool all)
             snprintf(xp + strlen(xp), sizeof xp - strlen(xp), " e%u", e->layout.ep);
         snprintf(lay, sizeof lay, "%u.%u.%u%s z%d %s", e->layout.tp, e->layout.pp, e->layout.dp, xp,
                  e->layout.zero_stage, dr_perfmodel_recompute_name(e->layout.recompute));
-        fmt_time(o->fits ? o->wall_s : NAN, wall, sizeof wall);
+        dr_duration_format(o->fits ? o->wall_s : NAN, DR_DURATION_SHORT, wall, sizeof wall);
         fmt_num(o->fits ? o->gpu_hours : NAN, gh, sizeof gh);
         fmt_usd(o->fits ? o->cost_usd : NAN, cost, sizeof cost);
         fmt_num(o->fits ? o->energy_kwh / 1000 : NAN, mwh, sizeof mwh);
@@ -256,8 +238,8 @@ static void print_serve(const dr_plan_result_t *res, bool all)
         char rps[16], tps[16], ttft[16], tpot[16], ch[40], cm[40];
         fmt_num(o->fits ? e->requests_per_s : NAN, rps, sizeof rps);
         fmt_num(o->fits ? e->tokens_per_s : NAN, tps, sizeof tps);
-        fmt_time(o->fits ? e->ttft_s : NAN, ttft, sizeof ttft);
-        fmt_time(o->fits ? e->tpot_s : NAN, tpot, sizeof tpot);
+        dr_duration_format(o->fits ? e->ttft_s : NAN, DR_DURATION_SHORT, ttft, sizeof ttft);
+        dr_duration_format(o->fits ? e->tpot_s : NAN, DR_DURATION_SHORT, tpot, sizeof tpot);
         fmt_usd(o->fits ? o->cost_usd_hr : NAN, ch, sizeof ch);
         double mt = o->fits && e->tokens_per_s > 0
                         ? o->cost_usd_hr / (o->replicas * e->tokens_per_s * 3600) * 1e6
@@ -279,8 +261,8 @@ static void print_array(const dr_plan_result_t *res, bool all)
             continue;
         const dr_plan_option_t *o = &res->opts[i];
         char task[16], wall[16], gh[16], cost[40], mwh[16];
-        fmt_time(o->fits ? o->task_s : NAN, task, sizeof task);
-        fmt_time(o->fits ? o->wall_s : NAN, wall, sizeof wall);
+        dr_duration_format(o->fits ? o->task_s : NAN, DR_DURATION_SHORT, task, sizeof task);
+        dr_duration_format(o->fits ? o->wall_s : NAN, DR_DURATION_SHORT, wall, sizeof wall);
         fmt_num(o->fits ? o->gpu_hours : NAN, gh, sizeof gh);
         fmt_usd(o->fits ? o->cost_usd : NAN, cost, sizeof cost);
         fmt_num(o->fits ? o->energy_kwh / 1000 : NAN, mwh, sizeof mwh);

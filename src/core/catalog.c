@@ -3,7 +3,6 @@
  * figures kept as NAN; looks GPUs up by name or alias. */
 #include "drover/catalog.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 #include <strings.h>
 
 #include "core/embed.h"
+#include "drover/text.h"
 #include "drover/util.h"
 
 /* Numeric columns: header name and where the value goes. */
@@ -115,17 +115,6 @@ const dr_gpu_spec_t *dr_catalog_find(const dr_catalog_t *cat, const char *name)
     return name ? cat_find_n(cat, name, strlen(name)) : NULL;
 }
 
-/* Trim blanks in place; returns the trimmed start. */
-static char *trim(char *s)
-{
-    while (isspace((unsigned char)*s))
-        s++;
-    size_t n = strlen(s);
-    while (n && isspace((unsigned char)s[n - 1]))
-        s[--n] = '\0';
-    return s;
-}
-
 /* Is any key of row g (its name or an alias) already in cat->gpus[0..n)?
  * Returns the clashing key via key and klen and the earlier row. */
 static const dr_gpu_spec_t *cat_clash(const dr_catalog_t *cat, const dr_gpu_spec_t *g,
@@ -160,24 +149,13 @@ int dr_catalog_parse(dr_catalog_t *cat, const char *name, const char *buf, size_
     memset(cat, 0, sizeof *cat);
     if (!name)
         name = "catalog";
-    if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) { /* a UTF-8 byte order mark */
-        buf += 3;
-        len -= 3;
-    }
     dr_csv_t csv;
-    dr_csv_init(&csv, buf, len, ',');
-    int rc = dr_csv_next(&csv);
+    dr_csv_open(&csv, buf, len);
+    int rc = dr_csv_header(&csv, name, err);
     int num_col[CAT_NNUMS], str_col[CAT_NSTRS], src_col = -1;
     size_t *lines = NULL, lines_cap = 0, nlines = 0; /* line of each row */
-    if (rc == 0) {
-        rc = dr_err_set(err, DR_EINVAL, "%s: empty file (no header)", name);
+    if (rc < 0)
         goto fail;
-    }
-    if (rc < 0) {
-        rc = rc == DR_ENOMEM ? dr_err_set(err, rc, "%s: out of memory", name)
-                             : dr_err_set(err, rc, "%s:%zu: unterminated quote", name, csv.line);
-        goto fail;
-    }
     size_t ncols = csv.nfields;
     for (size_t i = 0; i < CAT_NSTRS; i++)
         str_col[i] = dr_csv_col(&csv, cat_strs[i].col);
@@ -191,27 +169,16 @@ int dr_catalog_parse(dr_catalog_t *cat, const char *name, const char *buf, size_
                             required[i]);
             goto fail;
         }
-    while ((rc = dr_csv_next(&csv)) != 0) {
-        if (rc < 0) {
-            rc = rc == DR_ENOMEM
-                     ? dr_err_set(err, rc, "%s: out of memory", name)
-                     : dr_err_set(err, rc, "%s:%zu: unterminated quote", name, csv.line);
+    while ((rc = dr_csv_row(&csv, name, ncols, err)) != 0) {
+        if (rc < 0)
             goto fail;
-        }
         size_t ln = csv.line;
-        if (csv.nfields == 1 && dr_is_blank(csv.fields[0]))
-            continue; /* a line of blanks */
-        if (csv.nfields != ncols) {
-            rc = dr_err_set(err, DR_EINVAL, "%s:%zu: row has %zu fields, the header has %zu", name,
-                            ln, csv.nfields, ncols);
-            goto fail;
-        }
         dr_gpu_spec_t g;
         dr_gpu_spec_unknown(&g, NULL);
         for (size_t i = 0; i < CAT_NSTRS; i++) {
             if (str_col[i] < 0)
                 continue;
-            char *v = trim(csv.fields[str_col[i]]);
+            char *v = dr_trim(csv.fields[str_col[i]]);
             if (strlen(v) >= cat_strs[i].size) {
                 rc = dr_err_set(err, DR_EINVAL,
                                 "%s:%zu: %s: '%.40s...' is longer than %zu characters", name, ln,
@@ -236,12 +203,12 @@ int dr_catalog_parse(dr_catalog_t *cat, const char *name, const char *buf, size_
             if (!dr_is_blank(v)) {
                 if (dr_parse_double(v, &x) != 0) {
                     rc = dr_err_set(err, DR_EINVAL, "%s:%zu: %s: '%.60s' is not a number", name, ln,
-                                    cat_nums[i].col, trim(csv.fields[num_col[i]]));
+                                    cat_nums[i].col, dr_trim(csv.fields[num_col[i]]));
                     goto fail;
                 }
                 if (x < 0) {
                     rc = dr_err_set(err, DR_EINVAL, "%s:%zu: %s: '%.60s' is negative", name, ln,
-                                    cat_nums[i].col, trim(csv.fields[num_col[i]]));
+                                    cat_nums[i].col, dr_trim(csv.fields[num_col[i]]));
                     goto fail;
                 }
             }
@@ -262,7 +229,7 @@ int dr_catalog_parse(dr_catalog_t *cat, const char *name, const char *buf, size_
             goto fail;
         }
         if (src_col >= 0 && !dr_is_blank(csv.fields[src_col]) &&
-            !(g.source = dr_strdup(trim(csv.fields[src_col])))) {
+            !(g.source = dr_strdup(dr_trim(csv.fields[src_col])))) {
             rc = dr_err_set(err, DR_ENOMEM, "%s: out of memory", name);
             goto fail;
         }

@@ -1,7 +1,6 @@
 /* config_openb.c - the Alibaba openb node list (sn,cpu_milli,memory_mib,gpu,
  * model) read into a cluster: catalog GPU models get catalog specs, the
  * others (G2, G3) become declared types whose figures are unknown. */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,20 +9,11 @@
 #include "drover/catalog.h"
 #include "drover/cluster.h"
 #include "drover/config.h"
+#include "drover/text.h"
 #include "drover/util.h"
 
 enum { OB_SN, OB_CPU, OB_MEM, OB_GPU, OB_MODEL, OB_NCOLS };
 static const char *const ob_cols[OB_NCOLS] = {"sn", "cpu_milli", "memory_mib", "gpu", "model"};
-
-static char *ob_trim(char *s)
-{
-    while (isspace((unsigned char)*s))
-        s++;
-    size_t n = strlen(s);
-    while (n && isspace((unsigned char)s[n - 1]))
-        s[--n] = '\0';
-    return s;
-}
 
 /* The cluster type for an openb model name, added on first use. */
 static int ob_type(dr_cluster_t *c, const dr_catalog_t *cat, const char *model, dr_err_t *err)
@@ -45,45 +35,30 @@ int dr_openb_nodes_parse(dr_cluster_t *c, const dr_catalog_t *cat, const char *n
 {
     if (!name)
         name = "openb nodes";
-    if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) { /* a UTF-8 byte order mark */
-        buf += 3;
-        len -= 3;
-    }
     dr_csv_t csv;
-    dr_csv_init(&csv, buf, len, ',');
-    int col[OB_NCOLS], rc = DR_OK;
-    size_t ncols = 0, base = c->nnodes, *lines = NULL, nlines = 0, caplines = 0;
+    dr_csv_open(&csv, buf, len);
+    int col[OB_NCOLS], rc = dr_csv_header(&csv, name, err);
+    size_t ncols = csv.nfields, base = c->nnodes, *lines = NULL, nlines = 0, caplines = 0;
     uint64_t ngpus = c->ngpus;
-    for (size_t row = 0;; row++) {
-        int nf = dr_csv_next(&csv);
+    if (rc < 0)
+        goto out;
+    for (int i = 0; i < OB_NCOLS; i++)
+        if ((col[i] = dr_csv_col(&csv, ob_cols[i])) < 0) {
+            rc = dr_err_set(err, DR_EINVAL, "%s:%zu: header: missing column '%s'", name, csv.line,
+                            ob_cols[i]);
+            goto out;
+        }
+    for (;;) {
+        int nf = dr_csv_row(&csv, name, ncols, err);
         if (nf == 0)
             break;
         if (nf < 0) {
-            rc = nf == DR_ENOMEM
-                     ? dr_err_set(err, nf, "%s: out of memory", name)
-                     : dr_err_set(err, nf, "%s:%zu: unterminated quote", name, csv.line);
+            rc = nf;
             goto out;
         }
         size_t ln = csv.line;
-        if (row == 0) { /* the header */
-            ncols = csv.nfields;
-            for (int i = 0; i < OB_NCOLS; i++)
-                if ((col[i] = dr_csv_col(&csv, ob_cols[i])) < 0) {
-                    rc = dr_err_set(err, DR_EINVAL, "%s:%zu: header: missing column '%s'", name, ln,
-                                    ob_cols[i]);
-                    goto out;
-                }
-            continue;
-        }
-        if (csv.nfields == 1 && dr_is_blank(csv.fields[0]))
-            continue;
-        if (csv.nfields != ncols) {
-            rc = dr_err_set(err, DR_EINVAL, "%s:%zu: row has %zu fields, the header has %zu", name,
-                            ln, csv.nfields, ncols);
-            goto out;
-        }
-        char *sn = ob_trim(csv.fields[col[OB_SN]]);
-        char *model = ob_trim(csv.fields[col[OB_MODEL]]);
+        char *sn = dr_trim(csv.fields[col[OB_SN]]);
+        char *model = dr_trim(csv.fields[col[OB_MODEL]]);
         if (!*sn) {
             rc = dr_err_set(err, DR_EINVAL, "%s:%zu: sn: empty node name", name, ln);
             goto out;
@@ -104,7 +79,7 @@ int dr_openb_nodes_parse(dr_cluster_t *c, const dr_catalog_t *cat, const char *n
         static const uint64_t max[3] = {UINT32_MAX, (uint64_t)1 << 50, DR_MAX_GPUS_PER_NODE};
         uint64_t v[3];
         for (int i = 0; i < 3; i++) {
-            char *f = ob_trim(csv.fields[col[OB_CPU + i]]);
+            char *f = dr_trim(csv.fields[col[OB_CPU + i]]);
             if (dr_parse_u64(f, &v[i]) != 0) {
                 rc = dr_err_set(err, DR_EINVAL, "%s:%zu: %s: '%.64s' is not a whole number", name,
                                 ln, ob_cols[OB_CPU + i], f);
@@ -153,9 +128,7 @@ int dr_openb_nodes_parse(dr_cluster_t *c, const dr_catalog_t *cat, const char *n
             goto out;
         }
     }
-    if (ncols == 0)
-        rc = dr_err_set(err, DR_EINVAL, "%s: empty file (no header)", name);
-    else if (c->nnodes == base)
+    if (c->nnodes == base)
         rc = dr_err_set(err, DR_EINVAL, "%s: no nodes", name);
     else if ((rc = dr_cluster_finalize(c, err)) != 0)
         dr_err_prefix(err, "%s: ", name);

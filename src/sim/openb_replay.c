@@ -8,13 +8,13 @@
  * here works on memory except the two _load functions. */
 #include "drover/openb.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "drover/pack.h"
+#include "drover/text.h"
 #include "drover/util.h"
 
 void dr_openb_pods_init(dr_openb_pods_t *p)
@@ -51,16 +51,6 @@ static int specs_ready(dr_openb_pods_t *p)
 
 /* --- reading --- */
 
-static char *trim(char *s)
-{
-    while (isspace((unsigned char)*s))
-        s++;
-    size_t n = strlen(s);
-    while (n && isspace((unsigned char)s[n - 1]))
-        s[--n] = '\0';
-    return s;
-}
-
 enum { C_NAME, C_BASE, C_CPU, C_MEM, C_NGPU, C_MILLI, C_SPEC, C_N };
 static const char *const trace_cols[C_N] = {"name",    "",          "cpu_milli", "memory_mib",
                                             "num_gpu", "gpu_milli", "gpu_spec"};
@@ -80,7 +70,7 @@ typedef struct reader {
 static int field_uint(reader_t *rd, size_t line, const char *col, char *f, uint64_t max,
                       uint64_t *out)
 {
-    f = trim(f);
+    f = dr_trim(f);
     if (dr_parse_u64(f, out) != 0)
         return dr_err_set(rd->err, DR_EINVAL, "%s:%zu: %s: '%.64s' is not a whole number", rd->name,
                           line, col, f);
@@ -108,11 +98,8 @@ static int read_row(reader_t *rd, dr_csv_t *csv)
 {
     size_t line = csv->line;
     const char *const *cols = rd->sequence ? seq_cols : trace_cols;
-    if (csv->nfields != rd->ncols)
-        return dr_err_set(rd->err, DR_EINVAL, "%s:%zu: row has %zu fields, the header has %zu",
-                          rd->name, line, csv->nfields, rd->ncols);
     dr_openb_pod_t pod = {0};
-    char *name = trim(csv->fields[rd->col[C_NAME]]);
+    char *name = dr_trim(csv->fields[rd->col[C_NAME]]);
     if (!*name)
         return dr_err_set(rd->err, DR_EINVAL, "%s:%zu: %s: empty pod name", rd->name, line,
                           cols[C_NAME]);
@@ -134,7 +121,7 @@ static int read_row(reader_t *rd, dr_csv_t *csv)
         (rc = field_uint(rd, line, "num_gpu", csv->fields[rd->col[C_NGPU]], DR_MAX_GPUS_PER_NODE,
                          &ngpu)))
         return rc;
-    char *ms = trim(csv->fields[rd->col[C_MILLI]]);
+    char *ms = dr_trim(csv->fields[rd->col[C_MILLI]]);
     uint64_t milli;
     if (rd->sequence) {
         if ((rc = field_uint(rd, line, "gpu_milli", ms, 1000, &milli)) != DR_OK)
@@ -160,7 +147,7 @@ static int read_row(reader_t *rd, dr_csv_t *csv)
                           rd->name, line, (unsigned long long)milli, (unsigned long long)ngpu);
     const char *spec = "";
     if (rd->col[C_SPEC] >= 0) {
-        char *s = trim(csv->fields[rd->col[C_SPEC]]);
+        char *s = dr_trim(csv->fields[rd->col[C_SPEC]]);
         if (*s && !dr_streq_ci(s, "nan"))
             spec = s;
     }
@@ -173,7 +160,7 @@ static int read_row(reader_t *rd, dr_csv_t *csv)
     int64_t sid = dr_strtab_intern(&rd->p->specs, spec);
     int64_t bid = nid;
     if (rd->sequence) {
-        char *base = trim(csv->fields[rd->col[C_BASE]]);
+        char *base = dr_trim(csv->fields[rd->col[C_BASE]]);
         bid = *base ? dr_strtab_intern(&rd->p->names, base) : nid;
     }
     if (nid < 0 || sid < 0 || bid < 0)
@@ -205,29 +192,22 @@ static int parse(dr_openb_pods_t *p, bool sequence, const char *name, const char
         name = sequence ? "openb sequence" : "openb pods";
     if (p->n)
         return dr_err_set(err, DR_ESTATE, "%s: the pod list is not empty", name);
-    if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) { /* a UTF-8 byte order mark */
-        buf += 3;
-        len -= 3;
-    }
     reader_t rd = {.name = name, .sequence = sequence, .p = p, .err = err};
     if (specs_ready(p) != DR_OK)
         return dr_err_set(err, DR_ENOMEM, "%s: out of memory", name);
     dr_csv_t csv;
-    dr_csv_init(&csv, buf, len, ',');
+    dr_csv_open(&csv, buf, len);
     int rc = DR_OK;
     bool header = false;
     for (;;) {
-        int nf = dr_csv_next(&csv);
+        /* the header is the first line that is not blank; rows are as wide */
+        int nf = dr_csv_row(&csv, name, header ? rd.ncols : 0, err);
         if (nf == 0)
             break;
         if (nf < 0) {
-            rc = nf == DR_ENOMEM
-                     ? dr_err_set(err, nf, "%s: out of memory", name)
-                     : dr_err_set(err, nf, "%s:%zu: unterminated quote", name, csv.line);
+            rc = nf;
             break;
         }
-        if (csv.nfields == 1 && dr_is_blank(csv.fields[0]))
-            continue;
         rc = header ? read_row(&rd, &csv) : read_header(&rd, &csv);
         header = true;
         if (rc != DR_OK)
@@ -500,7 +480,7 @@ int dr_openb_bind(const dr_openb_pods_t *p, const dr_cluster_t *c, dr_typemask_t
             if (len > 0 && len < sizeof name) {
                 memcpy(name, spec, len);
                 name[len] = '\0';
-                int t = dr_cluster_find_type(c, trim(name));
+                int t = dr_cluster_find_type(c, dr_trim(name));
                 if (t >= 0)
                     m[s] |= 1ULL << t;
             }

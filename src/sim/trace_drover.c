@@ -21,13 +21,13 @@
  * (dr_jobspec_set), so that they mean in a trace what they mean on the
  * command line; the older spellings gpu_types and time_limit_s (whose bare
  * numbers are seconds, not Slurm's minutes) are still read. */
-#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "drover/jobspec.h"
+#include "drover/text.h"
 #include "drover/util.h"
 #include "drover/workload.h"
 #include "sim/trace_priv.h"
@@ -123,11 +123,8 @@ static const char *cell(const dr_csv_t *csv, const int *col, int k)
 
 static void trim_copy(char *dst, size_t dsz, const char *s)
 {
-    while (isspace((unsigned char)*s))
-        s++;
-    size_t n = strlen(s);
-    while (n && isspace((unsigned char)s[n - 1]))
-        n--;
+    size_t n;
+    s = dr_trim_span(s, &n);
     if (n >= dsz)
         n = dsz - 1;
     memcpy(dst, s, n);

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "core/embed.h"
+#include "drover/text.h"
 #include "drover/util.h"
 #include "drover/workload.h"
 #include "sim/trace_priv.h"
@@ -40,17 +41,6 @@
 #define MAX_SCALE      1000000
 
 /* --- throughput matrix: job_type,scale_factor,<gpu>,<gpu>... --- */
-
-static void trim(char *s)
-{
-    size_t n = strlen(s), a = 0;
-    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-        s[--n] = '\0';
-    while (s[a] == ' ' || s[a] == '\t')
-        a++;
-    if (a)
-        memmove(s, s + a, n - a + 1);
-}
 
 int dr_gavel_throughputs_parse(dr_perf_table_t *p, const char *name, const char *buf, size_t len,
                                dr_err_t *err)
@@ -77,7 +67,7 @@ int dr_gavel_throughputs_parse(dr_perf_table_t *p, const char *name, const char 
         if (dr_trace_skip_record((const char *const *)csv.fields, csv.nfields))
             continue;
         for (size_t i = 0; i < csv.nfields; i++)
-            trim(csv.fields[i]);
+            csv.fields[i] = dr_trim(csv.fields[i]);
         if (!header) {
             if (csv.nfields < 3 || !dr_streq_ci(csv.fields[0], "job_type") ||
                 !dr_streq_ci(csv.fields[1], "scale_factor")) {

@@ -53,4 +53,11 @@ static inline double dr_time_to_s(dr_time_t t)
 int dr_duration_parse(const char *s, dr_time_t *out);
 int dr_duration_parse_err(const char *s, dr_time_t *out, dr_err_t *err);
 
+/* Parse Slurm/drover time limits: "MM", "MM:SS", "HH:MM:SS", "D-HH",
+ * "D-HH:MM", "D-HH:MM:SS" (a bare number is minutes, as in Slurm) and
+ * "90s", "15m", "2h", "3d"; "0", "UNLIMITED", "infinite" = none (0).  The
+ * job-field vocabulary (--time) and the cluster config (MaxTime=,
+ * DefaultTime=) share it (src/core/time_limit.c). */
+int dr_time_limit_parse(const char *s, dr_time_t *out, dr_err_t *err);
+
 #endif

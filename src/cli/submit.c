@@ -389,23 +389,20 @@ int cli_submit(int argc, char **argv)
         for (char *ln = notes, *nl; *ln && (nl = strchr(ln, '\n')); ln = nl + 1)
             fprintf(stderr, "drover: note: %.*s\n", (int)(nl - ln), ln);
     bool test_only = s.test_only == 1;
-    char *text = dr_jobspec_to_json(&s);
+    char *body = dr_jobspec_to_json(&s); /* the request's body, sent as it is */
     dr_jobspec_free(&s);
-    json_error_t jerr;
-    json_t *body = text ? json_loads(text, 0, &jerr) : NULL;
-    free(text);
     if (!body)
         return cli_fail_msg("submit: cannot encode the job");
 
     cli_client_t c;
     if ((rc = cli_job_client_open(&c, server)) != 0) {
-        json_decref(body);
+        free(body);
         return rc;
     }
     json_t *reply = NULL;
-    rc = cli_client_json(&c, "POST", test_only ? "/v1/jobs?test_only=1" : "/v1/jobs", body, &reply,
-                         &err);
-    json_decref(body);
+    rc = cli_client_json_text(&c, "POST", test_only ? "/v1/jobs?test_only=1" : "/v1/jobs", body,
+                              &reply, &err);
+    free(body);
     cli_client_free(&c);
     if (rc != DR_OK) {
         json_decref(reply);

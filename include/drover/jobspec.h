@@ -201,10 +201,8 @@ const dr_jobfield_t *dr_jobfield_find(const char *name);
  * "FIELD: reason". */
 int dr_jobspec_set(dr_jobspec_t *s, const char *field, const char *value, dr_err_t *err);
 
-/* Parse Slurm/drover time limits: "MM", "MM:SS", "HH:MM:SS", "D-HH",
- * "D-HH:MM", "D-HH:MM:SS" (a bare number is minutes, as in Slurm) and
- * "90s", "15m", "2h", "3d"; "0", "UNLIMITED", "infinite" = none (0). */
-int dr_time_limit_parse(const char *s, dr_time_t *out, dr_err_t *err);
+/* Time limits (--time, #SBATCH --time) are read by dr_time_limit_parse
+ * (drover/time.h), which the cluster config shares. */
 
 /* Read the directives of a batch script: `#DROVER opt` and `#SBATCH opt`
  * lines from the top of the script (after the #! line) up to the first line

@@ -70,4 +70,11 @@ typedef enum dr_duration_style {
  * (the CLI's cli_fmt_duration is DR_DURATION_CLOCK).  Returns buf. */
 char *dr_duration_format(double s, dr_duration_style_t style, char *buf, size_t n);
 
+/* Parse Slurm/drover time limits: "MM", "MM:SS", "HH:MM:SS", "D-HH",
+ * "D-HH:MM", "D-HH:MM:SS" (a bare number is minutes, as in Slurm) and
+ * "90s", "15m", "2h", "3d"; "0", "UNLIMITED", "infinite" = none (0).  The
+ * job-field vocabulary (--time) and the cluster config (MaxTime=,
+ * DefaultTime=) share it (src/core/time_limit.c). */
+int dr_time_limit_parse(const char *s, dr_time_t *out, dr_err_t *err);
+
 #endif

@@ -40,12 +40,14 @@ int cli_site_estimate(const dr_plan_result_t *res, json_t **reply, char *what, s
 int cli_config(int argc, char **argv); /* config.c: drover config check FILE */
 
 /* Live-cluster verbs: clients of the controller's HTTP API (docs/api.md,
- * docs/cli.md "Live cluster").  jobs.c, nodes.c, token.c. */
+ * docs/cli.md "Live cluster").  The job verbs: submit.c, queue.c, show.c
+ * (show, events), control.c (cancel, hold, release, update), wait.c,
+ * logs.c (what they share: jobs.h); nodes.c, token.c. */
 int cli_submit(int argc, char **argv);
 int cli_queue(int argc, char **argv);
 int cli_show(int argc, char **argv);
 int cli_cancel(int argc, char **argv);
-int cli_hold(int argc, char **argv); /* hold, release, update: jobs.c */
+int cli_hold(int argc, char **argv);
 int cli_release(int argc, char **argv);
 int cli_update(int argc, char **argv);
 int cli_wait(int argc, char **argv);
@@ -63,7 +65,7 @@ int cli_restart(int argc, char **argv);
 int cli_print_service(const json_t *job);
 /* A test-only reply (POST /v1/jobs?test_only=1) as one line: "job would
  * start at 2026-12-02T05:00:00Z (in 12.0 min) on n2,n3" or "job would never
- * start: REASON" (jobs.c; drover submit --test-only, drover plan). */
+ * start: REASON" (submit.c; drover submit --test-only, drover plan). */
 void cli_test_only_line(const json_t *reply, const char *what, char *out, size_t n);
 /* srun.c: `srun` inside a job (the binary run under that name, or `drover srun`) */
 int cli_srun(int argc, char **argv);

@@ -554,10 +554,19 @@ int cli_client_json(cli_client_t *c, const char *method, const char *target, jso
     char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
     if (body && !text)
         return dr_err_set(err, DR_ENOMEM, "out of memory");
-    cli_http_resp_t r;
-    int rc = cli_client_request(c, method, target, "application/json", text,
-                                text ? strlen(text) : 0, &r, err);
+    int rc = cli_client_json_text(c, method, target, text, reply, err);
     free(text);
+    return rc;
+}
+
+int cli_client_json_text(cli_client_t *c, const char *method, const char *target, const char *body,
+                         json_t **reply, dr_err_t *err)
+{
+    if (reply)
+        *reply = NULL;
+    cli_http_resp_t r;
+    int rc = cli_client_request(c, method, target, "application/json", body,
+                                body ? strlen(body) : 0, &r, err);
     if (rc != DR_OK)
         return rc;
     json_error_t jerr;

@@ -82,6 +82,10 @@ int cli_client_request(cli_client_t *c, const char *method, const char *target, 
  * errors (a 409 to cancel says the state); the caller decrefs. */
 int cli_client_json(cli_client_t *c, const char *method, const char *target, json_t *body,
                     json_t **reply, dr_err_t *err);
+/* The same with a body already encoded as JSON text (NULL: none), sent as
+ * it is (drover submit: the job as dr_jobspec_to_json wrote it). */
+int cli_client_json_text(cli_client_t *c, const char *method, const char *target, const char *body,
+                         json_t **reply, dr_err_t *err);
 
 /* A GET whose reply need not be JSON (GET /v1/jobs?format=tsv): a 2xx reply
  * is left in *resp (the caller frees it, and judges its Content-Type);

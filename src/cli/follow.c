@@ -2,7 +2,7 @@
  * /v1/events?follow=1, docs/api.md): `drover events -f` prints each event
  * as it is committed and reconnects from the last id it saw when the
  * controller restarts; `drover wait` sleeps on the stream instead of
- * polling (jobs.c), so it wakes the moment one of its jobs has an event. */
+ * polling (wait.c), so it wakes the moment one of its jobs has an event. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* live.c - what the live-cluster verbs (jobs.c, nodes.c, token.c) share
+/* live.c - what the live-cluster verbs (the job verbs, nodes.c, token.c) share
  * beyond the HTTP client: option values, JSON output, the wall clock. */
 #include <errno.h>
 #include <stdlib.h>

@@ -18,7 +18,6 @@
 #include "core/config_priv.h"
 #include "core/embed.h"
 #include "drover/hostlist.h"
-#include "drover/jobspec.h"
 #include "drover/partition.h"
 #include "drover/time.h"
 #include "drover/util.h"

@@ -1,17 +1,16 @@
-/* datetime.c - Unix seconds or a local "YYYY-MM-DD[THH:MM[:SS]]" to Unix
- * seconds (datetime.h).  It reads the time zone (mktime), so it lives
- * beside the daemon rather than in the pure core; the CLI links it too.
+/* datetime.c - Unix seconds or a local "YYYY-MM-DD[THH:MM[:SS]]", read and
+ * checked (datetime.h).  Pure: the one step that needs the time zone, a
+ * local date to Unix seconds (mktime), is dr_datetime_parse's, inline in
+ * datetime.h, so that it runs in the CLI and the controller that call it.
  *
- * Fields are read with fixed digit counts and checked before mktime, because
- * mktime silently normalises what it is given (2024-02-30 would become March
- * 1st) and a filter that quietly means another day is worse than an error. */
-#define _POSIX_C_SOURCE 200809L
+ * Fields are read with fixed digit counts and checked here, because mktime
+ * silently normalises what it is given (2024-02-30 would become March 1st)
+ * and a filter that quietly means another day is worse than an error. */
 #include <ctype.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "drover/datetime.h"
 
@@ -52,14 +51,19 @@ static int parse_unix(const char *s, double *out, dr_err_t *err)
     return DR_OK;
 }
 
-int dr_datetime_parse(const char *s, double *unix_s, dr_err_t *err)
+int dr_datetime_read(const char *s, dr_datetime_t *out, dr_err_t *err)
 {
     if (!s || !*s)
         return dr_err_set(err, DR_EINVAL, "empty: give " FORMS);
     size_t len = strlen(s);
     /* a date has its '-' at 4; Unix seconds never contain one */
-    if (len < 10 || s[4] != '-')
-        return parse_unix(s, unix_s, err);
+    if (len < 10 || s[4] != '-') {
+        double v = 0;
+        int rc = parse_unix(s, &v, err);
+        if (rc == DR_OK)
+            *out = (dr_datetime_t){.is_unix = true, .unix_s = v};
+        return rc;
+    }
     int y, mo, d, h = 0, mi = 0, sec = 0;
     bool ok = digits(s, 4, &y) && s[4] == '-' && digits(s + 5, 2, &mo) && s[7] == '-' &&
               digits(s + 8, 2, &d);
@@ -80,17 +84,7 @@ int dr_datetime_parse(const char *s, double *unix_s, dr_err_t *err)
     if (h > 23 || mi > 59 || sec > 59)
         return dr_err_set(err, DR_EINVAL, "'%s': %02d:%02d:%02d is not a time of day", s, h, mi,
                           sec);
-    struct tm tm = {.tm_year = y - 1900,
-                    .tm_mon = mo - 1,
-                    .tm_mday = d,
-                    .tm_hour = h,
-                    .tm_min = mi,
-                    .tm_sec = sec,
-                    .tm_isdst = -1};
-    tzset();
-    time_t t = mktime(&tm);
-    if (t == (time_t)-1 && !(y == 1969 || (y == 1970 && mo == 1 && d == 1)))
-        return dr_err_set(err, DR_EINVAL, "'%s': not a representable local time", s);
-    *unix_s = (double)t;
+    *out =
+        (dr_datetime_t){.year = y, .month = mo, .day = d, .hour = h, .minute = mi, .second = sec};
     return DR_OK;
 }

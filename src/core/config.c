@@ -396,6 +396,21 @@ static void suggest_list(cf_suggest_t *s, const char *want, const char *list)
     }
 }
 
+/* A type's figures: a GpuType= declaration of that name, else the
+ * catalog's (by name or alias) - with the site's price when a GpuType= line
+ * set one for that catalog type (cf_gputype). */
+static const dr_gpu_spec_t *cf_spec_find(const cf_t *p, const char *tname)
+{
+    for (size_t i = 0; i < p->ndecls; i++)
+        if (dr_streq_ci(p->decls[i].spec.name, tname))
+            return &p->decls[i].spec;
+    const dr_gpu_spec_t *cat = dr_catalog_find(p->cat, tname);
+    for (size_t i = 0; cat && i < p->ndecls; i++)
+        if (dr_streq_ci(p->decls[i].spec.name, cat->name))
+            return &p->decls[i].spec;
+    return cat;
+}
+
 /* Look a GPU type name up: the cluster's types, then GpuType= declarations,
  * then the catalog.  Adds it to the cluster on first use.  1 when found, 0
  * when not, or an error. */
@@ -406,12 +421,7 @@ static int cf_type_find(cf_t *p, const cf_tok_t *t, const char *tname, int *type
         *type = idx;
         return 1;
     }
-    const dr_gpu_spec_t *spec = NULL;
-    for (size_t i = 0; i < p->ndecls && !spec; i++)
-        if (dr_streq_ci(p->decls[i].spec.name, tname))
-            spec = &p->decls[i].spec;
-    if (!spec)
-        spec = dr_catalog_find(p->cat, tname);
+    const dr_gpu_spec_t *spec = cf_spec_find(p, tname);
     if (!spec)
         return 0;
     idx = dr_cluster_add_type(p->c, spec, p->err);
@@ -428,12 +438,7 @@ static int cf_type(cf_t *p, const cf_tok_t *t, const char *tname, int *type)
         *type = idx;
         return DR_OK;
     }
-    const dr_gpu_spec_t *spec = NULL;
-    for (size_t i = 0; i < p->ndecls && !spec; i++)
-        if (dr_streq_ci(p->decls[i].spec.name, tname))
-            spec = &p->decls[i].spec;
-    if (!spec)
-        spec = dr_catalog_find(p->cat, tname);
+    const dr_gpu_spec_t *spec = cf_spec_find(p, tname);
     if (spec) {
         idx = dr_cluster_add_type(p->c, spec, p->err);
         if (idx < 0)
@@ -1011,6 +1016,44 @@ static int cf_name_ok(cf_t *p, const cf_tok_t *t, size_t max, const char *bad)
     return DR_OK;
 }
 
+/* GpuType=NAME PricePerGpuHour=X for a type the catalog has: the site's
+ * own price (owned hardware: amortised purchase, power and hosting; a
+ * negotiated rate), which every cost figure and the cost-aware policies
+ * use.  The type's other figures stay the catalog's. */
+static int cf_site_price(cf_t *p, const cf_tok_t *kt, const dr_gpu_spec_t *known)
+{
+    for (int k = 0; k < K_N; k++)
+        if (p->by_key[k] && k != K_GPUTYPE && k != K_PRICE)
+            return TOK_ERR(p, p->by_key[k],
+                           "'%s' is in the GPU catalog (as '%s'): only PricePerGpuHour= may be "
+                           "set for it",
+                           kt->val, known->name);
+    if (!p->by_key[K_PRICE])
+        return TOK_ERR(p, kt,
+                       "'%s' is already in the GPU catalog (as '%s'); use that type, or give "
+                       "PricePerGpuHour= to set the site's price for it",
+                       kt->val, known->name);
+    cf_decl_t d = {.line = kt->line};
+    if (dr_gpu_spec_copy(&d.spec, known) != 0)
+        return cf_oom(p);
+    int rc = cf_num(p, p->by_key[K_PRICE], 1e12, &d.spec.price_hr);
+    char src[DR_ERR_MSG_MAX];
+    snprintf(src, sizeof src, "price set by GpuType= at %s:%zu; figures: %s", p->name, kt->line,
+             known->source ? known->source : "the catalog");
+    char *dup = rc == 0 ? dr_strdup(src) : NULL;
+    if (rc == 0 && !dup)
+        rc = cf_oom(p);
+    if (rc == 0) {
+        free(d.spec.source);
+        d.spec.source = dup;
+    }
+    if (rc != 0 || DR_PUSH(p->decls, p->ndecls, p->capdecls, d) != 0) {
+        dr_gpu_spec_free(&d.spec);
+        return rc != 0 ? rc : cf_oom(p);
+    }
+    return DR_OK;
+}
+
 static int cf_gputype(cf_t *p)
 {
     const cf_tok_t *kt = p->by_key[K_GPUTYPE];
@@ -1018,15 +1061,18 @@ static int cf_gputype(cf_t *p)
     if (rc != 0)
         return rc;
     const dr_gpu_spec_t *known = dr_catalog_find(p->cat, kt->val);
-    if (known)
-        return TOK_ERR(p, kt, "'%s' is already in the GPU catalog (as '%s'); use that type",
-                       kt->val, known->name);
+    const char *name = known ? known->name : kt->val;
     for (size_t i = 0; i < p->ndecls; i++)
-        if (dr_streq_ci(p->decls[i].spec.name, kt->val))
+        if (dr_streq_ci(p->decls[i].spec.name, name))
             return TOK_ERR(p, kt, "'%s' is declared twice (first on line %zu)", kt->val,
                            p->decls[i].line);
-    if (dr_cluster_find_type(p->c, kt->val) >= 0)
-        return TOK_ERR(p, kt, "'%s' is already a GPU type of this cluster", kt->val);
+    if (dr_cluster_find_type(p->c, name) >= 0)
+        return TOK_ERR(p, kt,
+                       "'%s' is already a GPU type of this cluster (a GpuType= line goes "
+                       "before the nodes that use the type)",
+                       kt->val);
+    if (known)
+        return cf_site_price(p, kt, known);
     cf_decl_t d = {.line = kt->line};
     dr_gpu_spec_unknown(&d.spec, kt->val);
     static const struct {

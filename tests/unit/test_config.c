@@ -279,6 +279,28 @@ static void test_gputype(void **state)
     dr_cluster_free(&c);
 }
 
+/* A site's own price for a catalog type (owned hardware, a negotiated
+ * rate): found by the type's name or an alias, the other figures the
+ * catalog's, and where the price comes from said in the type's source. */
+static void test_site_price(void **state)
+{
+    (void)state;
+    dr_cluster_t c;
+    parse_ok(&c, "GpuType=H100 PricePerGpuHour=2.10\n"
+                 "NodeName=h[1-2] Gpus=H100-SXM:8 Cpus=96 MemGB=512\n"
+                 "NodeName=a1 Gpus=A100-80GB-SXM:8 Cpus=96 MemGB=512\n");
+    int h = dr_cluster_find_type(&c, "H100-SXM-80GB"),
+        a = dr_cluster_find_type(&c, "A100-80GB-SXM");
+    assert_true(h >= 0 && a >= 0);
+    const dr_gpu_spec_t *cat_h = dr_catalog_find(&cat, "H100-SXM-80GB");
+    assert_true(c.types[h].price_hr == 2.10);
+    assert_true(c.types[h].bf16_tflops == cat_h->bf16_tflops && c.types[h].mem_gb == cat_h->mem_gb);
+    tu_assert_contains(c.types[h].source, "price set by GpuType= at test.conf:1");
+    /* a type without a site price keeps the catalog's */
+    assert_true(c.types[a].price_hr == dr_catalog_find(&cat, "A100-80GB-SXM")->price_hr);
+    dr_cluster_free(&c);
+}
+
 static void test_switchname(void **state)
 {
     (void)state;
@@ -641,7 +663,18 @@ static void test_errors_gputype(void **state)
     (void)state;
     expect_err("GpuType=T4\n", DR_EINVAL,
                "test.conf:1: GpuType: 'T4' is already in the GPU catalog (as 'T4-16GB'); use "
-               "that type");
+               "that type, or give PricePerGpuHour= to set the site's price for it");
+    /* a catalog type takes the site's price only: its figures are the catalog's */
+    expect_err("GpuType=T4 PricePerGpuHour=0.2 MemGB=24\n", DR_EINVAL,
+               "test.conf:1: MemGB: 'T4' is in the GPU catalog (as 'T4-16GB'): only "
+               "PricePerGpuHour= may be set for it");
+    expect_err("GpuType=T4 PricePerGpuHour=cheap\n", DR_EINVAL,
+               "test.conf:1: PricePerGpuHour: 'cheap' is not a number");
+    expect_err("GpuType=T4 PricePerGpuHour=0.3\nGpuType=T4-16GB PricePerGpuHour=0.2\n", DR_EINVAL,
+               "test.conf:2: GpuType: 'T4-16GB' is declared twice (first on line 1)");
+    expect_err("NodeName=a Cpus=1 MemGB=1 Gpus=T4:1\nGpuType=T4 PricePerGpuHour=0.2\n", DR_EINVAL,
+               "test.conf:2: GpuType: 'T4' is already a GPU type of this cluster (a GpuType= line "
+               "goes before the nodes that use the type)");
     expect_err("GpuType=G2\ngputype=g2\n", DR_EINVAL,
                "test.conf:2: GpuType: 'g2' is declared twice (first on line 1)");
     expect_err("GpuType=G:2\n", DR_EINVAL, "test.conf:1: GpuType: 'G:2' may not contain ':'");
@@ -997,6 +1030,7 @@ int main(void)
         cmocka_unit_test(test_preset_names),
         cmocka_unit_test(test_nodename),
         cmocka_unit_test(test_gputype),
+        cmocka_unit_test(test_site_price),
         cmocka_unit_test(test_switchname),
         cmocka_unit_test(test_pool),
         cmocka_unit_test(test_misc_syntax),

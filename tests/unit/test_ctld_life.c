@@ -8,6 +8,7 @@
  * whose ranks must be confirmed over. */
 #include "testutil.h"
 
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -459,6 +460,36 @@ static void test_next_run_after_last_dead(void **state)
     teardown_life(l);
 }
 
+/* The site's price for a catalog type (GpuType=NAME PricePerGpuHour=) is
+ * what the controller charges: a run of 1 GPU is costed at it. */
+static void test_site_price_charged(void **state)
+{
+    (void)state;
+    life_t *l = setup_life("GpuType=H100 PricePerGpuHour=2.10\n" ONE_NODE, 10000);
+    assert_true(ctld_price_hr(&l->c, 0) == 2.10);
+    agent_up(l, 0, NULL, 0);
+    frames_clear(l);
+    uint64_t id = submit(l, ONE_GPU);
+    uint32_t gen = 0;
+    assert_int_equal(start_ranks(l, 0, id, &gen), 1);
+    struct timespec ts = {0, 200 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    end_ranks(l, 0, id, gen, 1, 0);
+    ctld_job_t *cj = ctld_job_find(&l->c, id);
+    char *json = cj ? ctld_job_json(&l->c, cj) : ctld_store_job_json(&l->c, id, NULL);
+    assert_non_null(json);
+    const char *p = strstr(json, "\"cost_usd\":"), *e = strstr(json, "\"elapsed\":");
+    assert_non_null(p);
+    assert_non_null(e);
+    double cost = strtod(p + 11, NULL), elapsed = strtod(e + 10, NULL);
+    free(json);
+    /* its run (at least the 0.2 s slept) at $2.10 a GPU-hour, not at the
+     * catalog's price; the API rounds to a millisecond and a micro-dollar */
+    assert_true(elapsed >= 0.2);
+    assert_true(fabs(cost - elapsed / 3600.0 * 2.10) < 2e-6);
+    teardown_life(l);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -467,6 +498,7 @@ int main(void)
         cmocka_unit_test(test_requeue_after_node_loss),
         cmocka_unit_test(test_epoch_across_restart),
         cmocka_unit_test(test_next_run_after_last_dead),
+        cmocka_unit_test(test_site_price_charged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -89,6 +89,10 @@ typedef struct dr_jobspec {
     uint32_t ntasks_per_node; /* --ntasks-per-node; 0 = not given */
     uint32_t gpus_per_task;   /* --gpus-per-task [TYPE:]N; 0 = not given (a type sets gpu_type) */
     uint64_t mem_per_gpu_mb;  /* --mem-per-gpu, as --mem; 0 = not given */
+    /* --gpu-mem: each GPU's own memory at least this (MB, as --mem writes
+     * it: 80G), i.e. only the GPU types that have it; 0 = any.  Not
+     * --mem-per-gpu, which is host memory (as in Slurm). */
+    uint64_t gpu_mem_mb;
     /* --signal=[B:]SIG[@SECS]: send SIG SECS seconds before the time limit;
      * signal_num 0 = not given.  signal_batch: B:, only the batch shell. */
     int32_t signal_num;   /* 1..64 (SIGUSR1 ...); names are read as <signal.h> numbers them */
@@ -176,6 +180,7 @@ typedef enum dr_jobfield_id {
     DR_JF_READY,
     DR_JF_HOLD,      /* a flag */
     DR_JF_TEST_ONLY, /* a flag */
+    DR_JF_GPU_MEM,
     DR_JF_N
 } dr_jobfield_id_t;
 

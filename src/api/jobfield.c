@@ -268,15 +268,23 @@ static const jf_def_t defs[DR_JF_N] = {
                          JF_P_FLAG,
                          OFF(test_only),
                          0},
+    [DR_JF_GPU_MEM] = {{"gpu_mem", "gpu-mem", 0, true, NULL,
+                        "each GPU's own memory at least this, as --mem (80G): only the GPU "
+                        "types that have it (--mem-per-gpu is host memory)",
+                        DR_JF_GPU_MEM},
+                       JF_U64,
+                       JF_P_MEM,
+                       OFF(gpu_mem_mb),
+                       JF_MAX_MEM_MB},
 };
 
 #define L(i) &defs[i].pub
 static const dr_jobfield_t *const list[DR_JF_N + 1] = {
     L(0),  L(1),  L(2),  L(3),  L(4),  L(5),  L(6),  L(7),  L(8),  L(9),  L(10), L(11), L(12),
     L(13), L(14), L(15), L(16), L(17), L(18), L(19), L(20), L(21), L(22), L(23), L(24), L(25),
-    L(26), L(27), L(28), L(29), L(30), L(31), L(32), L(33), L(34), L(35), NULL};
+    L(26), L(27), L(28), L(29), L(30), L(31), L(32), L(33), L(34), L(35), L(36), NULL};
 #undef L
-_Static_assert(DR_JF_N == 36, "list[] names every field");
+_Static_assert(DR_JF_N == 37, "list[] names every field");
 _Static_assert(DR_JF_N <= 64, "dr_jobspec_t.set has a bit per field");
 
 const dr_jobfield_t *const *dr_jobfield_list(void)

@@ -2,6 +2,7 @@
  * no single field can make, the scheduler's view of a spec on a cluster
  * (dr_job_t), and the %j/%A/%a/%x/%u output path templates. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +120,8 @@ static int validate_slurm(const dr_jobspec_t *s, dr_err_t *err)
                           "given");
     if (s->mem_per_gpu_mb && !s->gpus && !s->gpus_per_node && !s->gpus_per_task)
         return dr_err_set(err, DR_EINVAL, "mem_per_gpu: --mem-per-gpu is given without GPUs");
+    if (s->gpu_mem_mb && !s->gpus && !s->gpus_per_node && !s->gpus_per_task)
+        return dr_err_set(err, DR_EINVAL, "gpu_mem: --gpu-mem is given without GPUs");
     return DR_OK;
 }
 
@@ -449,7 +452,7 @@ int dr_jobspec_to_job(const dr_jobspec_t *s, dr_cluster_t *c, dr_time_t submit, 
         return rc;
     dr_job_req_t r = j->req;
     r.gpu_milli = 1000;
-    r.min_gpu_mem_gb = 0;
+    r.min_gpu_mem_gb = (double)s->gpu_mem_mb / 1024.0; /* the catalog's mem_gb: 80 for 80G */
     /* Slurm's -n with --ntasks-per-node and no -N: as many nodes as hold them */
     uint32_t nodes = s->nodes;
     if (!nodes && s->ntasks && s->ntasks_per_node)
@@ -480,6 +483,21 @@ int dr_jobspec_to_job(const dr_jobspec_t *s, dr_cluster_t *c, dr_time_t submit, 
     r.types = 0;
     if (s->gpu_type && (rc = types_mask(s->gpu_type, c, &r.types, err)) != 0)
         return rc;
+    if (r.min_gpu_mem_gb > 0 && r.gpus_per_node && !dr_cluster_eligible_types(c, &r)) {
+        int most = -1; /* the allowed type with the most memory, for the message */
+        for (size_t t = 0; t < c->ntypes && t < DR_MAX_GPU_TYPES; t++)
+            if ((!r.types || (r.types >> t & 1)) && isfinite(c->types[t].mem_gb) &&
+                (most < 0 || c->types[t].mem_gb > c->types[most].mem_gb))
+                most = (int)t;
+        if (most < 0)
+            return dr_err_set(err, DR_ENOSPC,
+                              "gpu_mem: no GPU type of this cluster has %g GB (none states its "
+                              "memory)",
+                              r.min_gpu_mem_gb);
+        return dr_err_set(err, DR_ENOSPC,
+                          "gpu_mem: no GPU type of this cluster has %g GB (the most: %s, %g GB)",
+                          r.min_gpu_mem_gb, c->types[most].name, c->types[most].mem_gb);
+    }
     if ((rc = restrict_job(s, c, &r, &limit, err)) != 0)
         return rc;
     /* One CPU per node unless asked (so that CPU-only jobs cannot pile up on

@@ -342,6 +342,15 @@ static void test_submit_launch_settle(void **state)
     rank_report(l, 0, id2, gen, 0, false, 3);
     assert_string_equal(state_of(l, id2), "failed");
     unsetenv("DROVER_CRASH_AT");
+    /* a GPU-memory floor no type here meets is refused at submit, by name */
+    const char *big = "{\"argv\":[\"/bin/true\"],\"gpus\":1,\"gpu_mem\":\"200G\"}";
+    ctld_job_t *cj = NULL;
+    dr_err_t err = {0};
+    int limit = 413;
+    assert_int_equal(ctld_job_new(big, strlen(big), &cj, &err), DR_OK);
+    assert_int_equal(ctld_job_check(&l->c, cj, ctld_now(&l->c), &limit, &err), DR_ENOSPC);
+    tu_assert_contains(err.msg, "gpu_mem: no GPU type of this cluster has 200 GB");
+    ctld_job_free(cj);
     teardown_life(l);
 }
 

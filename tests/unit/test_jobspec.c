@@ -1331,6 +1331,19 @@ static void test_slurm_to_job(void **state)
     assert_int_equal(j.req.gpus_per_node, 12);
     assert_int_equal(j.req.cpu_milli_per_node, 1000);
 
+    /* --gpu-mem: the GPU's own memory, a set of types (not host memory) */
+    assert_int_equal(to_job(&c, &j, &err, "--gpus-per-node", "1", "--gpu-mem", "80G", NULL), DR_OK);
+    assert_true(j.req.min_gpu_mem_gb == 80);
+    assert_int_equal(j.req.mem_mb_per_node, 0);
+    assert_true(dr_cluster_eligible_types(&c, &j.req) >> h100 & 1);
+    assert_int_equal(to_job(&c, &j, &err, "--gpus-per-node", "1", NULL), DR_OK);
+    assert_true(j.req.min_gpu_mem_gb == 0);
+    expect_job_err(&c, DR_EINVAL, "gpu_mem: --gpu-mem is given without GPUs", "--gpu-mem", "80G",
+                   NULL, NULL);
+    expect_job_err(&c, DR_ENOSPC,
+                   "gpu_mem: no GPU type of this cluster has 200 GB (the most: H100-SXM-80GB, 80 GB)",
+                   "--gpus-per-node", "1", "--gpu-mem", "200G");
+
     /* --mem-per-gpu x the GPUs of a node */
     assert_int_equal(to_job(&c, &j, &err, "--gpus-per-node", "4", "--mem-per-gpu", "32G", NULL),
                      DR_OK);

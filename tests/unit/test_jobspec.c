@@ -1340,9 +1340,10 @@ static void test_slurm_to_job(void **state)
     assert_true(j.req.min_gpu_mem_gb == 0);
     expect_job_err(&c, DR_EINVAL, "gpu_mem: --gpu-mem is given without GPUs", "--gpu-mem", "80G",
                    NULL, NULL);
-    expect_job_err(&c, DR_ENOSPC,
-                   "gpu_mem: no GPU type of this cluster has 200 GB (the most: H100-SXM-80GB, 80 GB)",
-                   "--gpus-per-node", "1", "--gpu-mem", "200G");
+    expect_job_err(
+        &c, DR_ENOSPC,
+        "gpu_mem: no GPU type of this cluster has 200 GB (the most: H100-SXM-80GB, 80 GB)",
+        "--gpus-per-node", "1", "--gpu-mem", "200G");
 
     /* --mem-per-gpu x the GPUs of a node */
     assert_int_equal(to_job(&c, &j, &err, "--gpus-per-node", "4", "--mem-per-gpu", "32G", NULL),

@@ -6,8 +6,9 @@
  * not fit in memory, unsupported).  Class 0 is reserved: rate 1 everywhere,
  * so a job's work is simply its duration in seconds.
  *
- * Tables come from measurements (Gavel's throughput matrix, a site's CSV);
- * the model-hint estimator arrives with the heterogeneity issue. */
+ * Tables come from measurements (Gavel's throughput matrix, a site's CSV),
+ * from model hints (perfmodel.h), and in the controller from what jobs
+ * declare and what their runs showed (perf_prior.h, perf_learn.h). */
 #ifndef DROVER_PERF_H
 #define DROVER_PERF_H
 
@@ -35,6 +36,13 @@ int dr_perf_set_types(dr_perf_table_t *p, const char *const *names, size_t n);
 /* Add a class with one rate per column; returns its index or an error. */
 int dr_perf_add_class(dr_perf_table_t *p, const char *name, const double *rates);
 int dr_perf_find_class(const dr_perf_table_t *p, const char *name);
+/* dr_perf_add_class for a caller that knows the name is new (a controller
+ * keeps its own index of names): no search of the table. */
+int dr_perf_append_class(dr_perf_table_t *p, const char *name, const double *rates);
+/* Replace the rates of class cls (> 0): a live controller's estimates move
+ * as evidence comes in (perf_learn.h).  DR_EINVAL for class 0, an unknown
+ * class or a rate that is negative or not finite. */
+int dr_perf_set_rates(dr_perf_table_t *p, int cls, const double *rates);
 
 /* Bind a table to a cluster: for each cluster type, which column describes
  * it (matched by name or catalog alias).  map[type] = column or -1 (no data:

@@ -118,13 +118,18 @@ static int grow_classes(dr_perf_table_t *p)
 
 int dr_perf_add_class(dr_perf_table_t *p, const char *name, const double *rates)
 {
+    if (name && dr_perf_find_class(p, name) >= 0)
+        return DR_EINVAL;
+    return dr_perf_append_class(p, name, rates);
+}
+
+int dr_perf_append_class(dr_perf_table_t *p, const char *name, const double *rates)
+{
     if (!name || !*name || (p->ntypes && !rates))
         return DR_EINVAL;
     for (size_t i = 0; i < p->ntypes; i++)
         if (!isfinite(rates[i]) || rates[i] < 0)
             return DR_EINVAL;
-    if (dr_perf_find_class(p, name) >= 0)
-        return DR_EINVAL;
     int rc = grow_classes(p);
     if (rc != DR_OK)
         return rc;
@@ -244,4 +249,16 @@ double dr_perf_best_rate(const dr_perf_view_t *v, const dr_job_t *j, dr_typemask
                 best = r;
         }
     return best;
+}
+
+int dr_perf_set_rates(dr_perf_table_t *p, int cls, const double *rates)
+{
+    if (cls <= 0 || (size_t)cls >= p->nclasses || (p->ntypes && !rates))
+        return DR_EINVAL;
+    for (size_t i = 0; i < p->ntypes; i++)
+        if (!isfinite(rates[i]) || rates[i] < 0)
+            return DR_EINVAL;
+    if (p->ntypes)
+        memcpy(p->rate + (size_t)cls * p->ntypes, rates, p->ntypes * sizeof *rates);
+    return DR_OK;
 }

@@ -135,6 +135,18 @@ typedef struct dr_jobspec {
     /* --test-only (sbatch's): only say when and where the job would start;
      * nothing is created (POST /v1/jobs?test_only=1); -1 = not given */
     int8_t test_only;
+    /* How fast the job runs on each GPU type (docs/scheduling.md, "How
+     * drover knows how fast a job runs on each type"):
+     * --speeds "H100=1,A100=0.45": relative speeds (perf_prior.h); NULL = not
+     * declared (the catalog's figures, or what the class's runs taught). */
+    char *speeds;
+    /* --class NAME: jobs alike (one model, one input size): the controller
+     * learns the class's speed on each type from its runs; NULL = none (an
+     * array's tasks are a class of their own). */
+    char *perf_class;
+    /* --estimate: how long the job runs at speed 1 (with --speeds) or on the
+     * cluster's fastest type; 0 = not given.  An estimate, not a limit. */
+    dr_time_t estimate;
 } dr_jobspec_t;
 
 void dr_jobspec_init(dr_jobspec_t *s);
@@ -181,6 +193,9 @@ typedef enum dr_jobfield_id {
     DR_JF_HOLD,      /* a flag */
     DR_JF_TEST_ONLY, /* a flag */
     DR_JF_GPU_MEM,
+    DR_JF_SPEEDS,
+    DR_JF_CLASS,
+    DR_JF_ESTIMATE,
     DR_JF_N
 } dr_jobfield_id_t;
 

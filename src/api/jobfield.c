@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "api/jobspec_priv.h"
+#include "drover/perf_prior.h"
 #include "drover/text.h"
 #include "drover/util.h"
 
@@ -276,15 +277,40 @@ static const jf_def_t defs[DR_JF_N] = {
                        JF_P_MEM,
                        OFF(gpu_mem_mb),
                        JF_MAX_MEM_MB},
+    [DR_JF_SPEEDS] = {{"speeds", "speeds", 0, true, NULL,
+                       "relative speed on each GPU type, H100=1,A100=0.45 (0 = cannot run "
+                       "there; types not named: the catalog's ratios)",
+                       DR_JF_SPEEDS},
+                      JF_STR,
+                      JF_P_SPEEDS,
+                      OFF(speeds),
+                      JF_MAX_TEXT},
+    [DR_JF_CLASS] = {{"class", "class", 0, true, NULL,
+                      "jobs alike share a class: drover learns its speed on each GPU type from "
+                      "their run times",
+                      DR_JF_CLASS},
+                     JF_STR,
+                     JF_P_STRING,
+                     OFF(perf_class),
+                     JF_MAX_NAME},
+    [DR_JF_ESTIMATE] = {{"estimate", "estimate", 0, true, NULL,
+                         "expected run time at speed 1 (--speeds) or on the fastest type, as "
+                         "--time; an estimate, not a limit",
+                         DR_JF_ESTIMATE},
+                        JF_TIME,
+                        JF_P_TIME,
+                        OFF(estimate),
+                        0},
 };
 
 #define L(i) &defs[i].pub
 static const dr_jobfield_t *const list[DR_JF_N + 1] = {
-    L(0),  L(1),  L(2),  L(3),  L(4),  L(5),  L(6),  L(7),  L(8),  L(9),  L(10), L(11), L(12),
-    L(13), L(14), L(15), L(16), L(17), L(18), L(19), L(20), L(21), L(22), L(23), L(24), L(25),
-    L(26), L(27), L(28), L(29), L(30), L(31), L(32), L(33), L(34), L(35), L(36), NULL};
+    L(0),  L(1),  L(2),  L(3),  L(4),  L(5),  L(6),  L(7),  L(8),  L(9),  L(10),
+    L(11), L(12), L(13), L(14), L(15), L(16), L(17), L(18), L(19), L(20), L(21),
+    L(22), L(23), L(24), L(25), L(26), L(27), L(28), L(29), L(30), L(31), L(32),
+    L(33), L(34), L(35), L(36), L(37), L(38), L(39), NULL};
 #undef L
-_Static_assert(DR_JF_N == 37, "list[] names every field");
+_Static_assert(DR_JF_N == 40, "list[] names every field");
 _Static_assert(DR_JF_N <= 64, "dr_jobspec_t.set has a bit per field");
 
 const dr_jobfield_t *const *dr_jobfield_list(void)
@@ -854,6 +880,25 @@ static int p_ready(dr_jobspec_t *s, const jf_def_t *d, const char *b, size_t n, 
     return DR_OK;
 }
 
+/* Declared speeds: their syntax here (dr_speeds_parse); the names are
+ * matched to the cluster's types at submit. */
+static int p_speeds(dr_jobspec_t *s, const jf_def_t *d, const char *b, size_t n, dr_err_t *err)
+{
+    if (n > d->max)
+        return dr_err_set(err, DR_EINVAL, "%s: " VQ " is longer than %llu bytes", d->pub.name,
+                          VA(b, n), (unsigned long long)d->max);
+    char *text = dr_strndup(b, n);
+    if (!text)
+        return dr_err_set(err, DR_ENOMEM, "%s: out of memory", d->pub.name);
+    dr_speeds_t sp;
+    int rc = strlen(text) != n ? dr_err_set(err, DR_EINVAL, "speeds: contains a NUL byte")
+                               : dr_speeds_parse(text, &sp, err);
+    if (rc == DR_OK && set_str(FIELD(s, d, char *), b, n) != 0)
+        rc = dr_err_set(err, DR_ENOMEM, "%s: out of memory", d->pub.name);
+    free(text);
+    return rc;
+}
+
 /* Checked with dr_array_parse (whose messages name the field). */
 static int p_array(dr_jobspec_t *s, const jf_def_t *d, const char *b, size_t n, dr_err_t *err)
 {
@@ -1206,6 +1251,7 @@ int jf_set(dr_jobspec_t *s, const jf_def_t *d, uint8_t how, const char *value, d
     case JF_P_SHARD: rc = p_shard(s, d, b, n, err); break;
     case JF_P_SHARDLIST: rc = p_shardlist(s, d, b, n, err); break;
     case JF_P_READY: rc = p_ready(s, d, b, n, err); break;
+    case JF_P_SPEEDS: rc = p_speeds(s, d, b, n, err); break;
     default: rc = dr_err_set(err, DR_EINVAL, "%s: cannot be set", f); break;
     }
     if (rc == DR_OK)

@@ -226,7 +226,8 @@ int dr_jobspec_validate(const dr_jobspec_t *s, dr_err_t *err)
         dr_time_t t;
     } times[] = {{"time_limit", s->time_limit},
                  {"deadline", s->deadline},
-                 {"checkpoint_every", s->ckpt_every}};
+                 {"checkpoint_every", s->ckpt_every},
+                 {"estimate", s->estimate}};
     for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)
         if (times[i].t < 0 || times[i].t > JF_MAX_TIME_S * DR_NSEC_PER_SEC)
             return dr_err_set(err, DR_EINVAL, "%s: must be from 0 to %lld seconds", times[i].name,

@@ -59,7 +59,8 @@ typedef enum jf_parse {
     JF_P_EXPORT,    /* ALL, NONE, or [ALL,|NONE,]VAR[=VAL][,...] */
     JF_P_SHARDLIST, /* shard names, one per line */
     JF_P_READY,     /* tcp, none, http:/PATH */
-    JF_P_SHARD      /* a file name template: %a, %Na, %% */
+    JF_P_SHARD,     /* a file name template: %a, %Na, %% */
+    JF_P_SPEEDS     /* TYPE=SPEED[,TYPE=SPEED...] (perf_prior.h) */
 } jf_parse_t;
 
 /* How a spelling found a field (jf_lookup). */

@@ -57,6 +57,7 @@ int cli_nodes(int argc, char **argv);
 int cli_token(int argc, char **argv);
 int cli_history(int argc, char **argv); /* history.c */
 int cli_share(int argc, char **argv);   /* share.c */
+int cli_classes(int argc, char **argv); /* classes.c: each class's speed per GPU type */
 int cli_top(int argc, char **argv);     /* top.c: the live full-screen view */
 int cli_admin(int argc, char **argv);   /* admin.c: backup of the store (operators) */
 int cli_scale(int argc, char **argv);   /* services.c */

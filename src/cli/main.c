@@ -31,6 +31,7 @@ static void usage(FILE *f)
             "  logs     a job's output (-f follows it)\n"
             "  history  finished jobs: elapsed, GPU-hours, cost, energy, totals (like sacct)\n"
             "  share    fair share per account: shares, usage, factor, limits (like sshare)\n"
+            "  classes  job classes: their speed on each GPU type, as drover learnt it\n"
             "  nodes    the nodes, their GPUs and agents\n"
             "  top      a live full-screen view: GPUs per type, cost rate, nodes, queue\n"
             "  scale    set a service's replicas (drover scale SERVICE N)\n"
@@ -62,7 +63,7 @@ static const verb_t verbs[] = {
     {"scale", cli_scale}, {"restart", cli_restart}, {"config", cli_config},
     {"hold", cli_hold},   {"release", cli_release}, {"update", cli_update},
     {"srun", cli_srun},   {"share", cli_share},     {"ckpt", cli_ckpt},
-    {"top", cli_top},     {"admin", cli_admin},
+    {"top", cli_top},     {"admin", cli_admin},     {"classes", cli_classes},
 };
 
 int main(int argc, char **argv)

@@ -1,5 +1,6 @@
-/* show.c - one job's record: `drover show` (its fields, one per line) and
- * `drover events` (its history as a table, or -f: the live stream). */
+/* show.c - one job's record: `drover show` (its fields, one per line, then
+ * its speed on each GPU type: show_speeds.c) and `drover events` (its
+ * history as a table, or -f: the live stream). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "cli/follow.h"
 #include "cli/format.h"
 #include "cli/jobs.h"
+#include "cli/speeds.h"
 #include "drover/util.h"
 
 static bool is_time_key(const char *k)
@@ -149,6 +151,13 @@ static char *show_value(const char *key, const json_t *v)
     return dr_strdup("?");
 }
 
+/* Members the field list leaves out: "speeds" has its own section
+ * (show_speeds.c), and a job without a deadline needs no "deadline: -". */
+static bool hidden_field(const char *k, const json_t *v)
+{
+    return strcmp(k, "speeds") == 0 || (strcmp(k, "deadline") == 0 && json_is_null(v));
+}
+
 /* "key: value" lines, keys aligned, in the order the server sent them. */
 static int print_fields(const json_t *obj)
 {
@@ -166,6 +175,8 @@ static int print_fields(const json_t *obj)
         return DR_ENOMEM;
     json_object_foreach((json_t *)obj, k, v)
     {
+        if (hidden_field(k, v))
+            continue;
         char key[128];
         snprintf(key, sizeof key, "%s:", k);
         char *val = show_value(k, v);
@@ -247,7 +258,8 @@ int cli_show(int argc, char **argv)
     }
     if (as_json)
         cli_print_json(reply);
-    else if (print_fields(reply) != DR_OK || cli_print_service(reply) != DR_OK)
+    else if (print_fields(reply) != DR_OK || cli_print_service(reply) != DR_OK ||
+             cli_job_speeds_print(stdout, reply) != DR_OK)
         rc = cli_fail_msg("out of memory");
     json_decref(reply);
     return rc ? 1 : 0;

@@ -13,6 +13,8 @@ char *ctld_node_json(dr_ctld_t *c, uint32_t idx);
 /* api_history.c: GET /v1/history (accounting, like Slurm's sacct) */
 void ctld_api_history(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who);
 void ctld_api_share(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who);
+/* api_classes.c: GET /v1/classes (what job classes taught of each type's speed) */
+void ctld_api_classes(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who);
 void ctld_api_admin(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *who,
                     const char *rest);
 /* api_services.c: POST /v1/jobs/ID/scale and /restart; false if not one */

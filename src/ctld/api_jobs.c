@@ -115,7 +115,7 @@ static void submit(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *w
     }
     int limit_status = 413;
     if (rc == DR_OK)
-        rc = ctld_job_check(c, cj, now, &limit_status, &err);
+        rc = ctld_job_check(c, cj, who->user, now, &limit_status, &err);
     if (rc == DR_ENOSPC && (test_only || cj->spec.test_only == 1)) {
         /* more than the cluster has: a test-only answer, never (a submit's 400) */
         ctld_test_only_never(req, err.msg);

@@ -10,6 +10,7 @@
 #include "ctld/ctld.h"
 #include "ctld/accounts.h"
 #include "ctld/arrays.h"
+#include "ctld/classes.h"
 #include "ctld/crashpoint.h"
 #include "ctld/services.h"
 #include "ctld/submit.h"
@@ -86,6 +87,10 @@ ctld_job_t *ctld_child_new(dr_ctld_t *c, ctld_job_t *parent, uint32_t index, uin
     t->gid = parent->gid;
     t->got_type = -1;
     snprintf(t->reason, sizeof t->reason, "queued");
+    if (ctld_classes_assign(c, t, t->user, false, err) != DR_OK) {
+        ctld_job_free(t); /* only out of memory, or past the classes' most */
+        return NULL;
+    }
     if (ctld_job_insert(c, t) != DR_OK || ctld_submit(c, t, err) != DR_OK) {
         ctld_job_remove(c, t);
         ctld_job_free(t);

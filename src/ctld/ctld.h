@@ -91,7 +91,7 @@ typedef struct dr_ctld {
     struct evconnlistener *agent_lst;
     struct event *sig_int, *sig_term;
     struct sqlite3 *db;
-    struct sqlite3_stmt *stmts[5]; /* prepared once: the statements every turn runs */
+    struct sqlite3_stmt *stmts[6]; /* prepared once: the statements every turn runs */
     double *share_saved;           /* raw fair-share usage per slot as last stored */
     uint8_t key[DR_PROTO_KEY];
     uint64_t epoch;
@@ -115,13 +115,14 @@ typedef struct dr_ctld {
     ctld_job_t **dirty;
     size_t ndirty, dirty_cap;
     /* the modules' own state, each behind its file's functions */
-    struct ctld_turn *turn;     /* timers, the eviction queue (turn.c) */
-    struct ctld_outbox *outbox; /* replies and frames waiting for the commit (outbox.c) */
-    struct ctld_notes *notes;   /* this turn's history records (notes.c) */
-    struct ctld_deps *deps;     /* jobs waiting for their dependencies (deps.c) */
-    struct ctld_arrays *arrays; /* array and service parents the turn feeds (arrays.c) */
-    struct ctld_stops *stops;   /* preempted jobs stopping, launches waiting (stop.c) */
-    bool drains_dirty;          /* some node's drain_dirty is set */
+    struct ctld_turn *turn;       /* timers, the eviction queue (turn.c) */
+    struct ctld_outbox *outbox;   /* replies and frames waiting for the commit (outbox.c) */
+    struct ctld_notes *notes;     /* this turn's history records (notes.c) */
+    struct ctld_deps *deps;       /* jobs waiting for their dependencies (deps.c) */
+    struct ctld_arrays *arrays;   /* array and service parents the turn feeds (arrays.c) */
+    struct ctld_stops *stops;     /* preempted jobs stopping, launches waiting (stop.c) */
+    struct ctld_classes *classes; /* each job's speed on each GPU type (classes.c) */
+    bool drains_dirty;            /* some node's drain_dirty is set */
     /* the last commit failed (a full disk): why, and since when; submits
      * are refused with 507 until a commit works again */
     char store_fail[200];

@@ -169,6 +169,8 @@ static void on_request(struct evhttp_request *req, void *arg)
         ctld_api_events(c, req, &who);
     } else if (strcmp(path, "/v1/share") == 0) {
         ctld_api_share(c, req, &who);
+    } else if (strcmp(path, "/v1/classes") == 0) {
+        ctld_api_classes(c, req, &who);
     } else if (strncmp(path, "/v1/admin/", 10) == 0) {
         ctld_api_admin(c, req, &who, path + 9);
     } else if (strcmp(path, "/v1/stats") == 0) {

@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "ctld/ctld.h"
+#include "ctld/classes.h"
 #include "ctld/accounts.h"
 #include "ctld/ckpt.h"
 #include "ctld/holds.h"
@@ -328,6 +329,9 @@ json_t *ctld_job_obj(dr_ctld_t *c, const ctld_job_t *cj)
     json_object_set_new(o, "end_time", ctld_job_terminal(cj) ? time_or_null(j->end) : json_null());
     json_object_set_new(o, "time_limit", /* the one enforced: --time or the partition's */
                         j->time_limit ? json_real(dr_time_to_s(j->time_limit)) : json_null());
+    json_object_set_new(o, "deadline", j->deadline ? time_or_null(j->deadline) : json_null());
+    json_t *speeds = ctld_classes_job_obj(c, cj); /* each type's speed, time and cost */
+    json_object_set_new(o, "speeds", speeds ? speeds : json_null());
     double elapsed = ctld_job_elapsed(c, cj), cost = cj->cost_usd;
     if (live)
         cost += elapsed / 3600.0 * cj->got_gpus * ctld_price_hr(c, cj->got_type);

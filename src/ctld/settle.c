@@ -7,6 +7,7 @@
 
 #include "ctld/ctld.h"
 #include "ctld/arrays.h"
+#include "ctld/classes.h"
 #include "ctld/crashpoint.h"
 #include "ctld/deps.h"
 #include "ctld/fence.h"
@@ -190,6 +191,8 @@ void ctld_job_settle(dr_ctld_t *c, ctld_job_t *cj)
         snprintf(cj->reason, sizeof cj->reason, "%s", "");
     if (cj->j.state == DR_JOB_STARTING && fin != DR_JOB_CANCELLED)
         dr_sched_job_running(c->sched, &cj->j, now, &err);
+    if (fin == DR_JOB_COMPLETED)
+        ctld_classes_observe(c, cj, now); /* its class learns from its run time */
     ctld_run_over(c, cj, now);
     if (dr_sched_job_ended(c->sched, &cj->j, fin, now, cj->reason, &err) != DR_OK)
         ctld_log("job %llu: %s", (unsigned long long)cj->j.id, err.msg);

@@ -11,6 +11,7 @@
 #include "ctld/accounts.h"
 #include "ctld/agent_link.h"
 #include "ctld/arrays.h"
+#include "ctld/classes.h"
 #include "ctld/backup.h"
 #include "ctld/crashpoint.h"
 #include "ctld/deps.h"
@@ -81,6 +82,8 @@ static int reload_job(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err)
         cj->j.kind = DR_KIND_ARRAY;
         cj->j.array_throttle = cj->parent->array->throttle;
     }
+    if ((rc = ctld_classes_assign(c, cj, cj->user, false, err)) != DR_OK)
+        return dr_err_prefix(err, "store: job %llu: ", (unsigned long long)saved.id);
     dr_alloc_t alloc = saved.alloc;
     memset(&cj->j.alloc, 0, sizeof cj->j.alloc);
     ctld_job_set_paths(c, cj);
@@ -216,7 +219,13 @@ int dr_ctld_init(dr_ctld_t *c, const ctld_opts_t *o, dr_err_t *err)
              o->policy         ? o->policy
              : c->cl.policy[0] ? c->cl.policy
                                : "drover");
-    dr_sched_opts_t so = {.policy = c->policy, .placement = DR_PLACE_BEST_FIT, .seed = 1};
+    /* how fast each job runs on each type: what policies read (classes.c) */
+    if ((rc = ctld_classes_init(c, err)) != DR_OK)
+        return rc;
+    dr_sched_opts_t so = {.policy = c->policy,
+                          .placement = DR_PLACE_BEST_FIT,
+                          .seed = 1,
+                          .perf = ctld_classes_view(c)};
     rc = dr_sched_create(&c->sched, &c->cl, &so, err);
     if (rc != DR_OK)
         return dr_err_prefix(err, "policy %s: ", c->policy);
@@ -260,6 +269,9 @@ int dr_ctld_init(dr_ctld_t *c, const ctld_opts_t *o, dr_err_t *err)
     ctld_backup_sweep(c);
     /* fair-share usage first: restored and adopted jobs queue by it */
     if ((rc = ctld_share_restore(c, err)) != DR_OK)
+        return rc;
+    /* the classes' runs before the jobs that belong to them */
+    if ((rc = ctld_classes_restore(c, err)) != DR_OK)
         return rc;
     rc = ctld_store_load(c, reload_job, err);
     if (rc != DR_OK)
@@ -338,6 +350,7 @@ void dr_ctld_free(dr_ctld_t *c)
     ctld_deps_free(c);
     ctld_arrays_free(c);
     ctld_notes_free(c);
+    ctld_classes_free(c);
     free(c->nodes);
     free(c->share_saved);
     ctld_rate_free(c);

@@ -55,7 +55,11 @@ static const char *const schema =
     " at INTEGER NOT NULL);"
     /* node key generations past 0 (drover nodes rekey): a node's older keys
      * are refused for good */
-    "CREATE TABLE IF NOT EXISTS nodekeys(node TEXT PRIMARY KEY, gen INTEGER NOT NULL);";
+    "CREATE TABLE IF NOT EXISTS nodekeys(node TEXT PRIMARY KEY, gen INTEGER NOT NULL);"
+    /* job classes (classes.c): what their completed runs taught of their
+     * speed on each GPU type, and what the prior was */
+    "CREATE TABLE IF NOT EXISTS classes(name TEXT PRIMARY KEY, owner TEXT NOT NULL,"
+    " kind INTEGER NOT NULL, prec INTEGER NOT NULL, speeds TEXT, runs TEXT NOT NULL);";
 
 /* Columns added after the first release, for the accounting filters of GET
  * /v1/history: the end time (Unix seconds), the account and the state name
@@ -272,7 +276,7 @@ static int step_done(dr_ctld_t *c, sqlite3_stmt *st, const char *what, dr_err_t 
 }
 
 /* The statements of every turn, prepared once. */
-enum { ST_JOB, ST_EVENT, ST_META, ST_SHARE };
+enum { ST_JOB, ST_EVENT, ST_META, ST_SHARE, ST_CLASS };
 static sqlite3_stmt *cached(dr_ctld_t *c, int slot, const char *sql, dr_err_t *err)
 {
     if (!c->stmts[slot])
@@ -329,6 +333,52 @@ int ctld_store_load_shares(dr_ctld_t *c,
         const char *name = (const char *)sqlite3_column_text(st, 0);
         rc = cb(c, name ? name : "", sqlite3_column_double(st, 1), sqlite3_column_double(st, 2),
                 (dr_time_t)sqlite3_column_int64(st, 3), err);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int ctld_store_put_class(dr_ctld_t *c, const ctld_class_row_t *r, dr_err_t *err)
+{
+    sqlite3_stmt *st =
+        cached(c, ST_CLASS,
+               "INSERT OR REPLACE INTO classes(name, owner, kind, prec, speeds, runs) "
+               "VALUES(?, ?, ?, ?, ?, ?)",
+               err);
+    if (!st)
+        return DR_EIO;
+    sqlite3_bind_text(st, 1, r->name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, r->owner, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 3, r->kind);
+    sqlite3_bind_int(st, 4, r->prec);
+    if (r->speeds)
+        sqlite3_bind_text(st, 5, r->speeds, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 5);
+    sqlite3_bind_text(st, 6, r->runs, -1, SQLITE_STATIC);
+    return step_reset(c, st, "write a job class", err);
+}
+
+int ctld_store_load_classes(dr_ctld_t *c,
+                            int (*cb)(dr_ctld_t *, const ctld_class_row_t *, dr_err_t *),
+                            dr_err_t *err)
+{
+    sqlite3_stmt *st =
+        prep(c, "SELECT name, owner, kind, prec, speeds, runs FROM classes ORDER BY name", err);
+    if (!st)
+        return DR_EIO;
+    int rc = DR_OK;
+    while (rc == DR_OK && sqlite3_step(st) == SQLITE_ROW) {
+        ctld_class_row_t r = {
+            .name = (const char *)sqlite3_column_text(st, 0),
+            .owner = (const char *)sqlite3_column_text(st, 1),
+            .kind = sqlite3_column_int(st, 2),
+            .prec = sqlite3_column_int(st, 3),
+            .speeds = (const char *)sqlite3_column_text(st, 4),
+            .runs = (const char *)sqlite3_column_text(st, 5),
+        };
+        if (r.name && r.owner && r.runs)
+            rc = cb(c, &r, err);
     }
     sqlite3_finalize(st);
     return rc;

@@ -37,6 +37,17 @@ int ctld_store_load_shares(dr_ctld_t *c,
                            int (*cb)(dr_ctld_t *, const char *, double, double, dr_time_t,
                                      dr_err_t *),
                            dr_err_t *err);
+/* A job class (classes.c): its name, owner, the kind and precision its
+ * catalog prior is for, its declared speeds (NULL = none) and its runs,
+ * JSON {"TYPE": [n, sum, sum2], ...}. */
+typedef struct ctld_class_row {
+    const char *name, *owner, *speeds, *runs;
+    int kind, prec;
+} ctld_class_row_t;
+int ctld_store_put_class(dr_ctld_t *c, const ctld_class_row_t *r, dr_err_t *err);
+int ctld_store_load_classes(dr_ctld_t *c,
+                            int (*cb)(dr_ctld_t *, const ctld_class_row_t *, dr_err_t *),
+                            dr_err_t *err);
 /* Reload: calls back once per stored non-evicted job (in id order). */
 int ctld_store_load(dr_ctld_t *c, int (*cb)(dr_ctld_t *, ctld_job_t *, dr_err_t *), dr_err_t *err);
 /* A terminal job no longer in memory: its JOB JSON (malloc'd) or NULL. */

@@ -11,6 +11,7 @@
 #include "ctld/ctld.h"
 #include "ctld/accounts.h"
 #include "ctld/arrays.h"
+#include "ctld/classes.h"
 #include "ctld/deps.h"
 #include "ctld/holds.h"
 #include "ctld/services.h"
@@ -72,11 +73,15 @@ int ctld_job_new(const char *body, size_t len, ctld_job_t **out, dr_err_t *err)
     return dr_jobspec_from_json(&cj->spec, body, len, err);
 }
 
-int ctld_job_check(dr_ctld_t *c, ctld_job_t *cj, dr_time_t now, int *limit_status, dr_err_t *err)
+int ctld_job_check(dr_ctld_t *c, ctld_job_t *cj, const char *user, dr_time_t now, int *limit_status,
+                   dr_err_t *err)
 {
     int rc = dr_jobspec_validate(&cj->spec, err);
     if (rc == DR_OK)
         rc = dr_jobspec_to_job(&cj->spec, &c->cl, now, &cj->j, err);
+    /* its speeds, its work, and whether any type can meet its deadline */
+    if (rc == DR_OK)
+        rc = ctld_classes_assign(c, cj, user, true, err);
     if (rc == DR_OK && cj->spec.array)
         rc = ctld_array_setup(c, cj, err);
     else if (rc == DR_OK && ctld_spec_is_service(&cj->spec))

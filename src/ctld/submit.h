@@ -13,7 +13,8 @@
  * waiting for dependencies or queued (ctld_submit); freed on error.  The
  * turn then commits it before the reply goes out. */
 int ctld_job_new(const char *body, size_t len, ctld_job_t **out, dr_err_t *err);
-int ctld_job_check(dr_ctld_t *c, ctld_job_t *cj, dr_time_t now, int *limit_status, dr_err_t *err);
+int ctld_job_check(dr_ctld_t *c, ctld_job_t *cj, const char *user, dr_time_t now, int *limit_status,
+                   dr_err_t *err);
 int ctld_job_accept(dr_ctld_t *c, ctld_job_t *cj, const char *user, uint32_t uid, uint32_t gid,
                     dr_time_t now, dr_err_t *err);
 /* Into the scheduler's queue (an array: the turn's list of parents). */

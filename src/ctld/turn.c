@@ -20,6 +20,7 @@
 #include "ctld/ctld.h"
 #include "ctld/accounts.h"
 #include "ctld/arrays.h"
+#include "ctld/classes.h"
 #include "ctld/crashpoint.h"
 #include "ctld/deps.h"
 #include "ctld/events.h"
@@ -117,6 +118,8 @@ static int write_turn(dr_ctld_t *c, dr_err_t *err)
         rc = ctld_store_put_meta(c, "next_id", c->next_id, err);
     if (rc == DR_OK)
         rc = ctld_share_save(c, ctld_now(c), err);
+    if (rc == DR_OK)
+        rc = ctld_classes_save(c, err);
     /* the ids this commit acknowledges are reserved in droverd.seq first */
     if (rc == DR_OK)
         rc = ctld_seq_reserve(c, err);

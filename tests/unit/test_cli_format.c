@@ -2,7 +2,8 @@
  * durations, local times, ages, memory, shell-quoted commands, aligned
  * tables (control characters neutralised, UTF-8 widths, printed whole),
  * the reading of JOB objects (terminal states, wait's exit statuses, ids,
- * TIME, progress lines), and the parsing of --server addresses. */
+ * TIME, progress lines), the classes' and a job's speeds per GPU type
+ * (drover classes, drover show), and the parsing of --server addresses. */
 #include "testutil.h"
 
 #include <math.h>
@@ -13,6 +14,7 @@
 
 #include "cli/client.h"
 #include "cli/format.h"
+#include "cli/speeds.h"
 
 static void expect_duration(double s, const char *want)
 {
@@ -271,6 +273,93 @@ static void expect_endpoint(const char *spec, bool is_unix, const char *a, const
     cli_endpoint_free(&ep);
 }
 
+/* What a printer of JSON wrote, as a string (malloc'd). */
+static char *printed(int (*print)(FILE *, const json_t *), const char *text)
+{
+    json_t *j = job(text);
+    char *out = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&out, &len);
+    assert_non_null(m);
+    assert_int_equal(print(m, j), DR_OK);
+    fclose(m);
+    json_decref(j);
+    return out;
+}
+
+static void test_classes(void **state)
+{
+    (void)state;
+    char *s = printed(cli_classes_print, "{\"classes\":[]}");
+    assert_string_equal(s, "no classes yet: jobs given --class NAME, and arrays, teach drover "
+                           "their speed on each GPU type\n");
+    free(s);
+    /* size only once a run is seen; spread exp(sigma)-1; "-" for what is unknown */
+    s = printed(cli_classes_print,
+                "{\"classes\":[{\"name\":\"sim\",\"owner\":\"alice\",\"prior\":\"catalog\","
+                "\"runs\":12,\"reference\":\"H100-SXM-80GB\",\"sigma\":0.076961,\"size_s\":630,"
+                "\"types\":[{\"type\":\"H100-SXM-80GB\",\"rate\":1,\"basis\":\"observed\","
+                "\"runs\":10,\"mean_run_s\":630,\"spread\":1.08},"
+                "{\"type\":\"A100-SXM-80GB\",\"rate\":0.452311,\"basis\":\"via the runs on "
+                "other types\",\"runs\":2,\"mean_run_s\":1392.9,\"spread\":1.153},"
+                "{\"type\":\"L4\",\"rate\":0.12,\"basis\":\"catalog\",\"runs\":0}]},"
+                "{\"name\":\"array 7\",\"owner\":\"bob\",\"prior\":\"H100=1,A100=0.5\","
+                "\"runs\":1,\"reference\":\"H100-SXM-80GB\",\"sigma\":0.262364,"
+                "\"types\":[{\"type\":\"H100-SXM-80GB\",\"rate\":1,\"basis\":\"declared\","
+                "\"runs\":0}]}]}");
+    assert_string_equal(
+        s, "CLASS sim (alice): 12 runs, reference H100-SXM-80GB, size 10.5 min, run-to-run "
+           "spread 8%\n"
+           "TYPE            RATE  RUNS  MEAN RUN  SPREAD  BASIS\n"
+           "H100-SXM-80GB      1    10  10.5 min     ±8%  observed\n"
+           "A100-SXM-80GB  0.452     2  23.2 min    ±15%  via the runs on other types\n"
+           "L4              0.12     0         -       -  catalog\n"
+           "\n"
+           "CLASS array 7 (bob): 1 run, reference H100-SXM-80GB, run-to-run spread 30%\n"
+           "TYPE           RATE  RUNS  MEAN RUN  SPREAD  BASIS\n"
+           "H100-SXM-80GB     1     0         -       -  declared\n");
+    free(s);
+}
+
+static void test_job_speeds(void **state)
+{
+    (void)state;
+    char *s = printed(cli_job_speeds_print, "{\"id\":3,\"speeds\":null}");
+    assert_string_equal(s, "");
+    free(s);
+    s = printed(cli_job_speeds_print,
+                "{\"id\":3,\"deadline\":1767000000,\"speeds\":{\"class\":\"sim\",\"prior\":"
+                "\"catalog\",\"class_runs\":12,\"reference\":\"H100-SXM-80GB\",\"work_s\":630,"
+                "\"work_from\":\"its class's runs\",\"types\":["
+                "{\"type\":\"H100-SXM-80GB\",\"rate\":1,\"basis\":\"observed\",\"runs\":10,"
+                "\"mean_run_s\":630,\"spread\":1.08,\"run_s\":630,\"usd\":0.7,"
+                "\"meets_deadline\":true,\"chosen\":true},"
+                "{\"type\":\"A100-SXM-80GB\",\"rate\":0.45,\"basis\":\"catalog\",\"runs\":0,"
+                "\"run_s\":1400,\"usd\":0.001,\"meets_deadline\":false},"
+                "{\"type\":\"L4\",\"rate\":0,\"basis\":\"cannot run\",\"runs\":0}]}}");
+    assert_string_equal(s, "\nSpeeds\n"
+                           "class: sim (prior: catalog, 12 runs of the class); work: 10.5 min on "
+                           "H100-SXM-80GB (from its class's runs)\n"
+                           "TYPE            RATE  RUN TIME    COST  DEADLINE  BASIS\n"
+                           "H100-SXM-80GB*     1  10.5 min   $0.70  yes       observed\n"
+                           "A100-SXM-80GB   0.45  23.3 min  <$0.01  no        catalog\n"
+                           "L4                 0         -       -  -         cannot run\n"
+                           "* the type it was given\n");
+    free(s);
+    /* no work known yet */
+    s = printed(cli_job_speeds_print,
+                "{\"speeds\":{\"class\":\"declared speeds\",\"prior\":\"declared\","
+                "\"class_runs\":1,\"reference\":\"H100-SXM-80GB\",\"work_from\":null,"
+                "\"types\":[{\"type\":\"H100-SXM-80GB\",\"rate\":1,\"basis\":\"declared\","
+                "\"runs\":1}]}}");
+    assert_string_equal(s, "\nSpeeds\n"
+                           "class: declared speeds (prior: declared, 1 run of the class); work: "
+                           "unknown (no --estimate, no run of its class yet)\n"
+                           "TYPE           RATE  RUN TIME  COST  DEADLINE  BASIS\n"
+                           "H100-SXM-80GB     1         -     -  -         declared\n");
+    free(s);
+}
+
 static void expect_endpoint_error(const char *spec, const char *msg)
 {
     cli_endpoint_t ep;
@@ -334,7 +423,8 @@ int main(void)
         cmocka_unit_test(test_duration),    cmocka_unit_test(test_time_age_mem),
         cmocka_unit_test(test_argv),        cmocka_unit_test(test_table),
         cmocka_unit_test(test_exit_status), cmocka_unit_test(test_job_text),
-        cmocka_unit_test(test_endpoint),
+        cmocka_unit_test(test_endpoint),    cmocka_unit_test(test_classes),
+        cmocka_unit_test(test_job_speeds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,9 +17,11 @@
 #include <unistd.h>
 
 #include <event2/event.h>
+#include <jansson.h>
 
 #include "ctld/ctld.h"
 #include "ctld/agent_link.h"
+#include "ctld/classes.h"
 #include "ctld/fence.h"
 #include "ctld/kill.h"
 #include "ctld/store.h"
@@ -201,7 +203,7 @@ static uint64_t submit(life_t *l, const char *spec)
     dr_time_t now = ctld_now(&l->c);
     int rc = ctld_job_new(spec, strlen(spec), &cj, &err);
     if (rc == DR_OK)
-        rc = ctld_job_check(&l->c, cj, now, &limit, &err);
+        rc = ctld_job_check(&l->c, cj, "alice", now, &limit, &err);
     if (rc == DR_OK)
         rc = ctld_job_accept(&l->c, cj, "alice", 1000, 1000, now, &err);
     else
@@ -348,7 +350,7 @@ static void test_submit_launch_settle(void **state)
     dr_err_t err = {0};
     int limit = 413;
     assert_int_equal(ctld_job_new(big, strlen(big), &cj, &err), DR_OK);
-    assert_int_equal(ctld_job_check(&l->c, cj, ctld_now(&l->c), &limit, &err), DR_ENOSPC);
+    assert_int_equal(ctld_job_check(&l->c, cj, "alice", ctld_now(&l->c), &limit, &err), DR_ENOSPC);
     tu_assert_contains(err.msg, "gpu_mem: no GPU type of this cluster has 200 GB");
     ctld_job_free(cj);
     teardown_life(l);
@@ -499,6 +501,132 @@ static void test_site_price_charged(void **state)
     teardown_life(l);
 }
 
+#define MIXED                                                                                      \
+    "GpuType=H100 PricePerGpuHour=4\nGpuType=A100 PricePerGpuHour=1.8\n"                           \
+    "GpuType=L4 PricePerGpuHour=0.8\nSchedulerPolicy=cost\n"                                       \
+    "NodeName=n1 Gpus=H100-SXM:1 Cpus=16 MemGB=64\nNodeName=n2 Gpus=A100:1 Cpus=16 MemGB=64\n"     \
+    "NodeName=n3 Gpus=L4:1 Cpus=16 MemGB=64\n"
+
+/* The node whose agent got job id's LAUNCH (-1: none yet). */
+static int launched_on(life_t *l, uint64_t id)
+{
+    const frame_t *fr[4];
+    for (int n = 0; n < 3; n++)
+        if (frames_of(l, n, DR_MSG_LAUNCH, id, fr, 4))
+            return n;
+    return -1;
+}
+
+static double rate_of(life_t *l, uint64_t id, int type)
+{
+    ctld_job_t *cj = ctld_job_find(&l->c, id);
+    assert_non_null(cj);
+    return dr_perf_rate(ctld_classes_view(&l->c), &cj->j, (unsigned)type);
+}
+
+/* Each job's speed on each type, live: the catalog's ratios for a job that
+ * declares nothing (never every type equal), declared speeds, a deadline
+ * no type can meet refused at submit, and the cost policy choosing by them
+ * at the site's prices: the cheapest for the work when the deadline is
+ * loose, a faster, dearer type when it is tight. */
+static void test_speeds_route_by_cost(void **state)
+{
+    (void)state;
+    life_t *l = setup_life(MIXED, 10000);
+    for (int n = 0; n < 3; n++)
+        agent_up(l, n, NULL, 0);
+    frames_clear(l);
+    /* held: its class is known without running it */
+    uint64_t plain = submit(l, "{\"argv\":[\"/bin/true\"],\"gpus\":1,\"hold\":true}");
+    double h = rate_of(l, plain, 0), a = rate_of(l, plain, 1), l4 = rate_of(l, plain, 2);
+    assert_true(h == 1.0);                     /* H100 is the fastest by the catalog */
+    assert_true(fabs(a - 312.0 / 989) < 0.01); /* dense BF16 ratios */
+    assert_true(fabs(l4 - 121.0 / 989) < 0.01);
+    /* declared: H100 3x, A100 1.5x, L4 1x; the work is 1 h at speed 1 */
+    const char *fmt = "{\"argv\":[\"/bin/true\"],\"gpus\":1,\"speeds\":\"H100=3,A100=1.5,L4=1\","
+                      "\"estimate\":\"1h\",\"deadline\":\"%s\"}";
+    char body[256];
+    snprintf(body, sizeof body, fmt, "15m"); /* 20 min even on H100 */
+    ctld_job_t *cj = NULL;
+    dr_err_t err = {0};
+    int limit = 413;
+    assert_int_equal(ctld_job_new(body, strlen(body), &cj, &err), DR_OK);
+    assert_int_equal(ctld_job_check(&l->c, cj, "alice", ctld_now(&l->c), &limit, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "deadline: the job needs about 20.0 min even on its fastest type "
+                                "(H100-SXM-80GB, by its --estimate)");
+    ctld_job_free(cj);
+    /* loose: L4 does the work for $0.80, A100 for $1.20, H100 for $1.33 */
+    snprintf(body, sizeof body, fmt, "10h");
+    uint64_t loose = submit(l, body);
+    assert_int_equal(launched_on(l, loose), 2);
+    assert_true(fabs(rate_of(l, loose, 1) / rate_of(l, loose, 2) - 1.5) < 1e-9);
+    /* tight: the cost policy plans a deadline on a pessimistic size, the
+     * 0.8 quantile of the estimate pulled toward the 1 h median of its
+     * prior (with no history of how good estimates are, 2.6 x the 20 min
+     * on H100: sched/size_estimate.h), so L4 needs about 159 min and A100
+     * 106 min ($1.20) of the 150 */
+    snprintf(body, sizeof body, fmt, "150m");
+    uint64_t tight = submit(l, body);
+    assert_int_equal(launched_on(l, tight), 1);
+    /* tighter (90 min): only H100 (53 min so planned) is in time */
+    snprintf(body, sizeof body, fmt, "90m");
+    uint64_t tighter = submit(l, body);
+    assert_int_equal(launched_on(l, tighter), 0);
+    /* show says what it knew: each type's time, cost and the deadline */
+    char *json = ctld_job_json(&l->c, ctld_job_find(&l->c, loose));
+    tu_assert_contains(json, "\"work_from\":\"its --estimate\"");
+    tu_assert_contains(json, "\"type\":\"L4-24GB\",\"rate\":0.333333,\"basis\":\"declared\"");
+    tu_assert_contains(json,
+                       "\"run_s\":3600.0,\"usd\":0.8,\"meets_deadline\":true,\"chosen\":true");
+    free(json);
+    teardown_life(l);
+}
+
+/* A class learns each type's speed from its completed runs, says so, and
+ * keeps what it learned across a restart (the store). */
+static void test_class_learns_and_survives(void **state)
+{
+    (void)state;
+    life_t *l = setup_life(MIXED, 10000);
+    for (int n = 0; n < 3; n++)
+        agent_up(l, n, NULL, 0);
+    frames_clear(l);
+    const char *job = "{\"argv\":[\"/bin/true\"],\"gpus\":1,\"class\":\"sim\","
+                      "\"gpu_type\":\"A100\"}";
+    uint64_t id = submit(l, job);
+    uint32_t gen = 0;
+    assert_int_equal(start_ranks(l, 1, id, &gen), 1);
+    struct timespec ts = {0, 300 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    end_ranks(l, 1, id, gen, 1, 0);
+    assert_string_equal(state_of(l, id), "completed");
+    json_t *a = ctld_classes_list(&l->c, "alice", false);
+    char *s = json_dumps(a, JSON_COMPACT);
+    json_decref(a);
+    tu_assert_contains(s, "\"name\":\"sim\",\"owner\":\"alice\"");
+    tu_assert_contains(s, "\"type\":\"A100-80GB-SXM\",\"rate\":");
+    tu_assert_contains(s, "\"basis\":\"observed\",\"runs\":1,\"mean_run_s\":0.3");
+    tu_assert_contains(s, "\"basis\":\"via the runs on other types\"");
+    free(s);
+    a = ctld_classes_list(&l->c, "bob", false); /* another user's class is not bob's */
+    assert_int_equal(json_array_size(a), 0);
+    json_decref(a);
+    stop(l);
+    start(l, 10000);
+    a = ctld_classes_list(&l->c, "alice", false);
+    s = json_dumps(a, JSON_COMPACT);
+    json_decref(a);
+    tu_assert_contains(s, "\"basis\":\"observed\",\"runs\":1,\"mean_run_s\":0.3");
+    free(s);
+    /* the next job of the class is sized by it: about 0.3 s on A100 */
+    uint64_t next =
+        submit(l, "{\"argv\":[\"/bin/true\"],\"gpus\":1,\"class\":\"sim\",\"hold\":true}");
+    ctld_job_t *cj = ctld_job_find(&l->c, next);
+    double a100 = cj->j.work_declared / rate_of(l, next, 1);
+    assert_true(a100 > 0.29 && a100 < 0.6);
+    teardown_life(l);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -508,6 +636,8 @@ int main(void)
         cmocka_unit_test(test_epoch_across_restart),
         cmocka_unit_test(test_next_run_after_last_dead),
         cmocka_unit_test(test_site_price_charged),
+        cmocka_unit_test(test_speeds_route_by_cost),
+        cmocka_unit_test(test_class_learns_and_survives),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -45,6 +45,8 @@ typedef enum dr_precision {
 
 /* What one job asks for.  A whole GPU is 1000 milli-GPUs; a fractional share
  * (gpu_milli < 1000) is taken from one GPU per requested GPU. */
+#define DR_TYPE_PREFS 8 /* types a preference list may name */
+
 typedef struct dr_job_req {
     /* nodes >= 1: exactly that many nodes, gpus_per_node on each.
      * nodes == 0: "--gpus=N" shape: gpus_per_node counts *all* GPUs, spread
@@ -63,7 +65,21 @@ typedef struct dr_job_req {
     double min_gpu_mem_gb;       /* 0 = no minimum */
     uint32_t cpu_milli_per_node; /* CPUs x 1000 */
     uint64_t mem_mb_per_node;
+    /* Types in the user's order of preference (--gpu-type H100,A100): type
+     * index + 1, most preferred first, 0 ends the list; empty = no order
+     * (the policy chooses among `types` by speed and cost). */
+    uint8_t pref[DR_TYPE_PREFS];
 } dr_job_req_t;
+
+/* Where type t stands in r's preference: 0 the most preferred, npref for a
+ * type not listed (or no list at all). */
+static inline unsigned dr_req_pref_rank(const dr_job_req_t *r, unsigned t)
+{
+    unsigned k = 0;
+    while (k < DR_TYPE_PREFS && r->pref[k] && r->pref[k] != t + 1)
+        k++;
+    return k < DR_TYPE_PREFS && r->pref[k] ? k : DR_TYPE_PREFS;
+}
 
 #define DR_SHARD_UNHELD UINT32_MAX
 

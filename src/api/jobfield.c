@@ -55,7 +55,8 @@ static const jf_def_t defs[DR_JF_N] = {
                     OFF(gpus),
                     JF_MAX_GPUS},
     [DR_JF_GPU_TYPE] = {{"gpu_type", "gpu-type", 0, true, NULL,
-                         "allowed GPU types, comma-separated, or any (default any)",
+                         "allowed GPU types in order of preference, comma-separated, or any "
+                         "(default any)",
                          DR_JF_GPU_TYPE},
                         JF_STR,
                         JF_P_TYPES,

@@ -262,10 +262,14 @@ int dr_jobspec_validate(const dr_jobspec_t *s, dr_err_t *err)
     return validate_slurm(s, err);
 }
 
-/* The mask of gpu_type's names on c. */
-static int types_mask(const char *list, const dr_cluster_t *c, dr_typemask_t *mask, dr_err_t *err)
+/* The mask of gpu_type's names on c, and with two or more of them their
+ * order, the user's preference (pref, DR_TYPE_PREFS at most). */
+static int types_mask(const char *list, const dr_cluster_t *c, dr_typemask_t *mask, uint8_t *pref,
+                      dr_err_t *err)
 {
     *mask = 0;
+    unsigned npref = 0;
+    memset(pref, 0, DR_TYPE_PREFS);
     for (const char *p = list; *p;) {
         const char *q = strchr(p, ',');
         size_t n = q ? (size_t)(q - p) : strlen(p);
@@ -287,9 +291,13 @@ static int types_mask(const char *list, const dr_cluster_t *c, dr_typemask_t *ma
                               (int)(n > 64 ? 64 : n), p, c->ntypes ? "has " : "it has no GPUs",
                               have);
         }
+        if (!(*mask >> t & 1) && npref < DR_TYPE_PREFS && t < 255)
+            pref[npref++] = (uint8_t)(t + 1);
         *mask |= (dr_typemask_t)1 << t;
         p = q ? q + 1 : p + n;
     }
+    if (npref < 2)
+        memset(pref, 0, DR_TYPE_PREFS); /* one type: nothing to prefer among */
     return DR_OK;
 }
 
@@ -482,7 +490,7 @@ int dr_jobspec_to_job(const dr_jobspec_t *s, dr_cluster_t *c, dr_time_t submit, 
         r.gpus_per_node = s->gpus_per_node; /* no GPUs unless asked, as in Slurm */
     }
     r.types = 0;
-    if (s->gpu_type && (rc = types_mask(s->gpu_type, c, &r.types, err)) != 0)
+    if (s->gpu_type && (rc = types_mask(s->gpu_type, c, &r.types, r.pref, err)) != 0)
         return rc;
     if (r.min_gpu_mem_gb > 0 && r.gpus_per_node && !dr_cluster_eligible_types(c, &r)) {
         int most = -1; /* the allowed type with the most memory, for the message */

@@ -456,7 +456,17 @@ int dr_place(dr_cluster_t *c, const dr_job_req_t *r, dr_typemask_t allowed,
         return DR_ENOSPC;
     dr_typemask_t tried = 0;
     dr_typemask_t present = c->ntypes >= 64 ? ~0ULL : (1ULL << c->ntypes) - 1;
-    dr_typemask_t cand = allowed & present;
+    /* the user's order of preference first (--gpu-type H100,A100) */
+    for (unsigned k = 0; k < DR_TYPE_PREFS && r->pref[k]; k++) {
+        unsigned t = r->pref[k] - 1u;
+        if (t >= c->ntypes || !(allowed >> t & 1) || (tried >> t & 1))
+            continue;
+        tried |= 1ULL << t;
+        int rc = place_on(c, r, (int)t, st, out);
+        if (rc != DR_ENOSPC)
+            return rc;
+    }
+    dr_typemask_t cand = allowed & present & ~tried;
     if (st == DR_PLACE_BEST_FIT && !(o && o->type_order) && r->gpu_milli == 1000 && r->nodes <= 1 &&
         (cand & (cand - 1))) {
         /* whole-node protection across types: with no type preference, a

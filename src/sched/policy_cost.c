@@ -661,6 +661,7 @@ typedef struct copt {
     int k;
     bool fresh; /* on nodes provisioned for it */
     double start, dur, cost;
+    unsigned rank; /* where its type stands in the job's order of preference */
 } copt_t;
 
 /* Claim fresh pool nodes for j on pool resource r: their GPUs join the
@@ -683,6 +684,8 @@ static bool cheaper(const copt_t *o, const copt_t *b)
 {
     if (b->k < 0)
         return true;
+    if (o->rank != b->rank) /* the user's order of preference first */
+        return o->rank < b->rank;
     if (o->cost != b->cost)
         return o->cost < b->cost;
     return o->start + o->dur < b->start + b->dur;
@@ -692,6 +695,8 @@ static bool sooner(const copt_t *o, const copt_t *b)
 {
     if (b->k < 0)
         return true;
+    if (o->rank != b->rank)
+        return o->rank < b->rank;
     double fo = o->start + o->dur, fb = b->start + b->dur;
     if (fo != fb)
         return fo < fb;
@@ -723,12 +728,13 @@ static copt_t choose(cpol_t *d, const dr_sched_view_t *v, const dr_job_t *j, boo
         double cost = r->price * g * dur / 3600.0;
         onprem_possible |= r->pool < 0;
         double s = start_on(r, g);
+        unsigned rank = dr_req_pref_rank(&j->req, (unsigned)r->type);
         if (isfinite(s))
-            opts[no++] = (copt_t){(int)k, false, s, dur, cost};
+            opts[no++] = (copt_t){(int)k, false, s, dur, cost, rank};
         if (r->pool >= 0 && r->cloud_left >= pool_nodes_for(r, j))
-            opts[no++] = (copt_t){(int)k, true, r->delay_s, dur, cost};
+            opts[no++] = (copt_t){(int)k, true, r->delay_s, dur, cost, rank};
     }
-    copt_t best = {-1, false, 0, 0, 0};
+    copt_t best = {-1, false, 0, 0, 0, 0};
     int cls = job_class(j);
     if (cls == C_SERVE) {
         /* whatever comes first: services are started as soon as can be */
@@ -740,13 +746,15 @@ static copt_t choose(cpol_t *d, const dr_sched_view_t *v, const dr_job_t *j, boo
     double horizon; /* seconds from now by which it should finish */
     if (cls == C_DEADLINE)
         horizon = dr_time_to_s(j->deadline - v->now);
+    else if (j->req.pref[0])
+        horizon = INFINITY; /* no deadline, an order of preference: the user's order decides */
     else if (d->soft > 0)
         horizon = dr_time_to_s(j->submit - v->now) + d->soft * fastest;
     else
         horizon = -1;
     /* deadline-less jobs stay on-prem unless only a pool can host them */
     bool cloud_ok = cls == C_DEADLINE || !onprem_possible;
-    if (cls == C_OTHER && d->soft <= 0) {
+    if (cls == C_OTHER && d->soft <= 0 && !j->req.pref[0]) {
         for (size_t i = 0; i < no; i++)
             if (d->res[opts[i].k].pool < 0 && opts[i].start <= EPS_S && cheaper(&opts[i], &best))
                 best = opts[i];
@@ -763,7 +771,7 @@ static copt_t choose(cpol_t *d, const dr_sched_view_t *v, const dr_job_t *j, boo
      * are not worth the risk of being pushed back by later, more urgent
      * jobs (and the wait keeps the scarce type from them). */
     for (int tier = 0; tier < 3 && best.k < 0; tier++) {
-        copt_t now = {-1, false, 0, 0, 0}, later = {-1, false, 0, 0, 0};
+        copt_t now = {-1, false, 0, 0, 0, 0}, later = {-1, false, 0, 0, 0, 0};
         for (size_t i = 0; i < no; i++) {
             const copt_t *o = &opts[i];
             bool pool = d->res[o->k].pool >= 0;
@@ -812,8 +820,15 @@ static int start_service(cpol_t *d, const dr_sched_view_t *v, dr_job_t *j, bool 
             for (size_t k = 0; k < d->nres; k++) {
                 const cres_t *r = &d->res[k];
                 if (tried[k] || !(run >> r->type & 1) || !shape_ok(r, j) ||
-                    (r->pool >= 0) != (pass == 1) || (pick >= 0 && r->price >= d->res[pick].price))
+                    (r->pool >= 0) != (pass == 1))
                     continue;
+                /* the user's order of preference, then the price */
+                if (pick >= 0) {
+                    unsigned rk = dr_req_pref_rank(&j->req, (unsigned)r->type),
+                             rp = dr_req_pref_rank(&j->req, (unsigned)d->res[pick].type);
+                    if (rk > rp || (rk == rp && r->price >= d->res[pick].price))
+                        continue;
+                }
                 pick = (int)k;
             }
             if (pick < 0)

@@ -12,7 +12,11 @@
  *     T_best) / T_best) passes `age`, times the 4th power of the excess, so
  *     that long jobs and wide gangs do not starve (priority_of).
  *  2. Place.  Every (job, type) pair is worth priority * T_best / T_type,
- *     the priority scaled by how efficiently the job runs there; pairs are
+ *     the priority scaled by how efficiently the job runs there - or, on
+ *     the types that finish it by its deadline (without one: within
+ *     `slowdown` of its best time), by how cheaply it does its work there
+ *     (type_values: routing by cost where it costs no completion time);
+ *     pairs are
  *     taken greedily, heaviest first, while the type has room (lp=1: as a
  *     transportation LP).  A job that gains 10x from a V100 outbids, for the
  *     V100, one that gains 2x; that one takes a K80, where it loses little.
@@ -75,7 +79,9 @@
  * (0), preempt=0|1 (1), index=0|1 (1; 0 scores every pending job on every
  * pass: the reference the index is tested against), rekey=X (0.01),
  * fairshare=X (1: the exponent on the account's fair-share weight that
- * multiplies every priority, sched.h; 0 = fair share ignored).
+ * multiplies every priority, sched.h; 0 = fair share ignored), slowdown=X
+ * (1: how much slower a type a job without a deadline accepts for a
+ * saving), cost=0|1 (1: route by cost; 0: by speed alone).
  *
  * Fair share.  Between accounts whose factors differ, a job's priority is
  * scaled by its account's weight (its factor over the highest), so the
@@ -96,6 +102,9 @@
 #include "sched/size_estimate.h"
 
 #define NT DR_MAX_GPU_TYPES
+/* the slowdown a job without a deadline accepts for a saving, by default
+ * (docs/scheduling.md, "Routing by cost") */
+#define SLOWDOWN_DEFAULT 1.0
 
 typedef struct pair {
     double w;
@@ -133,6 +142,11 @@ typedef struct rho {
 
 typedef struct dpol {
     double margin, age, alpha, beta, wake_s;
+    /* cost routing: a job without a deadline accepts types up to `slowdown`
+     * times slower than its fastest for a saving (1 = none); cost=0 turns
+     * routing by cost off altogether (deadlines too) */
+    double slowdown;
+    bool cost;
     double rekey;        /* drift of the estimator that re-keys the index (0: any) */
     double fairshare;    /* exponent on the fair-share weight (0: ignore it) */
     uint64_t last_fsgen; /* dr_sched_fairshare_gen after the last pass */
@@ -210,10 +224,16 @@ static int dpol_opt(void *ud, const char *k, const char *val, dr_err_t *err)
         d->rekey = x;
     else if (dr_streq_ci(k, "fairshare"))
         d->fairshare = x;
+    else if (dr_streq_ci(k, "slowdown") && x >= 1)
+        d->slowdown = x;
+    else if (dr_streq_ci(k, "slowdown"))
+        return dr_err_set(err, DR_EINVAL, "slowdown: '%s' must be a number >= 1", val);
+    else if (dr_streq_ci(k, "cost"))
+        d->cost = x != 0;
     else
         return dr_err_set(err, DR_EINVAL,
                           "unknown option '%s' (known: margin, age, alpha, beta, wake, lp, "
-                          "preempt, index, rekey, fairshare)",
+                          "preempt, index, rekey, fairshare, slowdown, cost)",
                           k);
     return DR_OK;
 }
@@ -240,6 +260,8 @@ static int dpol_create(void **state, const char *opts, const dr_policy_env_t *en
     d->use_index = true;
     d->rekey = 0.01;
     d->fairshare = 1;
+    d->slowdown = SLOWDOWN_DEFAULT;
+    d->cost = true;
     dr_size_est_init(&d->est);
     int rc = dr_policy_opts_each(opts, dpol_opt, d, err);
     if (rc != DR_OK) {
@@ -359,6 +381,86 @@ static void estimate(const dpol_t *d, const dr_sched_view_t *v, const dr_job_t *
             b = 60;
     }
     *best = b;
+}
+
+/* How much each type is worth to job m (eff[t], by which its priority is
+ * scaled in the plan).  By speed: best / time there (to the power beta).
+ * Routed by cost: the types it accepts - those that finish it by its
+ * deadline, or without one those within `slowdown` of its best time - are
+ * worth the least cost of its remaining work among them over its cost
+ * there (1 for the cheapest), and the types it does not accept their speed
+ * value times the least of those, so that any accepted type outbids them.
+ * A job with no accepted type, or one a type of unknown price could run,
+ * is routed by speed alone; one that lists its types in an order of
+ * preference (dr_job_req_t.pref) by that order. */
+static void type_values(const dpol_t *d, const dr_sched_view_t *v, size_t m, dr_typemask_t run,
+                        double best, double *eff)
+{
+    const dr_cluster_t *c = v->cluster;
+    const dr_job_t *j = d->act[m];
+    /* time there without run_time's one-minute floor, which would make a
+     * short job's types look alike and send it to the cheapest however slow */
+    double raw[NT], usd[NT], rbest = INFINITY, cmin = INFINITY;
+    dr_typemask_t acc = 0;
+    bool priced = true;
+    for (size_t t = 0; t < c->ntypes; t++) {
+        if (!(run >> t & 1))
+            continue;
+        double rt = remaining_time(d, v, m, (unsigned)t);
+        eff[t] = d->beta == 1 ? best / rt : pow(best / rt, d->beta);
+        double r = dr_perf_rate(v->perf, j, (unsigned)t);
+        raw[t] = r > 0 ? d->remw[m] / r : INFINITY;
+        if (raw[t] > d->left[m])
+            raw[t] = d->left[m];
+        if (raw[t] < rbest)
+            rbest = raw[t];
+        double p = c->types[t].price_hr;
+        priced &= isfinite(p) && p > 0;
+        usd[t] = p * raw[t];
+    }
+    if (!j->req.pref[0] && (!d->cost || !priced || !isfinite(rbest)))
+        return;
+    /* a deadline is kept on what the job declared it still has to do when
+     * that is more than the estimate: the estimate leans on what other
+     * jobs took (a burst of one-second tasks makes every job look short) */
+    double decl_left = j->work_declared > 0 ? j->work_declared - dr_job_work_done(j, v->now) : 0;
+    for (size_t t = 0; t < c->ntypes; t++) {
+        if (!(run >> t & 1) || !isfinite(raw[t]))
+            continue;
+        double r = dr_perf_rate(v->perf, j, (unsigned)t), need = raw[t];
+        if (decl_left > 0 && r > 0 && decl_left / r > need)
+            need = decl_left / r;
+        bool ok = j->deadline > 0 ? dr_time_add(v->now, dr_time_from_s(need)) <= j->deadline
+                                  : raw[t] <= d->slowdown * rbest * (1 + 1e-9);
+        if (ok) {
+            acc |= (dr_typemask_t)1 << t;
+            if (usd[t] < cmin)
+                cmin = usd[t];
+        }
+    }
+    if (j->req.pref[0]) {
+        /* the user's order of preference decides among the types that
+         * finish it in time (each rank down worth half as much), then
+         * among the others */
+        bool dl = j->deadline > 0 && acc; /* without a deadline, every type is in time */
+        for (size_t t = 0; t < c->ntypes; t++)
+            if (run >> t & 1)
+                eff[t] = ldexp(!dl || (acc >> t & 1) ? 1.0 : 1.0 / 1024,
+                               -(int)dr_req_pref_rank(&j->req, (unsigned)t));
+        return;
+    }
+    if (!acc || !(cmin > 0))
+        return;
+    double floor = INFINITY;
+    for (size_t t = 0; t < c->ntypes; t++)
+        if (acc >> t & 1) {
+            eff[t] = cmin / usd[t];
+            if (eff[t] < floor)
+                floor = eff[t];
+        }
+    for (size_t t = 0; t < c->ntypes; t++)
+        if ((run >> t & 1) && !(acc >> t & 1))
+            eff[t] *= floor;
 }
 
 /* Shortest remaining GPU-time first, aged two ways: the time already
@@ -1031,6 +1133,8 @@ static int dpol_plan(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, 
         bool running = m < nrun;
         if (!running)
             run &= dr_sched_account_types(v->sched, j); /* its account's limits */
+        double eff[NT];
+        type_values(d, v, m, run, best, eff);
         for (size_t t = 0; t < c->ntypes; t++) {
             if (!(run >> t & 1))
                 continue;
@@ -1038,8 +1142,8 @@ static int dpol_plan(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, 
                 continue;
             double rt = remaining_time(d, v, m, (unsigned)t);
             /* a type is worth the job's priority scaled by how efficiently
-             * the job runs there */
-            double w = d->prio[m] * (d->beta == 1 ? best / rt : pow(best / rt, d->beta));
+             * the job runs there: by speed, or by cost (type_values) */
+            double w = d->prio[m] * eff[t];
             if (running && j->alloc.type == t) {
                 w *= 1 + d->margin; /* incumbents keep their GPUs unless clearly outbid */
                 /* and the more so the more work a stop would lose: stopped
@@ -1062,6 +1166,14 @@ static int dpol_plan(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, 
     double left[NT] = {0};
     for (size_t t = 0; t < c->ntypes; t++)
         left[t] = (double)dr_cluster_total_gpus(c, (int)t);
+    /* a running job that may be neither stopped nor moved keeps its GPUs
+     * whatever outbids it: planning another job onto them would only make
+     * that one wait (its start finds no room) while other types had room */
+    for (size_t m = 0; m < nrun; m++)
+        if (d->prio[m] > 0 && !may_stop(d, v, m, false) && !may_stop(d, v, m, true)) {
+            d->pick[m] = (int)d->act[m]->alloc.type;
+            left[d->act[m]->alloc.type] -= gpus_of(d->act[m]);
+        }
     if (d->lp && np) {
         /* exact assignment: maximise sum of pair weights (transportation LP) */
         dr_lp_t *lp = dr_lp_new(np, true);

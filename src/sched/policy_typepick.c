@@ -75,6 +75,8 @@ static void tpick_destroy(void *state)
 static double type_key(const tpick_t *d, const dr_sched_view_t *v, const dr_job_t *j, unsigned t)
 {
     const dr_gpu_spec_t *g = &v->cluster->types[t];
+    if (j->req.pref[0]) /* the user's order of preference comes first */
+        return dr_req_pref_rank(&j->req, t);
     if (d->cheapest) /* unknown prices last */
         return isfinite(g->price_hr) ? g->price_hr : INFINITY;
     /* fastest: by rate, then by peak (so rate-1 jobs prefer the biggest GPU) */

@@ -627,6 +627,80 @@ static void test_class_learns_and_survives(void **state)
     teardown_life(l);
 }
 
+/* The default policy routes by cost where it costs no completion time: a
+ * job with a deadline on the type that does its work cheapest in time, one
+ * without on its fastest (SchedulerPolicy=drover:slowdown=X trades speed
+ * for savings), a service on the type cheapest by the hour. */
+static void test_default_routes_by_cost(void **state)
+{
+    (void)state;
+    char conf[1024];
+    snprintf(conf, sizeof conf, "%s", MIXED);
+    char *p = strstr(conf, "SchedulerPolicy=cost\n");
+    assert_non_null(p);
+    memmove(p, p + 21, strlen(p + 21) + 1); /* the default policy */
+    life_t *l = setup_life(conf, 10000);
+    assert_string_equal(l->c.policy, "drover");
+    for (int n = 0; n < 3; n++)
+        agent_up(l, n, NULL, 0);
+    frames_clear(l);
+    /* a service first: every type is free, L4 is the cheapest by the hour */
+    uint64_t svc = submit(l, "{\"argv\":[\"/bin/true\"],\"gpus\":1,\"replicas\":1}");
+    ctld_job_t *parent = ctld_job_find(&l->c, svc);
+    assert_non_null(parent);
+    assert_non_null(parent->array);
+    assert_non_null(parent->array->svc);
+    ctld_job_t *run = parent->array->svc->slot[0].run;
+    assert_non_null(run);
+    assert_int_equal(launched_on(l, run->j.id), 2);
+    /* the service costs what its replicas cost, while they run */
+    struct timespec ts = {0, 100 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    (void)ctld_now(&l->c);
+    double rc = ctld_job_cost(&l->c, run), pc = ctld_job_cost(&l->c, parent);
+    assert_true(rc >= 0.1 / 3600 * 0.8 - 1e-9);
+    assert_true(pc == rc);
+    /* a deadline job: with L4 taken, A100 does the work for $1.20 in time
+     * (H100 $1.33) */
+    const char *job = "{\"argv\":[\"/bin/true\"],\"gpus\":1,\"speeds\":\"H100=3,A100=1.5,L4=1\","
+                      "\"estimate\":\"1h\"%s}";
+    char body[256];
+    snprintf(body, sizeof body, job, ",\"deadline\":\"10h\"");
+    uint64_t dl = submit(l, body);
+    assert_int_equal(launched_on(l, dl), 1);
+    /* no deadline: its fastest type, H100 */
+    snprintf(body, sizeof body, job, "");
+    uint64_t nodl = submit(l, body);
+    assert_int_equal(launched_on(l, nodl), 0);
+    teardown_life(l);
+}
+
+/* --gpu-type A100,H100 is an order of preference: the first type with room
+ * (H100 is faster and, by the catalog, cheaper for the work), then the
+ * next - under the default policy, the cost policy and first-fit alike. */
+static void test_type_preference(void **state)
+{
+    (void)state;
+    const char *policies[] = {"", "SchedulerPolicy=cost\n", "SchedulerPolicy=fifo\n"};
+    for (size_t i = 0; i < sizeof policies / sizeof policies[0]; i++) {
+        char conf[1024];
+        snprintf(conf, sizeof conf, "%s%s", policies[i],
+                 "NodeName=n1 Gpus=H100-SXM:1 Cpus=16 MemGB=64\n"
+                 "NodeName=n2 Gpus=A100:1 Cpus=16 MemGB=64\n"
+                 "NodeName=n3 Gpus=L4:1 Cpus=16 MemGB=64\n");
+        life_t *l = setup_life(conf, 10000);
+        for (int n = 0; n < 3; n++)
+            agent_up(l, n, NULL, 0);
+        frames_clear(l);
+        const char *job = "{\"argv\":[\"/bin/true\"],\"gpus\":1,\"gpu_type\":\"A100,H100\"}";
+        uint64_t a = submit(l, job), b = submit(l, job), x = submit(l, job);
+        assert_int_equal(launched_on(l, a), 1);  /* A100 first */
+        assert_int_equal(launched_on(l, b), 0);  /* then H100 */
+        assert_int_equal(launched_on(l, x), -1); /* never the L4 it did not list */
+        teardown_life(l);
+    }
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -638,6 +712,8 @@ int main(void)
         cmocka_unit_test(test_site_price_charged),
         cmocka_unit_test(test_speeds_route_by_cost),
         cmocka_unit_test(test_class_learns_and_survives),
+        cmocka_unit_test(test_default_routes_by_cost),
+        cmocka_unit_test(test_type_preference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

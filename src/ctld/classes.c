@@ -15,8 +15,9 @@
  * A job's work (dr_job_t.work_declared, in seconds on its class's
  * reference type) is its --estimate, else its class's learned size, else
  * unknown (the policies' size estimator then uses what completed jobs
- * took).  Rows are never removed: a class lives as long as the controller,
- * and at most CLASSES_MAX exist. */
+ * took).  Rows are never removed: a class lives as long as the controller;
+ * past CLASSES_MAX, new jobs that would make a class run by the catalog's
+ * prior instead (an array's class is not recycled when it ends). */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -169,10 +170,8 @@ static int get_class(dr_ctld_t *c, const char *key, const char *owner, const cha
         *row = (int)id + 1;
         return DR_OK;
     }
-    if (cc->n >= CLASSES_MAX)
-        return dr_err_set(err, DR_ELIMIT,
-                          "class: the controller holds %d job classes, its most; use an existing "
-                          "--class",
+    if (cc->n >= CLASSES_MAX && strncmp(key, "prior:", 6) != 0)
+        return dr_err_set(err, DR_ELIMIT, "class: the controller holds %d job classes, its most",
                           CLASSES_MAX);
     cls_t *k = calloc(1, sizeof *k);
     size_t nt = cc->nt ? cc->nt : 1;
@@ -276,6 +275,9 @@ int ctld_classes_assign(dr_ctld_t *c, ctld_job_t *cj, const char *user, bool dea
     j->work_declared = 0;
     if (!j->req.gpus_per_node)
         return DR_OK; /* no GPU: every type is the same to it */
+    if (j->kind == DR_KIND_SERVE && !sp->speeds && !sp->perf_class)
+        return DR_OK; /* a service runs as long on any type: it pays by the hour, its types are
+                         the ones that serve it well enough (--gpu-type, --gpu-mem) */
     char key[512], label[320];
     const char *owner = "", *speeds = sp->speeds;
     bool learns = false;
@@ -299,6 +301,17 @@ int ctld_classes_assign(dr_ctld_t *c, ctld_job_t *cj, const char *user, bool dea
     }
     int row = 0;
     int rc = get_class(c, key, owner, label, pk, j->precision, speeds, learns, &row, err);
+    if (rc == DR_ELIMIT) {
+        /* full (a user making classes without end must not stop others'
+         * submits): the job runs by the catalog's prior, said in the log */
+        ctld_log("job of %s: %s: it runs by the catalog's speeds", owner[0] ? owner : "?",
+                 err->msg);
+        snprintf(key, sizeof key, "prior:%u:%u", pk, j->precision);
+        snprintf(label, sizeof label, "catalog");
+        speeds = NULL;
+        learns = false;
+        rc = get_class(c, key, "", label, pk, j->precision, NULL, false, &row, err);
+    }
     if (rc != DR_OK)
         return rc;
     cls_t *k = of_row(c, (uint32_t)row);

@@ -187,6 +187,9 @@ const char *ctld_job_got_type(const dr_ctld_t *c, const ctld_job_t *cj);
 const char *ctld_job_req_type(const ctld_job_t *cj);
 double ctld_job_elapsed(const dr_ctld_t *c, const ctld_job_t *cj);
 double ctld_round_ms(double s); /* to the millisecond, as the API shows seconds */
+/* What the job has cost so far (USD at the type's price): every run of it,
+ * the current one up to now; an array's or a service's: all its children's. */
+double ctld_job_cost(dr_ctld_t *c, const ctld_job_t *cj);
 const char *ctld_job_reason(const dr_ctld_t *c, const ctld_job_t *cj);
 /* An array's tasks by state (the JOB object's "tasks"; failed counts
  * timeouts too). */

@@ -208,6 +208,17 @@ double ctld_job_elapsed(const dr_ctld_t *c, const ctld_job_t *cj)
     return until > j->start ? dr_time_to_s(until - j->start) : 0;
 }
 
+double ctld_job_cost(dr_ctld_t *c, const ctld_job_t *cj)
+{
+    double cost =
+        cj->cost_usd; /* its finished runs (an array's, a service's: its ended children's) */
+    if (job_live(cj))
+        cost += ctld_job_elapsed(c, cj) / 3600.0 * cj->got_gpus * ctld_price_hr(c, cj->got_type);
+    for (uint32_t i = 0; cj->array && i < cj->array->active; i++)
+        cost += ctld_job_cost(c, cj->array->live[i]); /* and the children still running */
+    return cost;
+}
+
 double ctld_round_ms(double s)
 {
     return round(s * 1e3) / 1e3;
@@ -289,7 +300,6 @@ json_t *ctld_job_obj(dr_ctld_t *c, const ctld_job_t *cj)
 {
     const dr_job_t *j = &cj->j;
     const dr_jobspec_t *sp = cj->parent ? &cj->parent->spec : &cj->spec;
-    bool live = job_live(cj);
     json_t *o = json_object();
     json_object_set_new(o, "id", json_integer((json_int_t)j->id));
     json_object_set_new(o, "name", json_string(ctld_job_name(cj, "")));
@@ -332,9 +342,7 @@ json_t *ctld_job_obj(dr_ctld_t *c, const ctld_job_t *cj)
     json_object_set_new(o, "deadline", j->deadline ? time_or_null(j->deadline) : json_null());
     json_t *speeds = ctld_classes_job_obj(c, cj); /* each type's speed, time and cost */
     json_object_set_new(o, "speeds", speeds ? speeds : json_null());
-    double elapsed = ctld_job_elapsed(c, cj), cost = cj->cost_usd;
-    if (live)
-        cost += elapsed / 3600.0 * cj->got_gpus * ctld_price_hr(c, cj->got_type);
+    double elapsed = ctld_job_elapsed(c, cj), cost = ctld_job_cost(c, cj);
     json_object_set_new(o, "elapsed", json_real(ctld_round_ms(elapsed)));
     json_object_set_new(o, "cost_usd", json_real(round(cost * 1e6) / 1e6));
     json_object_set_new(o, "array", sp->array ? json_string(sp->array) : json_null());

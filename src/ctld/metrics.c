@@ -612,8 +612,9 @@ static void render(dr_ctld_t *c, struct evbuffer *b)
                    "started).",
                    m->gpu_s);
     render_accrued(c, b, "drover_cost_dollars_total",
-                   "Cost accrued by running jobs at the catalog's price per GPU-hour, in US "
-                   "dollars, by GPU type and account (since droverd started).",
+                   "Cost accrued by running jobs at the type's price per GPU-hour (the site's "
+                   "PricePerGpuHour=, else the catalog's), in US dollars, by GPU type and account "
+                   "(since droverd started).",
                    m->usd);
     render_accrued(c, b, "drover_energy_kwh_total",
                    "Energy of the GPUs running jobs hold at the catalog's TDP, in kWh, by GPU "

@@ -11,7 +11,10 @@
 # fastest), tighter ones to A100, then H100; a deadline no type can meet is
 # refused at submit with the reason; `drover show` names every candidate
 # type with its time and cost; a class learns each type's rate from its
-# runs, and keeps it across kill -9 of droverd.
+# runs, and keeps it across kill -9 of droverd.  Then the default policy
+# (drover): a service goes to the type cheapest by the hour (L4), a job with
+# a deadline to the one that does its work cheapest in time (A100, with L4
+# taken), a job without one to its fastest (H100).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster_lib.sh"
 cd "$T" || exit 1
@@ -103,4 +106,29 @@ timeout 30 "$DROVER" wait "$nx" >/dev/null 2>&1
     [ "$(job_field "$nx" speeds.work_from)" = "its class's runs" ] &&
     ok "the class's next job, sized by its runs, went to L4" ||
     bad "next: $(job_field "$nx" gpu_type) $("$DROVER" show "$nx" --json | jq -c .speeds)"
+
+# --- the default policy routes by cost where it costs no completion time ---
+kill -TERM "$CL_DPID"
+wait "$CL_DPID" 2>/dev/null
+cl_droverd --policy drover || bad "droverd --policy drover"
+cl_wait_nodes 3 || bad "agents (drover)"
+svc=$("$DROVER" submit --parsable --gpus 1 --replicas 1 --ready none -- sleep 60)
+i=0
+while [ $i -lt 100 ]; do
+    st=$("$DROVER" show "$svc" --json | jq -r '.service.replica_list[0].node // empty')
+    [ -n "$st" ] && break
+    sleep 0.1
+    i=$((i + 1))
+done
+[ "$st" = l1 ] && ok "default policy: a service on L4, the cheapest by the hour" || bad "service on '$st'"
+dl=$(sub --deadline 10h)
+nodl=$(sub)
+timeout 30 "$DROVER" wait "$dl" "$nodl" >/dev/null 2>&1
+[ "$(job_field "$dl" gpu_type)" = A100-80GB-SXM ] &&
+    ok "default policy: a deadline job on A100 (\$1.20 for its work in time, L4 taken)" ||
+    bad "deadline job on $(job_field "$dl" gpu_type)"
+[ "$(job_field "$nodl" gpu_type)" = H100-SXM-80GB ] &&
+    ok "default policy: a job without a deadline on its fastest type (H100)" ||
+    bad "no-deadline job on $(job_field "$nodl" gpu_type)"
+"$DROVER" cancel "$svc" >/dev/null 2>&1
 finish

@@ -82,7 +82,7 @@ static int reload_job(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err)
         cj->j.kind = DR_KIND_ARRAY;
         cj->j.array_throttle = cj->parent->array->throttle;
     }
-    if ((rc = ctld_classes_assign(c, cj, cj->user, false, err)) != DR_OK)
+    if (ctld_classes_assign(c, cj, cj->user, false, err) != DR_OK)
         return dr_err_prefix(err, "store: job %llu: ", (unsigned long long)saved.id);
     dr_alloc_t alloc = saved.alloc;
     memset(&cj->j.alloc, 0, sizeof cj->j.alloc);

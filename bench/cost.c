@@ -18,7 +18,10 @@
  *
  * usage: cost [--cluster NAME|FILE] [--seeds 0-4] [--days D] [--train N/day]
  *             [--serve N/day] [--best-effort F] [--policy SPEC]...
- *             [--prices on-demand|neocloud] [--per-seed] */
+ *             [--prices on-demand|neocloud] [--rate-noise SIGMA] [--per-seed]
+ * --rate-noise: the policies plan with rates off by a log-normal factor per
+ * job class and GPU type (a performance model that is only that good); the
+ * jobs run at the true ones (dr_sim_opts_t.rate_noise). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +59,7 @@ typedef struct opts {
     size_t np;
     bool per_seed;
     bool neocloud;          /* price on-prem GPUs at the catalog's neocloud column */
+    double rate_noise;      /* policies plan with rates off by e^(N(0, this^2)) (--rate-noise) */
     dr_declare_opts_t decl; /* what users declare (--size-estimate) */
 } opts_t;
 
@@ -307,12 +311,14 @@ static void cost_floor(const dr_cluster_t *c, const dr_workload_t *wl, double *t
 }
 
 static void run_one(const dr_cluster_t *c, const dr_workload_t *wl, const char *policy,
-                    uint64_t seed, figures_t *f)
+                    uint64_t seed, double rate_noise, figures_t *f)
 {
     dr_sim_opts_t so;
     dr_sim_opts_default(&so);
     so.policy = policy;
     so.seed = seed;
+    so.rate_noise = rate_noise; /* the same draw for every policy of a seed */
+    so.rate_noise_seed = seed;
     so.restart_overhead_s = 300; /* 70B-class checkpoints: a restart costs 5 min */
     dr_sim_result_t r;
     dr_err_t err;
@@ -392,7 +398,7 @@ static void run_config(const dr_cluster_t *c, const opts_t *o, size_t ref, agg_t
         flr[s - o->seed_lo] = ft + fs;
         for (size_t p = 0; p < o->np; p++) {
             figures_t *f = &fig[(s - o->seed_lo) * o->np + p];
-            run_one(c, &wl, o->policies[p], s, f);
+            run_one(c, &wl, o->policies[p], s, o->rate_noise, f);
             if (o->per_seed)
                 printf("seed %llu %-22s $%10.0f (cloud $%8.0f) deadlines %zu/%zu services at "
                        "once %zu/%zu  %.2f s\n",
@@ -494,6 +500,10 @@ static void print_setup(const dr_cluster_t *c, const opts_t *o)
     char sm[32];
     printf("\nsize estimates: %s%s; ", dr_size_mode_format(&o->decl, sm, sizeof sm),
            o->decl.mode == DR_SIZE_EXACT ? " (REFERENCE ONLY: policies told true sizes)" : "");
+    if (o->rate_noise > 0)
+        printf("rates: the policies plan with every class's rate on every type off by "
+               "e^(N(0, %.2f^2)) (drawn per class and type and seed), jobs run at the true ones; ",
+               o->rate_noise);
     printf("prices: catalog %s column; workload: %.0f days, %.1f training jobs/day (%.0f%% "
            "without deadline), %.1f services/day; seeds %llu-%llu\n\n",
            o->neocloud ? "neocloud" : "on-demand", o->days, o->train_per_day, 100 * o->best_effort,
@@ -575,6 +585,12 @@ int main(int argc, char **argv)
                 fprintf(stderr, "cost: --size-estimate: %s\n", e.msg);
                 return 2;
             }
+        } else if (strcmp(a, "--rate-noise") == 0 && v) {
+            o.rate_noise = atof(argv[++i]);
+            if (!(o.rate_noise >= 0) || o.rate_noise > 5) {
+                fprintf(stderr, "cost: --rate-noise: '%s' is not a sigma from 0 to 5\n", argv[i]);
+                return 2;
+            }
         } else if (strcmp(a, "--per-seed") == 0)
             o.per_seed = true;
         else if (strcmp(a, "--sweep") == 0)
@@ -588,8 +604,8 @@ int main(int argc, char **argv)
         } else {
             fprintf(stderr, "usage: cost [--cluster NAME|FILE] [--seeds 0-4] [--days D] "
                             "[--train N] [--serve N] [--best-effort F] [--policy SPEC]... "
-                            "[--prices on-demand|neocloud] [--size-estimate MODE] [--per-seed] "
-                            "[--sweep]\n");
+                            "[--prices on-demand|neocloud] [--size-estimate MODE] "
+                            "[--rate-noise SIGMA] [--per-seed] [--sweep]\n");
             return 2;
         }
     }

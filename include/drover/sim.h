@@ -45,6 +45,14 @@ typedef struct dr_sim_opts {
      * multi-node rate (placement.h); NULL = none, the default, so measured
      * matrices such as Gavel's run exactly as measured. */
     const dr_span_slowdown_t *span_slowdown;
+    /* What the policies believe of the rates.  0: the workload's perf table,
+     * which jobs really run at.  > 0: a copy of it with every rate of a
+     * class on a type multiplied by e^(rate_noise x Z), Z ~ N(0,1) drawn
+     * per (class, type) from rate_noise_seed: the policies plan with that
+     * (a performance model off by about that much), jobs still progress at
+     * the true rates.  Class 0 (rate 1 everywhere) is left exact. */
+    double rate_noise;
+    uint64_t rate_noise_seed;
     /* Called about every 1% of jobs finished; frac in [0,1]. */
     void (*progress)(void *ud, double frac);
     void *progress_ud;

@@ -52,6 +52,8 @@ static void sim_usage(FILE *f)
         "                         a node failure loses the progress since the last one\n"
         "  --ckpt-write DUR       time each checkpoint costs (default 10s)\n"
         "  --restart-overhead DUR time every restart spends reloading (default 30s)\n"
+        "  --rate-noise S         the policies plan with every class's rate on every type\n"
+        "                         off by e^(N(0,S^2)); jobs run at the true rates\n"
         "  --dump-jobs FILE       write the jobs replayed (arrival, shape, declared and\n"
         "                         true size) as CSV, for replay by another simulator\n"
         "  --policy A,B,...       policies to compare (NAME or NAME:key=val,...); see\n"
@@ -132,6 +134,7 @@ int cli_sim(int argc, char **argv)
         O_WINDOW,
         O_MULTI,
         O_RESTART,
+        O_RATE_NOISE,
         O_STEADY,
         O_SPAN,
         O_SIZE,
@@ -171,6 +174,7 @@ int cli_sim(int argc, char **argv)
         {"multi-gpu", no_argument, 0, O_MULTI},
         {"steady-state", no_argument, 0, O_STEADY},
         {"restart-overhead", required_argument, 0, O_RESTART},
+        {"rate-noise", required_argument, 0, O_RATE_NOISE},
         {"span-slowdown", required_argument, 0, O_SPAN},
         {"size-estimate", required_argument, 0, O_SIZE},
         {"walltime-noise", required_argument, 0, O_WNOISE},
@@ -290,6 +294,14 @@ int cli_sim(int argc, char **argv)
                 return cli_usage_error("--restart-overhead: '%s' is not a duration", optarg);
             so.restart_overhead_s = dr_time_to_s(d);
             break;
+        case O_RATE_NOISE: {
+            double x;
+            if (dr_parse_double(optarg, &x) != 0 || !(x >= 0) || x > 5)
+                return cli_usage_error("--rate-noise: '%s' is not a sigma from 0 to 5", optarg);
+            so.rate_noise = x;
+            so.rate_noise_seed = 1;
+            break;
+        }
         case O_SPAN: {
             dr_err_t serr;
             if (dr_span_slowdown_parse(optarg, &span, &serr) != 0)
@@ -445,12 +457,15 @@ int cli_sim(int argc, char **argv)
         free(j);
     } else {
         char size_mode[32];
-        printf("size estimates: %s%s; restart overhead %g s\n",
+        printf("size estimates: %s%s; restart overhead %g s",
                dr_size_mode_format(&dopt, size_mode, sizeof size_mode),
                dopt.mode == DR_SIZE_EXACT
                    ? " (REFERENCE ONLY: the policies were told every job's true size)"
                    : "",
                so.restart_overhead_s);
+        if (so.rate_noise > 0)
+            printf("; the policies' rates off by e^(N(0, %g^2)) per class and type", so.rate_noise);
+        printf("\n");
         char *t = dr_report_table(reps, nrep);
         if (t)
             fputs(t, stdout);

@@ -416,9 +416,46 @@ static int sim_loop(sim_t *sm, dr_err_t *err)
     return rc;
 }
 
+/* Rates the policies believe and rates jobs run at (dr_sim_opts_t.rate_noise):
+ * the core sets a started job's rate from the policies' view times the
+ * rate factor, so the factor is true / believed (times the span slowdown). */
+typedef struct belief {
+    const dr_perf_view_t *truth, *believed;
+    const dr_span_slowdown_t *span;
+} belief_t;
+
+static double belief_factor(const void *ud, const dr_job_t *j, const dr_alloc_t *a)
+{
+    const belief_t *b = ud;
+    double f = b->span ? dr_span_slowdown_factor(b->span, j, a) : 1.0;
+    double bel = dr_perf_rate(b->believed, j, a->type);
+    return bel > 0 ? f * dr_perf_rate(b->truth, j, a->type) / bel : f;
+}
+
+/* The believed table: wl's with every class's rates off by e^(sigma Z). */
+static int perturb(const dr_perf_table_t *src, double sigma, uint64_t seed, dr_perf_table_t *out)
+{
+    dr_perf_init(out);
+    int rc = dr_perf_copy(out, src);
+    if (rc != DR_OK)
+        return rc;
+    dr_rng_t r;
+    dr_rng_seed(&r, seed ^ 0x7261746573ULL); /* "rates": its own stream */
+    for (size_t k = 1; k < out->nclasses; k++)
+        for (size_t t = 0; t < out->ntypes; t++) {
+            /* Box-Muller: one normal per (class, type), in table order */
+            double u1 = dr_rng_uniform(&r), u2 = dr_rng_uniform(&r);
+            double z = sqrt(-2.0 * log(u1 > 0 ? u1 : 1e-300)) * cos(2 * M_PI * u2);
+            out->rate[k * out->ntypes + t] *= exp(sigma * z);
+        }
+    return DR_OK;
+}
+
 int dr_sim_run(const dr_cluster_t *cluster, const dr_workload_t *wl, const dr_sim_opts_t *o,
                dr_sim_result_t *res, dr_err_t *err)
 {
+    dr_perf_table_t believed;
+    dr_perf_init(&believed);
     memset(res, 0, sizeof *res);
     snprintf(res->policy, sizeof res->policy, "%s", o->policy ? o->policy : "?");
     sim_t sm = {0};
@@ -466,6 +503,18 @@ int dr_sim_run(const dr_cluster_t *cluster, const dr_workload_t *wl, const dr_si
                           .rate_factor = o->span_slowdown ? dr_span_slowdown_factor : NULL,
                           .rate_factor_ud = o->span_slowdown,
                           .truth = &sm.truth};
+    dr_perf_view_t bv = pv;
+    belief_t bel = {&pv, &bv, o->span_slowdown};
+    if (o->rate_noise > 0) {
+        if ((rc = perturb(&wl->perf, o->rate_noise, o->rate_noise_seed, &believed)) != DR_OK) {
+            rc = dr_err_set(err, rc, "out of memory for the believed rates");
+            goto out;
+        }
+        bv.table = &believed; /* the same columns: pv's binding holds */
+        so.perf = &bv;
+        so.rate_factor = belief_factor;
+        so.rate_factor_ud = &bel;
+    }
     rc = dr_sched_create(&sm.s, &sm.c, &so, err);
     if (rc != DR_OK)
         goto out;
@@ -523,5 +572,6 @@ out:
     free(sm.pool_gen);
     free(sm.pool_busy_milli);
     dr_cluster_free(&sm.c);
+    dr_perf_free(&believed);
     return rc;
 }

@@ -587,6 +587,46 @@ static void test_invariants_random(void **st)
     dr_cluster_free(&c);
 }
 
+/* rate_noise: the policy plans with rates off by a log-normal factor per
+ * class and type; the job still runs at its true rate.  With a large sigma
+ * "fastest" is misled onto a slower type on some seeds, and wherever it
+ * runs the job takes its true time there. */
+static void test_believed_rates(void **st)
+{
+    (void)st;
+    dr_cluster_t c;
+    tu_cluster(&c, "NodeName=l1 Gpus=L40S:1 Cpus=16 MemGB=128\n"
+                   "NodeName=b1 Gpus=B200:1 Cpus=16 MemGB=128\n"
+                   "NodeName=h1 Gpus=H100:1 Cpus=16 MemGB=128\n");
+    dr_workload_t wl;
+    wl_init(&wl);
+    uint32_t k = rates(&wl, 1, 4, 2);
+    add(&wl, 1, 0, 1, k, 3600, 0);
+    tu_workload_ready(&wl, &c);
+    int misled = 0;
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        dr_sim_opts_t o;
+        dr_sim_opts_default(&o);
+        o.policy = "fastest";
+        o.rate_noise = seed == 1 ? 0 : 2.0;
+        o.rate_noise_seed = seed;
+        dr_sim_result_t r;
+        dr_err_t err = {0};
+        assert_int_equal(dr_sim_run(&c, &wl, &o, &r, &err), DR_OK);
+        const char *on = ran_on(&r, &c, 1);
+        double truth = strcmp(on, L40S) == 0 ? 1 : strcmp(on, B200) == 0 ? 4 : 2;
+        const dr_job_t *j = tu_job(&r, 1);
+        assert_true(fabs(dr_time_to_s(j->end - j->first_start) - 3600 / truth) < 1e-3);
+        if (seed == 1)
+            assert_string_equal(on, B200); /* exact rates: the fastest */
+        misled += strcmp(on, B200) != 0;
+        dr_sim_result_free(&r);
+    }
+    assert_true(misled > 0);
+    dr_workload_free(&wl);
+    dr_cluster_free(&c);
+}
+
 static void test_options(void **st)
 {
     (void)st;
@@ -621,6 +661,7 @@ int main(void)
         cmocka_unit_test(test_spot_interruption),
         cmocka_unit_test(test_driver_lists),
         cmocka_unit_test(test_invariants_random),
+        cmocka_unit_test(test_believed_rates),
         cmocka_unit_test(test_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

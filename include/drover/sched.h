@@ -115,6 +115,19 @@ int dr_sched_decide_provision(struct dr_sched *s, uint32_t pool, uint32_t nodes)
  * jobs or is not provisioned. */
 int dr_sched_decide_release(struct dr_sched *s, uint32_t node);
 
+/* Say why pending job j waits although it could start now (on another
+ * type, or for more money): "waiting for L40S-48GB (free in ~4 min): saves
+ * $3.10 against H100-SXM-80GB now".  Listed in the pass result for the
+ * driver to show; a job a pass does not note again waits for room as
+ * usual.  The text is copied (at most DR_WAIT_NOTE_MAX - 1 bytes). */
+#define DR_WAIT_NOTE_MAX 160
+int dr_sched_decide_wait(struct dr_sched *s, dr_job_t *j, const char *why);
+
+typedef struct dr_wait_note {
+    dr_job_t *job;
+    char why[DR_WAIT_NOTE_MAX];
+} dr_wait_note_t;
+
 /* What a pass did, for the driver to act on (launch, kill, set timers). */
 typedef struct dr_pass_result {
     dr_job_t **started;
@@ -126,6 +139,9 @@ typedef struct dr_pass_result {
     size_t nprovision, provision_cap;
     uint32_t *release;
     size_t nrelease, release_cap;
+    /* pending jobs the policy keeps waiting on purpose, and why */
+    dr_wait_note_t *waits;
+    size_t nwaits, waits_cap;
     dr_time_t wake_at;
 } dr_pass_result_t;
 void dr_pass_result_free(dr_pass_result_t *r);

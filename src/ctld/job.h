@@ -117,6 +117,7 @@ typedef struct ctld_job {
     uint32_t got_gpus;         /* GPUs held by the last run */
     uint64_t evict_after;      /* terminal: free once more passes than this have run */
     bool in_sched;             /* handed to the scheduler */
+    bool wait_noted;           /* its reason is the policy's (turn.c, dr_sched_decide_wait) */
     uint8_t hold;              /* ctld_hold_t (holds.c): held jobs stay out of the scheduler */
     bool dirty;                /* to be written this turn */
     bool dirty_listed;

@@ -13,6 +13,7 @@
  * (holds, stops, node states, fair-share usage). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include <event2/event.h>
@@ -37,6 +38,7 @@
 #include "ctld/stats.h"
 #include "ctld/stop.h"
 #include "ctld/store.h"
+#include "ctld/submit.h"
 #include "ctld/turn.h"
 
 struct ctld_turn {
@@ -52,7 +54,43 @@ struct ctld_turn {
      * (evict walks these, not the whole table) */
     ctld_job_t **evictq;
     size_t nevictq, evictq_cap;
+    /* pending jobs whose reason the last pass's policy wrote (it keeps them
+     * waiting on purpose: dr_sched_decide_wait), by id */
+    uint64_t *noted;
+    size_t nnoted, noted_cap;
 };
+
+/* The policy's reasons for the jobs it keeps waiting; a job it no longer
+ * notes gets back the plain "waiting for N GPUs". */
+static void apply_waits(dr_ctld_t *c, const dr_pass_result_t *r)
+{
+    struct ctld_turn *t = c->turn;
+    size_t nold = t->nnoted;
+    for (size_t i = 0; i < nold; i++) {
+        ctld_job_t *cj = ctld_job_find(c, t->noted[i]);
+        if (cj)
+            cj->wait_noted = false;
+    }
+    size_t keep = nold; /* the new list goes after the old one, then moves down */
+    for (size_t i = 0; i < r->nwaits; i++) {
+        ctld_job_t *cj = ctld_of(r->waits[i].job);
+        if (cj->j.state != DR_JOB_PENDING || cj->hold)
+            continue;
+        snprintf(cj->reason, sizeof cj->reason, "%s", r->waits[i].why);
+        if (!cj->wait_noted &&
+            dr_grow((void **)&t->noted, &t->noted_cap, keep + 1, sizeof *t->noted) == 0) {
+            t->noted[keep++] = cj->j.id;
+            cj->wait_noted = true;
+        }
+    }
+    for (size_t i = 0; i < nold; i++) {
+        ctld_job_t *cj = ctld_job_find(c, t->noted[i]);
+        if (cj && !cj->wait_noted && cj->j.state == DR_JOB_PENDING && !cj->hold)
+            ctld_pending_reason(c, cj);
+    }
+    memmove(t->noted, t->noted + nold, (keep - nold) * sizeof *t->noted);
+    t->nnoted = keep - nold;
+}
 
 static void run_pass(dr_ctld_t *c, dr_time_t now)
 {
@@ -87,6 +125,7 @@ static void run_pass(dr_ctld_t *c, dr_time_t now)
         ctld_launch_job(c, ctld_of(r.started[i]));
         ctld_metrics_started(c, ctld_of(r.started[i]), now);
     }
+    apply_waits(c, &r);
     if (r.wake_at != DR_TIME_NEVER) {
         /* a wake-up already due comes after the minimum interval (no busy loop) */
         dr_time_t d = r.wake_at > now ? r.wake_at - now : c->o.min_pass_interval;
@@ -380,6 +419,7 @@ void ctld_turn_free(dr_ctld_t *c)
         if (evs[i])
             event_free(evs[i]);
     free(t->evictq);
+    free(t->noted);
     free(t);
     c->turn = NULL;
 }

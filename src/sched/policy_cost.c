@@ -39,6 +39,7 @@
  * node may idle before it is released), preempt=0|1 (1: services may
  * preempt), cloud=0|1 (1: use elastic pools). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -704,9 +705,12 @@ static bool sooner(const copt_t *o, const copt_t *b)
 }
 
 /* Choose where j goes.  Returns the option (k < 0: nowhere, or - when
- * !late_ok - nowhere on time). */
-static copt_t choose(cpol_t *d, const dr_sched_view_t *v, const dr_job_t *j, bool late_ok)
+ * !late_ok - nowhere on time); *alt: the option that would start it now in
+ * time when the one chosen waits for cheaper GPUs (k < 0 if none). */
+static copt_t choose(cpol_t *d, const dr_sched_view_t *v, const dr_job_t *j, bool late_ok,
+                     copt_t *alt)
 {
+    *alt = (copt_t){-1, false, 0, 0, 0, 0};
     const dr_cluster_t *c = v->cluster;
     uint32_t g = job_gpus(j);
     /* the types it runs on that its account's limits leave room on now */
@@ -787,8 +791,10 @@ static copt_t choose(cpol_t *d, const dr_sched_view_t *v, const dr_job_t *j, boo
                 *b = *o;
         }
         best = now;
-        if (later.k >= 0 && (now.k < 0 || later.cost <= (1 - d->gain) * now.cost))
+        if (later.k >= 0 && (now.k < 0 || later.cost <= (1 - d->gain) * now.cost)) {
             best = later;
+            *alt = now;
+        }
     }
     if (best.k >= 0 || !late_ok)
         return best;
@@ -854,6 +860,25 @@ static int start_service(cpol_t *d, const dr_sched_view_t *v, dr_job_t *j, bool 
 /* Plan one waiting job and start it if its plan says now.  A job with a
  * deadline it can no longer meet is set aside (*deferred) on the first
  * round, to be planned after the jobs that can still make theirs. */
+
+/* Why j waits for the GPUs of option o although alt (if any) could start
+ * it now, in the user's words (dr_sched_decide_wait). */
+static int note_wait(cpol_t *d, const dr_sched_view_t *v, dr_job_t *j, const copt_t *o,
+                     const copt_t *alt, double start_s)
+{
+    const dr_cluster_t *c = v->cluster;
+    char why[DR_WAIT_NOTE_MAX];
+    int n = snprintf(why, sizeof why, "waiting for %s (free in ~%.0f min)",
+                     c->types[d->res[o->k].type].name, ceil(start_s / 60));
+    if (alt->k >= 0 && n > 0 && (size_t)n < sizeof why)
+        snprintf(why + n, sizeof why - (size_t)n, ": saves $%.2f against %s now",
+                 alt->cost - o->cost, c->types[d->res[alt->k].type].name);
+    else if (n > 0 && (size_t)n < sizeof why)
+        snprintf(why + n, sizeof why - (size_t)n, ": the cheapest type that meets its %s",
+                 j->deadline > 0 ? "deadline" : "soft deadline");
+    return dr_sched_decide_wait(v->sched, j, why);
+}
+
 static int plan_job(cpol_t *d, const dr_sched_view_t *v, dr_job_t *j, bool late_ok, bool *deferred)
 {
     *deferred = false;
@@ -868,7 +893,8 @@ static int plan_job(cpol_t *d, const dr_sched_view_t *v, dr_job_t *j, bool late_
         if (rc != DR_OK || started)
             return rc;
     }
-    copt_t o = choose(d, v, j, late_ok);
+    copt_t alt;
+    copt_t o = choose(d, v, j, late_ok, &alt);
     if (o.k < 0) {
         *deferred = !late_ok;
         return DR_OK;
@@ -888,6 +914,8 @@ static int plan_job(cpol_t *d, const dr_sched_view_t *v, dr_job_t *j, bool late_
     book(r, g, s, o.dur);
     if (!started && r->pool >= 0)
         r->need_nodes += pool_nodes_for(r, j);
+    if (rc == DR_OK && !started && s > EPS_S && !o.fresh)
+        rc = note_wait(d, v, j, &o, &alt, s);
     return rc;
 }
 

@@ -1055,10 +1055,26 @@ int dr_sched_decide_release(dr_sched_t *s, uint32_t node)
     return node_state(s, node, DR_NODE_CLOUD, s->now, NULL);
 }
 
+int dr_sched_decide_wait(dr_sched_t *s, dr_job_t *j, const char *why)
+{
+    if (!s->in_pass)
+        return DR_ESTATE;
+    if (!j || !why || j->state != DR_JOB_PENDING)
+        return DR_EINVAL;
+    dr_pass_result_t *r = s->res;
+    if (dr_grow((void **)&r->waits, &r->waits_cap, r->nwaits + 1, sizeof *r->waits) != 0)
+        return DR_ENOMEM;
+    dr_wait_note_t *w = &r->waits[r->nwaits++];
+    w->job = j;
+    snprintf(w->why, sizeof w->why, "%s", why);
+    return DR_OK;
+}
+
 int dr_sched_pass(dr_sched_t *s, dr_time_t now, dr_pass_result_t *res, dr_err_t *err)
 {
     res->nstarted = res->npreempted = 0;
     res->nprovision = res->nrelease = 0;
+    res->nwaits = 0;
     res->wake_at = DR_TIME_NEVER;
     compact(s);
     if (fs_update(s, now) != DR_OK)
@@ -1352,5 +1368,6 @@ void dr_pass_result_free(dr_pass_result_t *r)
     free(r->preempted);
     free(r->provision);
     free(r->release);
+    free(r->waits);
     memset(r, 0, sizeof *r);
 }

@@ -572,6 +572,24 @@ static void test_speeds_route_by_cost(void **state)
     snprintf(body, sizeof body, fmt, "90m");
     uint64_t tighter = submit(l, body);
     assert_int_equal(launched_on(l, tighter), 0);
+    /* a job that waits for a cheaper type says so, and what it saves */
+    uint64_t busy = submit(l, "{\"argv\":[\"/bin/true\"],\"gpus\":1,\"gpu_type\":\"L4\","
+                              "\"time_limit\":\"10m\"}");
+    assert_int_equal(launched_on(l, busy), -1); /* L4 is the loose job's */
+    snprintf(body, sizeof body, fmt, "20h");
+    uint64_t patient = submit(l, body);
+    assert_int_equal(launched_on(l, patient), -1);
+    ctld_job_t *pj = ctld_job_find(&l->c, patient);
+    tu_assert_contains(pj->reason, "waiting for L4-24GB (free in ~");
+    tu_assert_contains(pj->reason, "): the cheapest type that meets its deadline");
+    /* H100 frees: it could start there now, and waits for L4 all the same */
+    uint32_t g = 0;
+    assert_int_equal(start_ranks(l, 0, tighter, &g), 1);
+    end_ranks(l, 0, tighter, g, 1, 0);
+    assert_int_equal(launched_on(l, patient), -1);
+    tu_assert_contains(pj->reason, "waiting for L4-24GB (free in ~");
+    tu_assert_contains(pj->reason, "): saves $");
+    tu_assert_contains(pj->reason, " against H100-SXM-80GB now");
     /* show says what it knew: each type's time, cost and the deadline */
     char *json = ctld_job_json(&l->c, ctld_job_find(&l->c, loose));
     tu_assert_contains(json, "\"work_from\":\"its --estimate\"");

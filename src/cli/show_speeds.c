@@ -82,6 +82,8 @@ int cli_job_speeds_print(FILE *f, const json_t *job)
         rc = cli_table_print(&t, f);
     cli_table_free(&t);
     if (rc == DR_OK && chosen)
-        fprintf(f, "* the type it was given\n");
+        fprintf(f, "* the type it was given%s%s\n",
+                json_is_string(json_object_get(sp, "why")) ? ": " : "",
+                cli_json_str(sp, "why", ""));
     return rc != DR_OK ? rc : ferror(f) ? DR_EIO : DR_OK;
 }

@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "cli/client.h"
 #include "cli/jobs.h"
+#include "cli/speeds.h"
 #include "drover/jobspec.h"
 #include "drover/util.h"
 
@@ -419,6 +420,7 @@ int cli_submit(int argc, char **argv)
             char line[1024];
             cli_test_only_line(reply, "job", line, sizeof line);
             printf("%s\n", line);
+            cli_job_speeds_print(stdout, reply); /* every type: time, cost, deadline */
         }
         json_decref(reply);
         return 0;

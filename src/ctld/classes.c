@@ -465,6 +465,62 @@ static json_t *type_obj(const dr_ctld_t *c, const cls_t *k, const dr_perf_est_t 
     return o;
 }
 
+/* Why the type its run got won, from the candidates' figures (types: the
+ * "types" array ctld_classes_job_obj built): false when it never ran. */
+static bool why_chosen(const dr_ctld_t *c, const ctld_job_t *cj, const json_t *types, char *out,
+                       size_t n)
+{
+    const dr_job_t *j = &cj->j;
+    if (cj->got_type < 0 || (size_t)cj->got_type >= c->cl.ntypes)
+        return false;
+    const char *got = c->cl.types[cj->got_type].name;
+    if (j->req.pref[0]) {
+        unsigned rank = dr_req_pref_rank(&j->req, (unsigned)cj->got_type);
+        snprintf(out, n,
+                 rank == 0 ? "%s is the first of the types it listed"
+                           : "%s is the first of the types it listed that had room",
+                 got);
+        return true;
+    }
+    /* the cheapest in time and the fastest, by the figures shown */
+    double cheap = INFINITY, fast = 0;
+    const char *cheapest = NULL, *fastest = NULL;
+    size_t i;
+    json_t *ty;
+    json_array_foreach(types, i, ty)
+    {
+        double rate = json_number_value(json_object_get(ty, "rate"));
+        const json_t *usd = json_object_get(ty, "usd"), *dl = json_object_get(ty, "meets_deadline");
+        const char *name = json_string_value(json_object_get(ty, "type"));
+        if (rate > fast) {
+            fast = rate;
+            fastest = name;
+        }
+        if (usd && (!dl || json_is_true(dl)) && json_number_value(usd) < cheap) {
+            cheap = json_number_value(usd);
+            cheapest = name;
+        }
+    }
+    if (j->deadline && cheapest && !strcmp(cheapest, got))
+        snprintf(out, n, "%s does its work cheapest of the types that meet its deadline", got);
+    else if (j->deadline && cheapest)
+        snprintf(out, n,
+                 "%s: the cheapest that meets its deadline (%s) was busy, or taken by jobs the "
+                 "policy put first, when it started",
+                 got, cheapest);
+    else if (fastest && !strcmp(fastest, got))
+        snprintf(out, n, "%s is its fastest type%s", got,
+                 j->deadline ? "" : " (no deadline: its speed first, then the price)");
+    else if (fastest)
+        snprintf(out, n,
+                 "%s: its fastest type (%s) was busy, or taken by jobs it served better, "
+                 "when it started",
+                 got, fastest);
+    else
+        return false;
+    return true;
+}
+
 json_t *ctld_classes_job_obj(dr_ctld_t *c, const ctld_job_t *cj)
 {
     const dr_job_t *j = &cj->j;
@@ -511,6 +567,9 @@ json_t *ctld_classes_job_obj(dr_ctld_t *c, const ctld_job_t *cj)
         json_array_append_new(types, ty);
     }
     json_object_set_new(o, "types", types);
+    char why[200];
+    if (types && why_chosen(c, cj, types, why, sizeof why))
+        json_object_set_new(o, "why", json_string(why));
     return o;
 }
 

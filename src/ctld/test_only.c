@@ -26,6 +26,7 @@
 
 #include "ctld/ctld.h"
 #include "ctld/accounts.h"
+#include "ctld/classes.h"
 #include "ctld/deps.h"
 #include "ctld/http.h"
 #include "ctld/test_only.h"
@@ -305,6 +306,9 @@ void ctld_test_only(dr_ctld_t *c, struct evhttp_request *req, const ctld_job_t *
         json_object_set_new(o, "ahead_waiting", json_integer((json_int_t)e.ahead_waiting));
     if (beyond)
         json_object_set_new(o, "ahead_not_planned", json_integer((json_int_t)beyond));
+    /* every type it may use: its speed, time and cost there (classes.c) */
+    json_t *speeds = ctld_classes_job_obj(c, cj);
+    json_object_set_new(o, "speeds", speeds ? speeds : json_null());
     dr_alloc_free(&e.alloc);
     reply(req, o);
 }

@@ -69,6 +69,12 @@ ch=$(echo "$js" | jq -r '.speeds.types[] | select(.chosen) | .type')
     ok "show names the 3 candidates, each with its time and cost; L4 chosen at \$$usd" ||
     bad "show: $js"
 [ "$(echo "$js" | jq -r '.deadline != null')" = true ] && ok "show gives the deadline back" || bad "no deadline"
+grep -q "^\* the type it was given: L4-24GB does its work cheapest of the types that meet its deadline" "$T/show.txt" &&
+    ok "drover show says why L4 won" || bad "show: $(cat "$T/show.txt")"
+to=$("$DROVER" submit --test-only --gpus 1 --chdir "$T" --speeds H100=3,A100=1.5,L4=1 --estimate 1h \
+    --deadline 10h -- "$T/work.sh" 2>&1)
+echo "$to" | grep -q "^L4-24GB .* \$0.80 .*yes" && ok "--test-only prints every type's time and cost" ||
+    bad "test-only: $to"
 
 # --- a class learns from its runs, and keeps it across kill -9 ---
 for ty in H100 A100 L4 H100 A100 L4; do

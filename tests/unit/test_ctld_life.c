@@ -593,6 +593,8 @@ static void test_speeds_route_by_cost(void **state)
     /* show says what it knew: each type's time, cost and the deadline */
     char *json = ctld_job_json(&l->c, ctld_job_find(&l->c, loose));
     tu_assert_contains(json, "\"work_from\":\"its --estimate\"");
+    tu_assert_contains(json, "\"why\":\"L4-24GB does its work cheapest of the types that meet "
+                             "its deadline\"");
     tu_assert_contains(json, "\"type\":\"L4-24GB\",\"rate\":0.333333,\"basis\":\"declared\"");
     tu_assert_contains(json,
                        "\"run_s\":3600.0,\"usd\":0.8,\"meets_deadline\":true,\"chosen\":true");

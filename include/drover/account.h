@@ -6,6 +6,7 @@
 #define DROVER_ACCOUNT_H
 
 #include <stddef.h>
+#include <math.h>
 #include <stdint.h>
 
 #define DR_ACCT_NO_LIMIT (-1)
@@ -22,7 +23,15 @@ typedef struct dr_account {
     /* MaxQueuedJobs=: pending jobs (an array's tasks not started each
      * count), checked by the controller at submit. */
     int64_t max_queued_jobs;
+    /* MaxCostPerDay=, MaxCostPerMonth=: US dollars its jobs may spend on GPU
+     * time (GPU-hours x the type's price) per UTC day and calendar month.
+     * A job starts only where what was spent in the period, what its running
+     * jobs may still spend up to their time limits and what it may spend up
+     * to its own leave the budget whole (sched.c); DR_ACCT_NO_COST = none. */
+    double max_cost_day, max_cost_month;
 } dr_account_t;
+
+#define DR_ACCT_NO_COST INFINITY
 
 struct dr_cluster;
 /* The account of that name (exact), or -1. */

@@ -279,6 +279,25 @@ dr_typemask_t dr_sched_account_types(const dr_sched_t *s, const dr_job_t *j);
 /* The types its account's limits allow j at all (with nothing running):
  * for policies that bind a job to a type for a long time (Gavel). */
 dr_typemask_t dr_sched_account_types_ever(const dr_sched_t *s, const dr_job_t *j);
+/* Account budgets (MaxCostPerDay=, MaxCostPerMonth=; account.h): what
+ * cluster account `acct` spent on GPU time in the UTC day and calendar month
+ * holding now, what its running jobs may still spend up to their time
+ * limits, and what ended runs spent in the periods that began at day_start
+ * and month_start (Unix seconds) - the part a driver stores so that a
+ * restart does not forget it (running jobs are counted again from their
+ * starts when they are adopted).  false when no account has a budget. */
+typedef struct dr_budget_info {
+    double spent_day, spent_month, committed;
+    double day_start, day_closed, month_start, month_closed;
+} dr_budget_info_t;
+bool dr_sched_budget(const dr_sched_t *s, int acct, dr_time_t now, dr_budget_info_t *out);
+/* Give back what ended runs spent in the periods starting at day_start and
+ * month_start (a period that is over by now counts nothing). */
+void dr_sched_budget_restore(dr_sched_t *s, int acct, double day_start, double day_closed,
+                             double month_start, double month_closed, dr_time_t now);
+/* Is pending job j held back by its account's budget (MaxCostPerDay= or
+ * MaxCostPerMonth=) on a type that could take it now? */
+bool dr_sched_budget_blocked(const dr_sched_t *s, const dr_job_t *j);
 /* Is a pending job held back by its account's limits alone (some type
  * could host it, none has room under the limits)? */
 bool dr_sched_account_blocked(const dr_sched_t *s, const dr_job_t *j);

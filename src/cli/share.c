@@ -74,6 +74,22 @@ static int print_table(const json_t *reply)
     } else {
         printf("usage does not decay\n");
     }
+    /* budgets, where an account has one */
+    json_array_foreach(json_object_get(reply, "accounts"), k, row)
+    {
+        const json_t *day = json_object_get(row, "max_cost_per_day"),
+                     *month = json_object_get(row, "max_cost_per_month");
+        if (!json_is_number(day) && !json_is_number(month))
+            continue;
+        printf("budget %s:", cli_json_str(row, "account", "?"));
+        if (json_is_number(day))
+            printf(" $%.2f of $%.2f today (UTC);", cli_json_num(row, "cost_today_usd"),
+                   json_number_value(day));
+        if (json_is_number(month))
+            printf(" $%.2f of $%.2f this month;", cli_json_num(row, "cost_month_usd"),
+                   json_number_value(month));
+        printf(" its running jobs may spend $%.2f more\n", cli_json_num(row, "committed_usd"));
+    }
     return 0;
 }
 

@@ -75,8 +75,11 @@ enum {
     K_MAXRUNGPUS_T, /* MaxRunningGpus[TYPE] */
     K_MAXQUEUED,
     K_SHARES,
+    K_MAXCOSTDAY,
+    K_MAXCOSTMONTH,
     K_N
 };
+_Static_assert(K_N <= 64, "kind_keys holds a bit per key");
 
 static const char *const key_names[K_N] = {"NodeName",
                                            "SwitchName",
@@ -126,7 +129,9 @@ static const char *const key_names[K_N] = {"NodeName",
                                            "MaxRunningGpus",
                                            "MaxRunningGpus[TYPE]",
                                            "MaxQueuedJobs",
-                                           "Shares"};
+                                           "Shares",
+                                           "MaxCostPerDay",
+                                           "MaxCostPerMonth"};
 
 #define KB(k) ((uint64_t)1 << (k))
 /* Keys allowed on each line kind (indexed by the kind's own key). */
@@ -143,8 +148,8 @@ static const uint64_t kind_keys[K_NKINDS] = {
     [K_POLICY] = KB(K_POLICY),
     [K_PARTNAME] =
         KB(K_PARTNAME) | KB(K_NODES) | KB(K_DEFAULT) | KB(K_MAXTIME) | KB(K_DEFTIME) | KB(K_STATE),
-    [K_ACCOUNT] =
-        KB(K_ACCOUNT) | KB(K_MAXRUNGPUS) | KB(K_MAXRUNGPUS_T) | KB(K_MAXQUEUED) | KB(K_SHARES),
+    [K_ACCOUNT] = KB(K_ACCOUNT) | KB(K_MAXRUNGPUS) | KB(K_MAXRUNGPUS_T) | KB(K_MAXQUEUED) |
+                  KB(K_SHARES) | KB(K_MAXCOSTDAY) | KB(K_MAXCOSTMONTH),
     [K_FSHALF] = KB(K_FSHALF),
     [K_PGRACE] = KB(K_PGRACE),
     [K_PNOCKPT] = KB(K_PNOCKPT),
@@ -1394,7 +1399,8 @@ static int cf_partname(cf_t *p)
 }
 
 /* Account=NAME MaxRunningGpus=N MaxRunningGpus[TYPE]=N MaxQueuedJobs=N
- * Shares=X: an account's limits and fair-share shares (account.h). */
+ * Shares=X MaxCostPerDay=USD MaxCostPerMonth=USD: an account's limits,
+ * budgets and fair-share shares (account.h). */
 static int cf_account(cf_t *p)
 {
     const cf_tok_t *kt = p->by_key[K_ACCOUNT];
@@ -1422,6 +1428,18 @@ static int cf_account(cf_t *p)
             return rc;
         if (!(a.shares > 0))
             return TOK_ERR(p, p->by_key[K_SHARES], "must be more than 0");
+    }
+    /* budgets: US dollars of GPU time per UTC day / calendar month */
+    const int bk[2] = {K_MAXCOSTDAY, K_MAXCOSTMONTH};
+    double *bv[2] = {&a.max_cost_day, &a.max_cost_month};
+    for (int i = 0; i < 2; i++) {
+        *bv[i] = DR_ACCT_NO_COST;
+        if (!p->by_key[bk[i]])
+            continue;
+        if ((rc = cf_num(p, p->by_key[bk[i]], 1e12, bv[i])) != 0)
+            return rc;
+        if (!(*bv[i] > 0))
+            return TOK_ERR(p, p->by_key[bk[i]], "must be more than 0 (dollars)");
     }
     for (size_t i = 0; i < p->ntoks; i++) {
         const cf_tok_t *t = &p->toks[i];

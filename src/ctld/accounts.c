@@ -6,6 +6,7 @@
  * (sched.h); MaxQueuedJobs is checked here, at submit, against the jobs of
  * the account still pending (an array's tasks not started count one
  * each), so a submit beyond it is refused before anything is stored. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,12 +64,102 @@ int ctld_account_admit(const dr_ctld_t *c, const dr_jobspec_t *sp, uint64_t njob
                       (unsigned long long)lim);
 }
 
+/* The most job j may cost: its GPUs at the dearest type it may use for its
+ * whole time limit (INFINITY without a limit). */
+static double max_cost(const dr_ctld_t *c, const dr_job_t *j, double *cheapest)
+{
+    dr_typemask_t m = dr_cluster_hostable_types(&c->cl, &j->req);
+    double g = (double)dr_job_req_milli(&j->req) / 1000.0, hi = 0, lo = INFINITY;
+    for (size_t t = 0; t < c->cl.ntypes; t++) {
+        double p = c->cl.types[t].price_hr;
+        if (!(m >> t & 1) || !isfinite(p) || p <= 0)
+            continue;
+        double usd = j->time_limit > 0 ? g * p * dr_time_to_s(j->time_limit) / 3600.0 : INFINITY;
+        hi = usd > hi ? usd : hi;
+        lo = usd < lo ? usd : lo;
+    }
+    if (cheapest)
+        *cheapest = lo;
+    return hi;
+}
+
+int ctld_account_budget_admit(const dr_ctld_t *c, const ctld_job_t *cj, dr_err_t *err)
+{
+    const dr_jobspec_t *sp = ctld_job_spec(cj);
+    int a = dr_cluster_find_account(&c->cl, sp->account);
+    if (a < 0 || !cj->j.req.gpus_per_node)
+        return DR_OK;
+    const dr_account_t *ac = &c->cl.accounts[a];
+    double budget = ac->max_cost_day < ac->max_cost_month ? ac->max_cost_day : ac->max_cost_month;
+    if (isinf(budget))
+        return DR_OK;
+    const char *per = ac->max_cost_day <= ac->max_cost_month ? "MaxCostPerDay" : "MaxCostPerMonth";
+    if (cj->j.time_limit <= 0)
+        return dr_err_set(err, DR_EINVAL,
+                          "time_limit: account %s has a budget (%s=%.2f): give the job a --time, "
+                          "so that what it may cost is bounded",
+                          ac->name, per, budget);
+    double cheapest = INFINITY;
+    max_cost(c, &cj->j, &cheapest);
+    if (cheapest > budget)
+        return dr_err_set(err, DR_EINVAL,
+                          "account: %s's budget is $%.2f (%s); this job may cost $%.2f even on "
+                          "its cheapest type (its GPUs for its whole --time): it could never start",
+                          ac->name, budget, per, cheapest);
+    return DR_OK;
+}
+
 const char *ctld_account_blocked_reason(const dr_ctld_t *c, const ctld_job_t *cj)
 {
-    if (cj->j.state != DR_JOB_PENDING || !cj->in_sched || !c->sched ||
-        !dr_sched_account_blocked(c->sched, &cj->j))
+    if (cj->j.state != DR_JOB_PENDING || !cj->in_sched || !c->sched)
+        return NULL;
+    if (dr_sched_budget_blocked(c->sched, &cj->j)) {
+        static char why[256]; /* the controller is one thread; the caller copies it */
+        int a = dr_cluster_find_account(&c->cl, ctld_job_spec(cj)->account);
+        dr_budget_info_t b;
+        if (a >= 0 && dr_sched_budget(c->sched, a, c->last_now, &b)) {
+            const dr_account_t *ac = &c->cl.accounts[a];
+            bool day = ac->max_cost_day - b.spent_day <= ac->max_cost_month - b.spent_month;
+            snprintf(why, sizeof why,
+                     "AccountBudget (%s spent $%.2f of its $%.2f this %s and its running jobs "
+                     "may spend $%.2f more; this job may cost up to $%.2f)",
+                     ac->name, day ? b.spent_day : b.spent_month,
+                     day ? ac->max_cost_day : ac->max_cost_month, day ? "day (UTC)" : "month",
+                     b.committed, max_cost(c, &cj->j, NULL));
+            return why;
+        }
+    }
+    if (!dr_sched_account_blocked(c->sched, &cj->j))
         return NULL;
     return "AccountLimit (its account's MaxRunningGpus leave no room for it)";
+}
+
+/* --- budgets across restarts --- */
+static void budget_row(dr_ctld_t *c, const char *name, const double v[4])
+{
+    int a = dr_cluster_find_account(&c->cl, name);
+    if (a >= 0)
+        dr_sched_budget_restore(c->sched, a, v[0], v[1], v[2], v[3], ctld_now(c));
+}
+
+static int budgets_save(dr_ctld_t *c, dr_time_t now, dr_err_t *err)
+{
+    if (!c->budget_saved && c->cl.naccounts &&
+        !(c->budget_saved = calloc(c->cl.naccounts * 4, sizeof *c->budget_saved)))
+        return dr_err_set(err, DR_ENOMEM, "out of memory");
+    int rc = DR_OK;
+    for (size_t a = 0; a < c->cl.naccounts && rc == DR_OK; a++) {
+        dr_budget_info_t b;
+        if (!dr_sched_budget(c->sched, (int)a, now, &b))
+            return DR_OK; /* no account has a budget */
+        double v[4] = {b.day_start, b.day_closed, b.month_start, b.month_closed};
+        if (!memcmp(v, c->budget_saved + a * 4, sizeof v))
+            continue;
+        rc = ctld_store_put_budget(c, c->cl.accounts[a].name, v, err);
+        if (rc == DR_OK)
+            memcpy(c->budget_saved + a * 4, v, sizeof v);
+    }
+    return rc;
 }
 
 /* --- fair-share usage across restarts --- */
@@ -98,7 +189,8 @@ int ctld_share_restore(dr_ctld_t *c, dr_err_t *err)
     c->share_saved = calloc(n, sizeof *c->share_saved);
     if (!c->share_saved)
         return dr_err_set(err, DR_ENOMEM, "out of memory");
-    return ctld_store_load_shares(c, share_row, err);
+    int rc = ctld_store_load_shares(c, share_row, err);
+    return rc == DR_OK ? ctld_store_load_budgets(c, budget_row, err) : rc;
 }
 
 int ctld_share_save(dr_ctld_t *c, dr_time_t now, dr_err_t *err)
@@ -120,7 +212,7 @@ int ctld_share_save(dr_ctld_t *c, dr_time_t now, dr_err_t *err)
                 c->share_saved[k] = in[k].raw_gpu_s;
         }
     free(in);
-    return rc;
+    return rc == DR_OK ? budgets_save(c, now, err) : rc;
 }
 
 uint64_t ctld_account_queued(const dr_ctld_t *c, int a)

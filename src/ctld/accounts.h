@@ -12,6 +12,11 @@ int ctld_account_admit(const dr_ctld_t *c, const dr_jobspec_t *sp, uint64_t njob
 /* "AccountLimit ..." when a pending job waits for its account's limits
  * alone, else NULL. */
 const char *ctld_account_blocked_reason(const dr_ctld_t *c, const ctld_job_t *cj);
+/* A job of an account with a budget (MaxCostPerDay=, MaxCostPerMonth=) is
+ * refused at submit without a time limit (what it may cost is unbounded) or
+ * when even its cheapest type for its whole limit costs more than the
+ * budget (DR_EINVAL, naming the figures). */
+int ctld_account_budget_admit(const dr_ctld_t *c, const ctld_job_t *cj, dr_err_t *err);
 /* Pending jobs of cluster account a (-1: jobs with no declared account). */
 uint64_t ctld_account_queued(const dr_ctld_t *c, int a);
 /* Fair-share usage: set back from the store at start; written in a turn. */

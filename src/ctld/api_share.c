@@ -6,9 +6,12 @@
  * has jobs waiting: raw and normalised shares, usage in GPU-hours (raw and
  * decayed over the half-life), effective usage (its part of all decayed
  * usage), the fair-share factor 2^(-effective / normalised shares) as of
- * now, running GPUs and pending jobs against the account's limits.  The
+ * now, running GPUs and pending jobs against the account's limits, and
+ * where budgets are set what it spent today and this month and what its
+ * running jobs may still spend.  The
  * figures are the scheduler core's (sched.h); everyone may read them, as
  * the jobs listing. */
+#include <math.h>
 #include <stdlib.h>
 
 #include <event2/http.h>
@@ -57,6 +60,19 @@ void ctld_api_share(dr_ctld_t *c, struct evhttp_request *req, const ctld_who_t *
             (double)in[k].running_milli / 1000.0, "max_running_gpus",
             a ? limit(a->max_running_gpus) : json_null(), "queued_jobs", (json_int_t)queued,
             "max_queued_jobs", a ? limit(a->max_queued_jobs) : json_null());
+        dr_budget_info_t b;
+        if (row && a && dr_sched_budget(c->sched, (int)k, now, &b)) {
+            /* budgets: spent this UTC day / calendar month, what its running
+             * jobs may still spend up to their limits */
+            json_object_set_new(row, "cost_today_usd", json_real(round(b.spent_day * 1e4) / 1e4));
+            json_object_set_new(row, "max_cost_per_day",
+                                isinf(a->max_cost_day) ? json_null() : json_real(a->max_cost_day));
+            json_object_set_new(row, "cost_month_usd", json_real(round(b.spent_month * 1e4) / 1e4));
+            json_object_set_new(row, "max_cost_per_month",
+                                isinf(a->max_cost_month) ? json_null()
+                                                         : json_real(a->max_cost_month));
+            json_object_set_new(row, "committed_usd", json_real(round(b.committed * 1e4) / 1e4));
+        }
         if (row)
             json_array_append_new(rows, row);
     }

@@ -93,6 +93,7 @@ typedef struct dr_ctld {
     struct sqlite3 *db;
     struct sqlite3_stmt *stmts[6]; /* prepared once: the statements every turn runs */
     double *share_saved;           /* raw fair-share usage per slot as last stored */
+    double *budget_saved;          /* per account: the 4 budget figures as last stored */
     uint8_t key[DR_PROTO_KEY];
     uint64_t epoch;
     int64_t start_boot; /* CLOCK_BOOTTIME at start-up (restart.c) */

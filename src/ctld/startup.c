@@ -353,6 +353,7 @@ void dr_ctld_free(dr_ctld_t *c)
     ctld_classes_free(c);
     free(c->nodes);
     free(c->share_saved);
+    free(c->budget_saved);
     ctld_rate_free(c);
     ctld_store_close(c);
     /* a clean stop: droverd.seq says exactly what was used, so that the

@@ -59,7 +59,11 @@ static const char *const schema =
     /* job classes (classes.c): what their completed runs taught of their
      * speed on each GPU type, and what the prior was */
     "CREATE TABLE IF NOT EXISTS classes(name TEXT PRIMARY KEY, owner TEXT NOT NULL,"
-    " kind INTEGER NOT NULL, prec INTEGER NOT NULL, speeds TEXT, runs TEXT NOT NULL);";
+    " kind INTEGER NOT NULL, prec INTEGER NOT NULL, speeds TEXT, runs TEXT NOT NULL);"
+    /* account budgets (accounts.c): what ended runs spent in the current
+     * UTC day and calendar month, which began at day_start / month_start */
+    "CREATE TABLE IF NOT EXISTS budgets(account TEXT PRIMARY KEY, day_start REAL NOT NULL,"
+    " day_usd REAL NOT NULL, month_start REAL NOT NULL, month_usd REAL NOT NULL);";
 
 /* Columns added after the first release, for the accounting filters of GET
  * /v1/history: the end time (Unix seconds), the account and the state name
@@ -382,6 +386,39 @@ int ctld_store_load_classes(dr_ctld_t *c,
     }
     sqlite3_finalize(st);
     return rc;
+}
+
+int ctld_store_put_budget(dr_ctld_t *c, const char *account, const double v[4], dr_err_t *err)
+{
+    sqlite3_stmt *st = prep(c,
+                            "INSERT OR REPLACE INTO budgets(account, day_start, day_usd, "
+                            "month_start, month_usd) VALUES(?, ?, ?, ?, ?)",
+                            err);
+    if (!st)
+        return DR_EIO;
+    sqlite3_bind_text(st, 1, account, -1, SQLITE_STATIC);
+    for (int i = 0; i < 4; i++)
+        sqlite3_bind_double(st, 2 + i, v[i]);
+    return step_done(c, st, "write a budget", err);
+}
+
+int ctld_store_load_budgets(dr_ctld_t *c, void (*cb)(dr_ctld_t *, const char *, const double[4]),
+                            dr_err_t *err)
+{
+    sqlite3_stmt *st =
+        prep(c, "SELECT account, day_start, day_usd, month_start, month_usd FROM budgets", err);
+    if (!st)
+        return DR_EIO;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *a = (const char *)sqlite3_column_text(st, 0);
+        double v[4];
+        for (int i = 0; i < 4; i++)
+            v[i] = sqlite3_column_double(st, 1 + i);
+        if (a)
+            cb(c, a, v);
+    }
+    sqlite3_finalize(st);
+    return DR_OK;
 }
 
 int ctld_store_put_drain(dr_ctld_t *c, const char *node, bool on, const char *reason, bool is_auto,

@@ -48,6 +48,11 @@ int ctld_store_put_class(dr_ctld_t *c, const ctld_class_row_t *r, dr_err_t *err)
 int ctld_store_load_classes(dr_ctld_t *c,
                             int (*cb)(dr_ctld_t *, const ctld_class_row_t *, dr_err_t *),
                             dr_err_t *err);
+/* An account's budget bookkeeping (accounts.c): day_start, day_usd,
+ * month_start, month_usd; and the reload of every row. */
+int ctld_store_put_budget(dr_ctld_t *c, const char *account, const double v[4], dr_err_t *err);
+int ctld_store_load_budgets(dr_ctld_t *c, void (*cb)(dr_ctld_t *, const char *, const double[4]),
+                            dr_err_t *err);
 /* Reload: calls back once per stored non-evicted job (in id order). */
 int ctld_store_load(dr_ctld_t *c, int (*cb)(dr_ctld_t *, ctld_job_t *, dr_err_t *), dr_err_t *err);
 /* A terminal job no longer in memory: its JOB JSON (malloc'd) or NULL. */

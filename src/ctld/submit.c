@@ -90,6 +90,10 @@ int ctld_job_check(dr_ctld_t *c, ctld_job_t *cj, const char *user, dr_time_t now
         rc = ctld_deps_check(c, &cj->spec, err);
     if (rc != DR_OK)
         return rc;
+    if (rc == DR_OK) /* an array's tasks each as it */
+        rc = ctld_account_budget_admit(c, cj, err);
+    if (rc != DR_OK)
+        return rc;
     /* a limit up to here is the request's own size (a script, a list):
      * 413; the account's queue is what others hold: 429 */
     *limit_status = 429;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "drover/util.h"
+#include "sched/budget.h"
 #include "sched/endq.h"
 #include "sched/fairshare.h"
 #include "sched/placement_priv.h"
@@ -83,6 +84,9 @@ struct dr_sched {
     int32_t *acct_of;
     size_t nacct_of;
     uint64_t *acct_milli;
+    /* what each cluster account spends (budget.h); NULL when no account has
+     * a budget */
+    dr_budget_t *acct_cost;
     /* fair share: usage per account (the implicit one last) and the rank
      * of each account's factor, the queue's second key */
     dr_fs_t fs;
@@ -261,24 +265,71 @@ uint64_t dr_sched_account_milli(const dr_sched_t *s, int acct, int t)
 }
 
 /* The types on which account `a` has room for `need` more milli-GPUs. */
-static dr_typemask_t acct_room_of(const dr_sched_t *s, int a, uint64_t need, bool ever)
+/* USD per second a run of `milli` milli-GPUs costs on type t (0 when the
+ * type has no price: it cannot be counted against a budget). */
+static double cost_rate(const dr_cluster_t *c, uint64_t milli, int t)
+{
+    double p = t >= 0 && (size_t)t < c->ntypes ? c->types[t].price_hr : NAN;
+    return isfinite(p) && p > 0 ? (double)milli / 1000.0 * p / 3600.0 : 0;
+}
+
+/* The most j may still spend on type t: its request for the rest of its
+ * time limit (INFINITY without one). */
+static double job_max_cost(const dr_sched_t *s, const dr_job_t *j, uint64_t need, int t)
+{
+    double r = cost_rate(s->c, need, t);
+    if (r <= 0)
+        return 0;
+    return j->time_limit > 0 ? r * dr_time_to_s(j->time_limit) : INFINITY;
+}
+
+/* The types on which account a's budgets leave room for j (need milli-GPUs)
+ * now, or (ever) with nothing spent or running. */
+static dr_typemask_t budget_room(const dr_sched_t *s, int a, const dr_job_t *j, uint64_t need,
+                                 bool ever)
+{
+    const dr_account_t *ac = &s->c->accounts[a];
+    if (!s->acct_cost || (isinf(ac->max_cost_day) && isinf(ac->max_cost_month)))
+        return ~0ULL;
+    const dr_budget_t *b = &s->acct_cost[a];
+    double now = dr_time_to_s(s->now);
+    double room = INFINITY;
+    const double lim[2] = {ac->max_cost_day, ac->max_cost_month};
+    for (int p = 0; p < DR_BUDGET_NPERIODS; p++) {
+        if (isinf(lim[p]))
+            continue;
+        double left =
+            ever ? lim[p] : lim[p] - dr_budget_spent(b, p, now) - dr_budget_committed(b, now);
+        if (left < room)
+            room = left;
+    }
+    dr_typemask_t m = 0;
+    for (size_t t = 0; t < s->c->ntypes; t++)
+        if (job_max_cost(s, j, need, (int)t) <= room)
+            m |= (dr_typemask_t)1 << t;
+    return m;
+}
+
+static dr_typemask_t acct_room_of(const dr_sched_t *s, int a, const dr_job_t *j, uint64_t need,
+                                  bool ever)
 {
     if (a < 0)
         return ~0ULL;
     static const uint64_t none[ACCT_W];
     const uint64_t *used = ever ? none : &s->acct_milli[(size_t)a * ACCT_W];
-    return dr_account_room(&s->c->accounts[a], s->c->ntypes, used, used[DR_MAX_GPU_TYPES], need);
+    return dr_account_room(&s->c->accounts[a], s->c->ntypes, used, used[DR_MAX_GPU_TYPES], need) &
+           budget_room(s, a, j, need, ever);
 }
 
-static dr_typemask_t acct_room(const dr_sched_t *s, int a, uint64_t need)
+static dr_typemask_t acct_room(const dr_sched_t *s, int a, const dr_job_t *j, uint64_t need)
 {
-    return acct_room_of(s, a, need, false);
+    return acct_room_of(s, a, j, need, false);
 }
 
 dr_typemask_t dr_sched_account_types_ever(const dr_sched_t *s, const dr_job_t *j)
 {
     return j->req.gpus_per_node
-               ? acct_room_of(s, dr_sched_account_of(s, j), dr_job_req_milli(&j->req), true)
+               ? acct_room_of(s, dr_sched_account_of(s, j), j, dr_job_req_milli(&j->req), true)
                : ~0ULL;
 }
 
@@ -288,13 +339,55 @@ static dr_typemask_t acct_gate(const void *ud, const dr_job_req_t *r)
 {
     const dr_sched_t *s = ud;
     const dr_job_t *j = (const dr_job_t *)(const void *)((const char *)r - offsetof(dr_job_t, req));
-    return acct_room(s, dr_sched_account_of(s, j), dr_job_req_milli(r));
+    return acct_room(s, dr_sched_account_of(s, j), j, dr_job_req_milli(r));
 }
 
 dr_typemask_t dr_sched_account_types(const dr_sched_t *s, const dr_job_t *j)
 {
-    return j->req.gpus_per_node ? acct_room(s, dr_sched_account_of(s, j), dr_job_req_milli(&j->req))
-                                : ~0ULL;
+    return j->req.gpus_per_node
+               ? acct_room(s, dr_sched_account_of(s, j), j, dr_job_req_milli(&j->req))
+               : ~0ULL;
+}
+
+bool dr_sched_budget(const dr_sched_t *s, int acct, dr_time_t now, dr_budget_info_t *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!s->acct_cost || acct < 0 || (size_t)acct >= s->c->naccounts)
+        return false;
+    const dr_budget_t *b = &s->acct_cost[acct];
+    double t = dr_time_to_s(now);
+    out->spent_day = dr_budget_spent(b, DR_BUDGET_DAY, t);
+    out->spent_month = dr_budget_spent(b, DR_BUDGET_MONTH, t);
+    out->committed = dr_budget_committed(b, t);
+    out->day_start = b->start[DR_BUDGET_DAY];
+    out->day_closed = b->closed[DR_BUDGET_DAY];
+    out->month_start = b->start[DR_BUDGET_MONTH];
+    out->month_closed = b->closed[DR_BUDGET_MONTH];
+    return true;
+}
+
+void dr_sched_budget_restore(dr_sched_t *s, int acct, double day_start, double day_closed,
+                             double month_start, double month_closed, dr_time_t now)
+{
+    if (!s->acct_cost || acct < 0 || (size_t)acct >= s->c->naccounts)
+        return;
+    dr_budget_t *b = &s->acct_cost[acct];
+    double t = dr_time_to_s(now);
+    dr_budget_roll(b, t);
+    if (day_start == b->start[DR_BUDGET_DAY] && day_closed > 0)
+        b->closed[DR_BUDGET_DAY] += day_closed;
+    if (month_start == b->start[DR_BUDGET_MONTH] && month_closed > 0)
+        b->closed[DR_BUDGET_MONTH] += month_closed;
+}
+
+bool dr_sched_budget_blocked(const dr_sched_t *s, const dr_job_t *j)
+{
+    int a = dr_sched_account_of(s, j);
+    if (a < 0 || !s->acct_cost || !j->req.gpus_per_node)
+        return false;
+    dr_typemask_t barred = dr_cluster_hostable_types(s->c, &j->req) &
+                           ~budget_room(s, a, j, dr_job_req_milli(&j->req), false);
+    return barred && dr_place_fits_quick(s->c, &j->req, barred);
 }
 
 bool dr_sched_account_blocked(const dr_sched_t *s, const dr_job_t *j)
@@ -316,6 +409,12 @@ static void acct_add(dr_sched_t *s, const dr_job_t *j, int d, dr_time_t now)
     if (!j->alloc.nslots || j->alloc.slots[0].gpu == DR_NO_GPU)
         return;
     dr_fs_hold(&s->fs, dr_fs_slot(&s->fs, a), dr_alloc_milli(&j->alloc), d, now);
+    if (a >= 0 && s->acct_cost) {
+        /* its spending, from its start (an adopted run's too) to its limit */
+        double st = dr_time_to_s(j->start), lim = dr_time_to_s(j->time_limit);
+        dr_budget_run(&s->acct_cost[a], cost_rate(s->c, dr_alloc_milli(&j->alloc), j->alloc.type),
+                      st, j->time_limit > 0 ? st + lim : st, d, dr_time_to_s(now));
+    }
     if (a < 0 || !s->acct_milli)
         return;
     uint64_t m = dr_alloc_milli(&j->alloc), *u = &s->acct_milli[(size_t)a * ACCT_W];
@@ -712,12 +811,21 @@ int dr_sched_create(dr_sched_t **out, dr_cluster_t *c, const dr_sched_opts_t *o,
         }
         s->place.gate = acct_gate;
         s->place.gate_ud = s;
+        bool budgets = false;
+        for (size_t a = 0; a < c->naccounts; a++)
+            budgets |= !isinf(c->accounts[a].max_cost_day) || !isinf(c->accounts[a].max_cost_month);
+        if (budgets && !(s->acct_cost = calloc(c->naccounts, sizeof *s->acct_cost))) {
+            free(s->acct_milli);
+            free(s);
+            return dr_err_set(err, DR_ENOMEM, "out of memory");
+        }
     }
     dr_eventlog_init(&s->log);
     s->endq = dr_endq_create();
     if (!s->endq || dr_fs_init(&s->fs, c) != 0) {
         dr_endq_destroy(s->endq);
         free(s->acct_milli);
+        free(s->acct_cost);
         free(s);
         return dr_err_set(err, DR_ENOMEM, "out of memory");
     }
@@ -727,6 +835,7 @@ int dr_sched_create(dr_sched_t **out, dr_cluster_t *c, const dr_sched_opts_t *o,
         dr_eventlog_free(&s->log);
         dr_fs_free(&s->fs);
         free(s->acct_milli);
+        free(s->acct_cost);
         free(s);
         return dr_err_prefix(err, "policy %s: ", name);
     }
@@ -748,6 +857,7 @@ void dr_sched_destroy(dr_sched_t *s)
     free(s->withdrawn);
     free(s->acct_of);
     free(s->acct_milli);
+    free(s->acct_cost);
     dr_fs_free(&s->fs);
     dr_endq_destroy(s->endq);
     free(s->thr.key);
@@ -932,7 +1042,7 @@ int dr_sched_decide_start(dr_sched_t *s, dr_job_t *j, dr_alloc_t *alloc)
 {
     int a = dr_sched_account_of(s, j);
     bool over = a >= 0 && alloc->nslots && alloc->slots[0].gpu != DR_NO_GPU &&
-                !(acct_room(s, a, dr_alloc_milli(alloc)) >> alloc->type & 1);
+                !(acct_room(s, a, j, dr_alloc_milli(alloc)) >> alloc->type & 1);
     if (!s->in_pass || j->state != DR_JOB_PENDING || over) {
         dr_cluster_give(s->c, alloc);
         dr_alloc_free(alloc);
@@ -1118,6 +1228,14 @@ int dr_sched_pass(dr_sched_t *s, dr_time_t now, dr_pass_result_t *res, dr_err_t 
     s->nended = 0;
     s->nwithdrawn = 0;
     s->fresh_overflow = false;
+    /* with budgets, a new day (or month) gives spending room back: jobs
+     * waiting for it are planned again then, whatever the policy asked */
+    if (s->acct_cost && dr_sched_npending(s) > 0) {
+        dr_time_t day =
+            dr_time_from_s(dr_budget_period_start(DR_BUDGET_DAY, dr_time_to_s(now)) + 86400.0);
+        if (wake == DR_TIME_NEVER || day < wake)
+            wake = day;
+    }
     res->wake_at = wake;
     compact(s);
     for (size_t i = 0; i < s->nrequeue && rc == DR_OK; i++)

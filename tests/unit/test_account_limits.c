@@ -5,6 +5,7 @@
  * ends lets the next job start; jobs of other accounts are not held back;
  * a blocked job says so (dr_sched_account_blocked); and the simulator,
  * binding its workload's account names, obeys the same limits. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -216,9 +217,61 @@ static void test_limits_in_sim(void **st)
     dr_cluster_free(&c);
 }
 
+/* MaxCostPerDay: a job starts only where what its account spent today,
+ * what its running jobs may still spend up to their limits and what it may
+ * spend up to its own stay within the budget.  $4/GPU-h H100s, $10 a day,
+ * jobs of 1 GPU with a 1 h limit (up to $4) that run 30 min ($2): two
+ * start at once ($8 committed), then one at each end while the day's
+ * spending leaves room ($4 spent + $4 committed; $6 + $4), and the last
+ * two only the next day - under every policy that places through the
+ * core's gate. */
+static void test_budget_per_day(void **st)
+{
+    (void)st;
+    dr_cluster_t c;
+    tu_cluster(&c, "GpuType=H100 PricePerGpuHour=4\n"
+                   "NodeName=h1 Gpus=H100:8 Cpus=8 MemGB=64\n"
+                   "Account=lab MaxCostPerDay=10\n");
+    assert_true(c.accounts[0].max_cost_day == 10);
+    assert_true(isinf(c.accounts[0].max_cost_month));
+    dr_workload_t wl;
+    dr_workload_init(&wl);
+    int64_t lab = dr_strtab_intern(&wl.accounts, "lab");
+    for (uint64_t i = 1; i <= 6; i++) {
+        dr_job_t *j = tu_add_job(&wl, i, 0, 1, 1, 1800, 1800, 3600, NULL);
+        j->account = (uint32_t)lab;
+    }
+    tu_workload_ready(&wl, &c);
+    const char *budget_pols[] = {"fifo", "backfill", "drover", "cost", "fastest"};
+    for (size_t p = 0; p < sizeof budget_pols / sizeof *budget_pols; p++) {
+        dr_sim_result_t r;
+        tu_sim(&c, &wl, budget_pols[p], &r);
+        double starts[7] = {0};
+        for (uint64_t i = 1; i <= 6; i++) {
+            const dr_job_t *j = tu_job(&r, i);
+            if (j->state != DR_JOB_COMPLETED)
+                fail_msg("%s: job %llu ended %s", budget_pols[p], (unsigned long long)i,
+                         dr_job_state_name(j->state));
+            starts[i] = dr_time_to_s(j->first_start);
+        }
+        int today = 0, at_once = 0;
+        for (uint64_t i = 1; i <= 6; i++) {
+            today += starts[i] < 86400;
+            at_once += starts[i] == 0;
+        }
+        if (at_once != 2 || today != 4)
+            fail_msg("%s: %d started at once and %d on the first day (want 2 and 4)",
+                     budget_pols[p], at_once, today);
+        dr_sim_result_free(&r);
+    }
+    dr_workload_free(&wl);
+    dr_cluster_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_budget_per_day),
         cmocka_unit_test(test_limits_every_policy),
         cmocka_unit_test(test_limits_in_sim),
     };

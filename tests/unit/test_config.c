@@ -888,6 +888,15 @@ static void test_accounts(void **st)
                "test.conf:2: Cpus: not allowed on a Account line");
     expect_err(N1 "Account=x MaxQueuedJobs=1 maxqueuedjobs=2\n", DR_EINVAL,
                "test.conf:2: MaxQueuedJobs: given twice");
+    /* budgets: dollars per UTC day and calendar month */
+    tu_cluster(&c, N1 "Account=lab MaxCostPerDay=120.5 MaxCostPerMonth=3000\nAccount=free\n");
+    assert_true(c.accounts[0].max_cost_day == 120.5 && c.accounts[0].max_cost_month == 3000);
+    assert_true(isinf(c.accounts[1].max_cost_day) && isinf(c.accounts[1].max_cost_month));
+    dr_cluster_free(&c);
+    expect_err(N1 "Account=x MaxCostPerDay=0\n", DR_EINVAL,
+               "test.conf:2: MaxCostPerDay: must be more than 0 (dollars)");
+    expect_err(N1 "Account=x MaxCostPerMonth=lots\n", DR_EINVAL,
+               "test.conf:2: MaxCostPerMonth: 'lots' is not a number");
 }
 
 /* FairShareHalfLife=: Slurm's time format; 0 or UNLIMITED = no decay; not

@@ -721,6 +721,60 @@ static void test_type_preference(void **state)
     }
 }
 
+/* Budgets live: a job of an account with MaxCostPerDay needs a time limit,
+ * one that could never fit the budget is refused at submit, and the jobs
+ * that fit start until what is spent and committed reaches it; the next
+ * waits, saying so with the figures. */
+static void test_budget(void **state)
+{
+    (void)state;
+    life_t *l = setup_life("GpuType=H100 PricePerGpuHour=4\n"
+                           "NodeName=n1 Gpus=H100-SXM:4 Cpus=16 MemGB=64\n"
+                           "Account=lab MaxCostPerDay=10\n",
+                           10000);
+    agent_up(l, 0, NULL, 0);
+    frames_clear(l);
+    const char *bad[][2] = {
+        {"{\"argv\":[\"/bin/true\"],\"gpus\":1,\"account\":\"lab\"}",
+         "time_limit: account lab has a budget (MaxCostPerDay=10.00): give the job a --time"},
+        {"{\"argv\":[\"/bin/true\"],\"gpus\":1,\"account\":\"lab\",\"time_limit\":\"3h\"}",
+         "account: lab's budget is $10.00 (MaxCostPerDay); this job may cost $12.00 even on its "
+         "cheapest type"}};
+    for (size_t i = 0; i < 2; i++) {
+        ctld_job_t *cj = NULL;
+        dr_err_t err = {0};
+        int limit = 413;
+        assert_int_equal(ctld_job_new(bad[i][0], strlen(bad[i][0]), &cj, &err), DR_OK);
+        assert_int_equal(ctld_job_check(&l->c, cj, "alice", ctld_now(&l->c), &limit, &err),
+                         DR_EINVAL);
+        tu_assert_contains(err.msg, bad[i][1]);
+        ctld_job_free(cj);
+    }
+    const char *ok = "{\"argv\":[\"/bin/true\"],\"gpus\":1,\"account\":\"lab\","
+                     "\"time_limit\":\"1h\"}";
+    uint64_t a = submit(l, ok), b = submit(l, ok), x = submit(l, ok);
+    assert_int_equal(launched_on(l, a), 0);
+    assert_int_equal(launched_on(l, b), 0);
+    assert_int_equal(launched_on(l, x), -1); /* $8 committed: $4 more would pass $10 */
+    tu_assert_contains(ctld_job_reason(&l->c, ctld_job_find(&l->c, x)),
+                       "AccountBudget (lab spent $0.00 of its $10.00 this day (UTC) and its "
+                       "running jobs may spend $8.00 more; this job may cost up to $4.00)");
+    /* what ended runs spent is stored and comes back after a restart */
+    uint32_t g = 0;
+    start_ranks(l, 0, a, &g);
+    struct timespec ts = {0, 300 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    end_ranks(l, 0, a, g, 1, 0);
+    dr_budget_info_t before, after;
+    assert_true(dr_sched_budget(l->c.sched, 0, ctld_now(&l->c), &before));
+    assert_true(before.day_closed >= 0.3 / 3600 * 4 - 1e-9);
+    stop(l);
+    start(l, 10000);
+    assert_true(dr_sched_budget(l->c.sched, 0, ctld_now(&l->c), &after));
+    assert_true(after.day_closed == before.day_closed);
+    teardown_life(l);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -734,6 +788,7 @@ int main(void)
         cmocka_unit_test(test_class_learns_and_survives),
         cmocka_unit_test(test_default_routes_by_cost),
         cmocka_unit_test(test_type_preference),
+        cmocka_unit_test(test_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

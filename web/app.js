@@ -343,6 +343,20 @@ pages.job = {
       kv('GPU type', jobType(j)), kv('GPUs', j.gpus), kv('nodes', (j.nodes || []).length ?
         (j.nodes || []).map((n, i) => [i ? ', ' : '', h('a', { href: '#/nodes' }, n)]) : '-'),
       kv('generation', j.generation))];
+    if (j.speeds) {
+      /* why here: every type it may use, with its time, cost and deadline */
+      const sp = j.speeds;
+      parts.push(h('h2', null, 'Why this GPU type'), h('p', { class: 'muted', id: 'job-why' },
+        `${sp.why || 'not placed yet'}. Class ${sp.class} (prior: ${sp.prior}, ${sp.class_runs} runs); work: ` +
+        (sp.work_s ? `${dur(sp.work_s)} on ${sp.reference} (${sp.work_from})` : 'unknown')),
+        h('table', { class: 'grid', id: 'job-speeds' }, h('thead', null, h('tr', null,
+          ['GPU type', 'rate', 'run time', 'cost', 'meets deadline', 'from'].map((c) => h('th', null, c)))),
+        h('tbody', null, (sp.types || []).map((t) => h('tr', { 'data-type': t.type, class: t.chosen ? 'chosen' : '' },
+          h('td', null, t.type + (t.chosen ? ' *' : '')), h('td', null, t.rate),
+          h('td', null, t.run_s === undefined ? '-' : dur(t.run_s)), h('td', null, t.usd === undefined ? '-' : usd(t.usd)),
+          h('td', null, t.meets_deadline === undefined ? '-' : (t.meets_deadline ? 'yes' : 'no')),
+          h('td', { class: 'muted' }, t.basis))))));
+    }
     if (j.checkpoint_dir || j.checkpoints) {
       parts.push(h('h2', null, 'Checkpoints'), h('table', { class: 'kv', id: 'job-ckpt' },
         kv('directory', j.checkpoint_dir || '-'),
@@ -396,7 +410,7 @@ pages.nodes = {
         h('input', { id: 'drain-reason', size: 40, placeholder: 'e.g. fan failure' })));
     }
     m.append(h('table', { class: 'grid', id: 'nodes' }, h('thead', null, h('tr', null,
-      ['Node', 'State', 'GPU type', 'GPUs in use', 'Health', 'Reason', 'Jobs', ''].map((c) => h('th', null, c)))),
+      ['Node', 'State', 'GPU type', 'Price', 'GPUs in use', 'Health', 'Reason', 'Jobs', ''].map((c) => h('th', null, c)))),
       h('tbody')));
   },
   async refresh() {
@@ -416,6 +430,8 @@ pages.nodes = {
                                            { reason: $('#drain-reason').value.trim() }) }, 'Drain');
       return h('tr', { 'data-node': n.name, 'data-state': n.state },
         h('td', null, n.name), h('td', null, badge(n.state)), h('td', { class: 'type' }, n.gpu_type),
+        h('td', { class: 'price', title: 'per GPU-hour; where the price comes from: the site\'s GpuType= line, the catalog\'s list price, or a type the site declared' },
+          n.price_per_gpu_hour == null ? '-' : `$${n.price_per_gpu_hour.toFixed(2)}/h (${n.price_source})`),
         h('td', null, bar, `${n.gpus_alloc} / ${n.gpus}`), h('td', { class: a.connected ? '' : 'error' }, health),
         h('td', { class: 'muted reason' }, n.reason), h('td', null, (n.jobs || []).map((id, i) =>
           [i ? ', ' : '', h('a', { href: `#/job/${typeof id === 'object' ? id.id : id}` }, typeof id === 'object' ? id.id : id)])),

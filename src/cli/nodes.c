@@ -116,16 +116,16 @@ int cli_nodes(int argc, char **argv)
         json_decref(reply);
         return 0;
     }
-    static const char *const head[] = {"NAME", "STATE", "TYPE",  "GPUS",
+    static const char *const head[] = {"NAME", "STATE", "TYPE",  "PRICE", "GPUS",
                                        "CPUS", "MEM",   "AGENT", "REASON"};
     cli_table_t t;
-    if (cli_table_init(&t, 8, head) != DR_OK) {
+    if (cli_table_init(&t, 9, head) != DR_OK) {
         json_decref(reply);
         return cli_fail(&(dr_err_t){DR_ENOMEM, "out of memory"});
     }
-    cli_table_right(&t, 3);
     cli_table_right(&t, 4);
     cli_table_right(&t, 5);
+    cli_table_right(&t, 6);
     double now = cli_wall_now();
     size_t k;
     json_t *nd;
@@ -145,9 +145,15 @@ int cli_nodes(int argc, char **argv)
             snprintf(agent, sizeof agent, "%s %s", up ? "up" : "down",
                      cli_fmt_age(now - hb, age, sizeof age));
         const char *type = cli_json_str(nd, "gpu_type", "");
+        /* a GPU-hour's price and where it comes from (site, catalog, declared) */
+        char price[48] = "-";
+        double p = cli_json_num(nd, "price_per_gpu_hour");
+        if (!isnan(p))
+            snprintf(price, sizeof price, "$%.2f %s", p, cli_json_str(nd, "price_source", ""));
         const char *row[] = {cli_json_str(nd, "name", "?"),
                              cli_json_str(nd, "state", "?"),
                              *type ? type : "-",
+                             price,
                              gpus,
                              cpus,
                              mem,

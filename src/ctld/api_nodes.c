@@ -61,6 +61,18 @@ char *ctld_node_json(dr_ctld_t *c, uint32_t i)
                   "gpus_alloc", (json_int_t)alloc, "cpus", (json_int_t)(cn->cpu_milli / 1000),
                   "mem_mb", (json_int_t)cn->mem_mb, "agent", agent, "jobs", jobs, "revoked",
                   n->revoked, "key_gen", (json_int_t)n->key_gen);
+    /* what its GPU-hour costs and where that price comes from: the site's
+     * GpuType= line, the catalog's list price, or a type the site declared */
+    double price = cn->ngpus ? ctld_price_hr(c, cn->type) : 0;
+    const char *src = NULL;
+    if (o && price > 0) {
+        const dr_gpu_spec_t *g = &c->cl.types[cn->type];
+        src = g->source && !strncmp(g->source, "price set by GpuType=", 21) ? "site"
+              : dr_catalog_find(&c->cat, g->name)                           ? "catalog"
+                                                                            : "declared";
+    }
+    json_object_set_new(o, "price_per_gpu_hour", src ? json_real(price) : json_null());
+    json_object_set_new(o, "price_source", src ? json_string(src) : json_null());
     char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(15));
     json_decref(o);
     return s;

@@ -325,6 +325,13 @@ def run(wd, a):
                 ok("job page: placement on n1, %s" % a.h100_type)
             else:
                 bad("job page placement: %s" % pl)
+            # why this type: every type it may use, the one it got marked
+            sp = wd.js("return [...document.querySelectorAll('#job-speeds tbody tr')].map(r=>"
+                       "[r.dataset.type, r.classList.contains('chosen')])")
+            if sp and [t for t, chosen in sp if chosen] == [a.h100_type]:
+                ok("job page: why this GPU type, %d candidate type(s), %s marked" % (len(sp), a.h100_type))
+            else:
+                bad("job page speeds: %s" % sp)
             if "submit" in ev and "start" in ev:
                 ok("job page: events timeline %s" % ev)
             else:
@@ -346,6 +353,11 @@ def run(wd, a):
             ok("nodes: %s, with Drain buttons for an operator" % nodes)
         else:
             bad("nodes: %s, wanted %s" % (nodes, want))
+        prices = wd.js("return [...document.querySelectorAll('#nodes tbody tr .price')].map(c=>c.textContent)")
+        if prices and all(p.startswith("$") and p.endswith("(catalog)") for p in prices):
+            ok("nodes: each type's price and where it comes from: %s" % prices)
+        else:
+            bad("nodes prices: %s" % prices)
         wd.type("#drain-reason", "fan failure (dashboard test)")
         wd.click("button.drain[data-node=n2]")
         if wd.wait("nodes page shows n2 drained with the reason",

@@ -275,11 +275,11 @@ expect_fail "logs: none yet" 1 "drover: job 42: no output yet" -- logs 42
 "$DROVER" nodes >"$T/out" 2>"$T/err"
 rc=$?
 status_check "nodes: exit 0" 0
-head -n 1 "$T/out" | grep -qE '^NAME  STATE  TYPE +GPUS  CPUS   MEM  AGENT +REASON$' && ok "nodes: the header" ||
+head -n 1 "$T/out" | grep -qE '^NAME  STATE  TYPE +PRICE +GPUS  CPUS   MEM  AGENT +REASON$' && ok "nodes: the header" ||
     bad "nodes header: $(head -n 1 "$T/out")"
-grep -qE '^n1 +up +H100-SXM +3/8 +64 +500G +up [0-9]+[smhd]$' "$T/out" && ok "nodes: a row" ||
+grep -qE '^n1 +up +H100-SXM +- +3/8 +64 +500G +up [0-9]+[smhd]$' "$T/out" && ok "nodes: a row" ||
     bad "nodes: $(cat "$T/out")"
-grep -qE '^n2 +drain +A100 +0/4 +32 +1.5G +down +bad fan$' "$T/out" && ok "nodes: a drained node" ||
+grep -qE '^n2 +drain +A100 +- +0/4 +32 +1.5G +down +bad fan$' "$T/out" && ok "nodes: a drained node" ||
     bad "nodes n2: $(cat "$T/out")"
 
 # --- token ---

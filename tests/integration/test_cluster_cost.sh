@@ -42,6 +42,9 @@ cl_agent a1
 cl_agent l1
 cl_wait_nodes 3 || bad "agents"
 
+"$DROVER" nodes | grep -q "^h1 .*H100-SXM-80GB  *\$4.00 site" && ok "drover nodes: H100 at the site's \$4.00" ||
+    bad "nodes: $("$DROVER" nodes)"
+
 # --- declared speeds and an estimate ---
 sub() { "$DROVER" submit --parsable --gpus 1 --chdir "$T" --speeds H100=3,A100=1.5,L4=1 \
     --estimate 1h "$@" -- "$T/work.sh"; }

@@ -100,9 +100,13 @@ typedef struct dr_site {
     uint64_t max_user_bytes;    /* MaxUserStoreBytes=: a user's unended jobs' specs (64 MiB) */
     uint64_t max_user_pending;  /* MaxUserPendingJobs= (default 10000) */
     uint32_t max_event_streams; /* MaxEventStreams=: per user (default 8) */
-    dr_time_t token_ttl;        /* TokenTtl=: a token's life when none is asked (30 days) */
-    dr_time_t token_max_ttl;    /* TokenMaxTtl=: the longest one may ask for (365 days) */
-    uint32_t given;             /* bit per key: "given twice" */
+    /* MaxUserCostPerHour=: what one user's running jobs may cost per hour
+     * together (USD, GPUs x their types' prices); 0 = no cap.  Enforced in
+     * the scheduler core's placement gate (sched.c), as account budgets. */
+    double max_user_cost_hr;
+    dr_time_t token_ttl;     /* TokenTtl=: a token's life when none is asked (30 days) */
+    dr_time_t token_max_ttl; /* TokenMaxTtl=: the longest one may ask for (365 days) */
+    uint32_t given;          /* bit per key: "given twice" */
 } dr_site_t;
 
 #define DR_SITE_MAX_SCRIPT   (1ull << 20)

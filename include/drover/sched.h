@@ -298,6 +298,11 @@ void dr_sched_budget_restore(dr_sched_t *s, int acct, double day_start, double d
 /* Is pending job j held back by its account's budget (MaxCostPerDay= or
  * MaxCostPerMonth=) on a type that could take it now? */
 bool dr_sched_budget_blocked(const dr_sched_t *s, const dr_job_t *j);
+/* What user's running jobs cost per hour now (USD; MaxUserCostPerHour=),
+ * and whether pending job j is held back by that cap on a type that could
+ * take it now. */
+double dr_sched_user_cost_hr(const dr_sched_t *s, uint32_t user);
+bool dr_sched_user_cost_blocked(const dr_sched_t *s, const dr_job_t *j);
 /* Is a pending job held back by its account's limits alone (some type
  * could host it, none has room under the limits)? */
 bool dr_sched_account_blocked(const dr_sched_t *s, const dr_job_t *j);

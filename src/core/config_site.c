@@ -23,12 +23,14 @@ enum {
     S_STREAMS,
     S_TTL,
     S_MAXTTL,
+    S_USERCOST,
     S_N
 };
 
 static const char *const names[S_N] = {
-    "AllowRootJobs",     "Impersonators",      "MaxScriptBytes",  "MaxEnvBytes", "MaxArgvBytes",
-    "MaxUserStoreBytes", "MaxUserPendingJobs", "MaxEventStreams", "TokenTtl",    "TokenMaxTtl"};
+    "AllowRootJobs", "Impersonators",     "MaxScriptBytes",     "MaxEnvBytes",
+    "MaxArgvBytes",  "MaxUserStoreBytes", "MaxUserPendingJobs", "MaxEventStreams",
+    "TokenTtl",      "TokenMaxTtl",       "MaxUserCostPerHour"};
 
 void dr_site_defaults(dr_site_t *s)
 {
@@ -137,6 +139,14 @@ int dr_site_set(dr_site_t *s, const char *key, const char *val, dr_err_t *err)
         else
             s->max_event_streams = (uint32_t)b;
         break;
+    case S_USERCOST: {
+        double x;
+        if (dr_parse_double(val, &x) != 0 || !(x >= 0) || x > 1e9)
+            return dr_err_set(err, DR_EINVAL,
+                              "'%.64s' is not a number of dollars from 0 (no cap) to 1e9", val);
+        s->max_user_cost_hr = x;
+        break;
+    }
     default: /* S_TTL, S_MAXTTL */
         if (dr_duration_parse_err(val, &d, err) != DR_OK || d < DR_NSEC_PER_SEC)
             return dr_err_set(err, DR_EINVAL, "'%.64s' is not a duration of at least 1 s (8h, 30d)",

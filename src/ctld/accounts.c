@@ -83,9 +83,31 @@ static double max_cost(const dr_ctld_t *c, const dr_job_t *j, double *cheapest)
     return hi;
 }
 
+/* USD per hour j's GPUs cost on its cheapest type (0: no type it may use
+ * has a price). */
+static double cheapest_rate(const dr_ctld_t *c, const dr_job_t *j)
+{
+    dr_typemask_t m = dr_cluster_hostable_types(&c->cl, &j->req);
+    double g = (double)dr_job_req_milli(&j->req) / 1000.0, lo = INFINITY;
+    for (size_t t = 0; t < c->cl.ntypes; t++) {
+        double p = c->cl.types[t].price_hr;
+        if ((m >> t & 1) && isfinite(p) && p > 0 && g * p < lo)
+            lo = g * p;
+    }
+    return isfinite(lo) ? lo : 0;
+}
+
 int ctld_account_budget_admit(const dr_ctld_t *c, const ctld_job_t *cj, dr_err_t *err)
 {
     const dr_jobspec_t *sp = ctld_job_spec(cj);
+    double cap = c->cl.site.max_user_cost_hr,
+           r = cj->j.req.gpus_per_node && cap > 0 ? cheapest_rate(c, &cj->j) : 0;
+    if (r > cap * (1 + 1e-12))
+        return dr_err_set(err, DR_EINVAL,
+                          "gpus: this job's GPUs cost $%.2f an hour even on its cheapest type, "
+                          "more than the $%.2f a user's running jobs may cost together "
+                          "(MaxUserCostPerHour=): it could never start",
+                          r, cap);
     int a = dr_cluster_find_account(&c->cl, sp->account);
     if (a < 0 || !cj->j.req.gpus_per_node)
         return DR_OK;
@@ -113,6 +135,15 @@ const char *ctld_account_blocked_reason(const dr_ctld_t *c, const ctld_job_t *cj
 {
     if (cj->j.state != DR_JOB_PENDING || !cj->in_sched || !c->sched)
         return NULL;
+    if (dr_sched_user_cost_blocked(c->sched, &cj->j)) {
+        static char why[256]; /* the controller is one thread; the caller copies it */
+        snprintf(why, sizeof why,
+                 "UserCostLimit (%s's running jobs cost $%.2f an hour of the $%.2f "
+                 "MaxUserCostPerHour= allows; this job would add $%.2f or more)",
+                 cj->user ? cj->user : "?", dr_sched_user_cost_hr(c->sched, cj->j.user),
+                 c->cl.site.max_user_cost_hr, cheapest_rate(c, &cj->j));
+        return why;
+    }
     if (dr_sched_budget_blocked(c->sched, &cj->j)) {
         static char why[256]; /* the controller is one thread; the caller copies it */
         int a = dr_cluster_find_account(&c->cl, ctld_job_spec(cj)->account);

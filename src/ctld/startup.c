@@ -67,6 +67,7 @@ static int reload_job(dr_ctld_t *c, ctld_job_t *cj, dr_err_t *err)
     cj->j.id = saved.id;
     cj->j.submit = saved.submit;
     cj->j.account = ctld_account_id(c, ctld_job_spec(cj));
+    cj->j.user = cj->uid;
     cj->j.state = saved.state;
     cj->j.first_start = saved.first_start;
     cj->j.start = saved.start;

@@ -109,6 +109,7 @@ int ctld_job_accept(dr_ctld_t *c, ctld_job_t *cj, const char *user, uint32_t uid
     cj->gid = gid;
     cj->j.id = c->next_id++;
     cj->j.submit = now;
+    cj->j.user = uid; /* the core's per-user cap (MaxUserCostPerHour=) counts by it */
     cj->j.account = ctld_account_id(c, &cj->spec);
     if (cj->array)
         cj->j.kind = cj->array->svc ? DR_KIND_SERVE : DR_KIND_ARRAY;

@@ -3,6 +3,7 @@
 #include "sched/budget.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 /* Days since 1970-01-01 of the first day of the month holding `days`
  * (Howard Hinnant's civil-from-days and days-from-civil, proleptic
@@ -83,4 +84,79 @@ double dr_budget_committed(const dr_budget_t *b, double now)
 {
     double c = b->ends - b->rate * now;
     return c > 0 ? c : 0;
+}
+
+static unsigned long ur_home(const dr_user_rates_t *m, unsigned long long k)
+{
+    return (unsigned long)((k * 0x9E3779B97F4A7C15ULL) >> 17) & (m->cap - 1);
+}
+
+static long ur_find(const dr_user_rates_t *m, unsigned long long k)
+{
+    if (!m->cap)
+        return -1;
+    for (unsigned long i = ur_home(m, k);; i = (i + 1) & (m->cap - 1)) {
+        if (m->key[i] == k)
+            return (long)i;
+        if (!m->key[i])
+            return -1;
+    }
+}
+
+int dr_user_rate_add(dr_user_rates_t *m, unsigned user, double d)
+{
+    unsigned long long k = (unsigned long long)user + 1;
+    long i = ur_find(m, k);
+    if (i >= 0) {
+        m->rate[i] += d;
+        if (m->rate[i] < 1e-12)
+            m->rate[i] = 0; /* kept: a slot is never emptied (no tombstones needed) */
+        return 0;
+    }
+    if (d <= 0)
+        return 0;
+    if ((m->n + 1) * 2 > m->cap) {
+        dr_user_rates_t g = {0};
+        g.cap = m->cap ? m->cap * 2 : 64;
+        g.key = calloc(g.cap, sizeof *g.key);
+        g.rate = calloc(g.cap, sizeof *g.rate);
+        if (!g.key || !g.rate) {
+            free(g.key);
+            free(g.rate);
+            return -1;
+        }
+        for (unsigned long j = 0; j < m->cap; j++)
+            if (m->key[j]) {
+                unsigned long h = ur_home(&g, m->key[j]);
+                while (g.key[h])
+                    h = (h + 1) & (g.cap - 1);
+                g.key[h] = m->key[j];
+                g.rate[h] = m->rate[j];
+            }
+        g.n = m->n;
+        dr_user_rates_free(m);
+        *m = g;
+    }
+    unsigned long h = ur_home(m, k);
+    while (m->key[h])
+        h = (h + 1) & (m->cap - 1);
+    m->key[h] = k;
+    m->rate[h] = d;
+    m->n++;
+    return 0;
+}
+
+double dr_user_rate(const dr_user_rates_t *m, unsigned user)
+{
+    long i = ur_find(m, (unsigned long long)user + 1);
+    return i >= 0 ? m->rate[i] : 0;
+}
+
+void dr_user_rates_free(dr_user_rates_t *m)
+{
+    free(m->key);
+    free(m->rate);
+    m->key = NULL;
+    m->rate = NULL;
+    m->cap = m->n = 0;
 }

@@ -33,4 +33,16 @@ void dr_budget_run(dr_budget_t *b, double rate, double start, double end, int d,
 double dr_budget_spent(const dr_budget_t *b, int period, double now);
 double dr_budget_committed(const dr_budget_t *b, double now);
 
+/* What each user's running jobs cost per second (MaxUserCostPerHour=):
+ * user id -> USD/s, open addressing (users are few; a lookup is O(1)). */
+typedef struct dr_user_rates {
+    unsigned long long *key; /* user + 1; 0 = empty */
+    double *rate;
+    unsigned long cap, n;
+} dr_user_rates_t;
+/* Add d (negative to remove) to user's rate; DR_ENOMEM-like -1 on failure. */
+int dr_user_rate_add(dr_user_rates_t *m, unsigned user, double d);
+double dr_user_rate(const dr_user_rates_t *m, unsigned user);
+void dr_user_rates_free(dr_user_rates_t *m);
+
 #endif

@@ -87,6 +87,9 @@ struct dr_sched {
     /* what each cluster account spends (budget.h); NULL when no account has
      * a budget */
     dr_budget_t *acct_cost;
+    /* what each user's running jobs cost (MaxUserCostPerHour=; site) */
+    dr_user_rates_t urate;
+    double ucap_s; /* the cap in USD per second; 0 = none */
     /* fair share: usage per account (the implicit one last) and the rank
      * of each account's factor, the queue's second key */
     dr_fs_t fs;
@@ -310,15 +313,30 @@ static dr_typemask_t budget_room(const dr_sched_t *s, int a, const dr_job_t *j, 
     return m;
 }
 
+/* The types on which j's user's running jobs leave room under the site's
+ * MaxUserCostPerHour= for j (need milli-GPUs) now, or (ever) with nothing
+ * running. */
+static dr_typemask_t user_room(const dr_sched_t *s, const dr_job_t *j, uint64_t need, bool ever)
+{
+    if (!(s->ucap_s > 0))
+        return ~0ULL;
+    double used = ever ? 0 : dr_user_rate(&s->urate, j->user);
+    dr_typemask_t m = 0;
+    for (size_t t = 0; t < s->c->ntypes; t++)
+        if (used + cost_rate(s->c, need, (int)t) <= s->ucap_s * (1 + 1e-12))
+            m |= (dr_typemask_t)1 << t;
+    return m;
+}
+
 static dr_typemask_t acct_room_of(const dr_sched_t *s, int a, const dr_job_t *j, uint64_t need,
                                   bool ever)
 {
-    if (a < 0)
-        return ~0ULL;
+    if (a < 0 || !s->acct_milli)
+        return user_room(s, j, need, ever);
     static const uint64_t none[ACCT_W];
     const uint64_t *used = ever ? none : &s->acct_milli[(size_t)a * ACCT_W];
     return dr_account_room(&s->c->accounts[a], s->c->ntypes, used, used[DR_MAX_GPU_TYPES], need) &
-           budget_room(s, a, j, need, ever);
+           budget_room(s, a, j, need, ever) & user_room(s, j, need, ever);
 }
 
 static dr_typemask_t acct_room(const dr_sched_t *s, int a, const dr_job_t *j, uint64_t need)
@@ -380,6 +398,20 @@ void dr_sched_budget_restore(dr_sched_t *s, int acct, double day_start, double d
         b->closed[DR_BUDGET_MONTH] += month_closed;
 }
 
+double dr_sched_user_cost_hr(const dr_sched_t *s, uint32_t user)
+{
+    return dr_user_rate(&s->urate, user) * 3600.0;
+}
+
+bool dr_sched_user_cost_blocked(const dr_sched_t *s, const dr_job_t *j)
+{
+    if (!(s->ucap_s > 0) || !j->req.gpus_per_node)
+        return false;
+    dr_typemask_t barred = dr_cluster_hostable_types(s->c, &j->req) &
+                           ~user_room(s, j, dr_job_req_milli(&j->req), false);
+    return barred && dr_place_fits_quick(s->c, &j->req, barred);
+}
+
 bool dr_sched_budget_blocked(const dr_sched_t *s, const dr_job_t *j)
 {
     int a = dr_sched_account_of(s, j);
@@ -393,8 +425,8 @@ bool dr_sched_budget_blocked(const dr_sched_t *s, const dr_job_t *j)
 bool dr_sched_account_blocked(const dr_sched_t *s, const dr_job_t *j)
 {
     int a = dr_sched_account_of(s, j);
-    if (a < 0 || !j->req.gpus_per_node)
-        return false;
+    if ((a < 0 && !(s->ucap_s > 0)) || !j->req.gpus_per_node)
+        return false; /* (a user's cost cap holds jobs of no account too) */
     /* a type that could take it now, were it not for the limits */
     dr_typemask_t barred = dr_cluster_hostable_types(s->c, &j->req) & ~dr_sched_account_types(s, j);
     return barred && dr_place_fits_quick(s->c, &j->req, barred);
@@ -409,6 +441,9 @@ static void acct_add(dr_sched_t *s, const dr_job_t *j, int d, dr_time_t now)
     if (!j->alloc.nslots || j->alloc.slots[0].gpu == DR_NO_GPU)
         return;
     dr_fs_hold(&s->fs, dr_fs_slot(&s->fs, a), dr_alloc_milli(&j->alloc), d, now);
+    if (s->ucap_s > 0) /* (only out of memory fails: then the cap counts it as not running) */
+        (void)dr_user_rate_add(&s->urate, j->user,
+                               d * cost_rate(s->c, dr_alloc_milli(&j->alloc), j->alloc.type));
     if (a >= 0 && s->acct_cost) {
         /* its spending, from its start (an adopted run's too) to its limit */
         double st = dr_time_to_s(j->start), lim = dr_time_to_s(j->time_limit);
@@ -803,6 +838,11 @@ int dr_sched_create(dr_sched_t **out, dr_cluster_t *c, const dr_sched_opts_t *o,
     s->rate_factor_ud = o->rate_factor_ud;
     s->truth = ops->oracle ? o->truth : NULL;
     s->dirty_from = CLEAN;
+    s->ucap_s = c->site.max_user_cost_hr > 0 ? c->site.max_user_cost_hr / 3600.0 : 0;
+    if (s->ucap_s > 0) {
+        s->place.gate = acct_gate;
+        s->place.gate_ud = s;
+    }
     if (c->naccounts) {
         s->acct_milli = calloc(c->naccounts * ACCT_W, sizeof *s->acct_milli);
         if (!s->acct_milli) {
@@ -858,6 +898,7 @@ void dr_sched_destroy(dr_sched_t *s)
     free(s->acct_of);
     free(s->acct_milli);
     free(s->acct_cost);
+    dr_user_rates_free(&s->urate);
     dr_fs_free(&s->fs);
     dr_endq_destroy(s->endq);
     free(s->thr.key);
@@ -1041,7 +1082,7 @@ int dr_sched_adopt(dr_sched_t *s, dr_job_t *j, const dr_alloc_t *alloc, dr_time_
 int dr_sched_decide_start(dr_sched_t *s, dr_job_t *j, dr_alloc_t *alloc)
 {
     int a = dr_sched_account_of(s, j);
-    bool over = a >= 0 && alloc->nslots && alloc->slots[0].gpu != DR_NO_GPU &&
+    bool over = s->place.gate && alloc->nslots && alloc->slots[0].gpu != DR_NO_GPU &&
                 !(acct_room(s, a, j, dr_alloc_milli(alloc)) >> alloc->type & 1);
     if (!s->in_pass || j->state != DR_JOB_PENDING || over) {
         dr_cluster_give(s->c, alloc);

@@ -268,9 +268,41 @@ static void test_budget_per_day(void **st)
     dr_cluster_free(&c);
 }
 
+/* MaxUserCostPerHour= in the simulator as in the controller: $4 H100s, a
+ * $10/h cap: user 0's four 1-GPU jobs run two at a time, user 1's at once. */
+static void test_user_cost_cap_sim(void **st)
+{
+    (void)st;
+    dr_cluster_t c;
+    tu_cluster(&c, "MaxUserCostPerHour=10\nGpuType=H100 PricePerGpuHour=4\n"
+                   "NodeName=h1 Gpus=H100:8 Cpus=8 MemGB=64\n");
+    dr_workload_t wl;
+    dr_workload_init(&wl);
+    for (uint64_t i = 1; i <= 5; i++) {
+        dr_job_t *j = tu_add_job(&wl, i, 0, 1, 1, 1800, 1800, 3600, NULL);
+        j->user = i == 5 ? 1 : 0;
+    }
+    tu_workload_ready(&wl, &c);
+    const char *cap_pols[] = {"fifo", "drover", "cost"};
+    for (size_t p = 0; p < sizeof cap_pols / sizeof *cap_pols; p++) {
+        dr_sim_result_t r;
+        tu_sim(&c, &wl, cap_pols[p], &r);
+        int at0 = 0;
+        for (uint64_t i = 1; i <= 4; i++)
+            at0 += tu_job(&r, i)->first_start == 0;
+        if (at0 != 2 || tu_job(&r, 5)->first_start != 0)
+            fail_msg("%s: %d of user 0's jobs started at once (want 2); user 1's at %g s",
+                     cap_pols[p], at0, dr_time_to_s(tu_job(&r, 5)->first_start));
+        dr_sim_result_free(&r);
+    }
+    dr_workload_free(&wl);
+    dr_cluster_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_user_cost_cap_sim),
         cmocka_unit_test(test_budget_per_day),
         cmocka_unit_test(test_limits_every_policy),
         cmocka_unit_test(test_limits_in_sim),

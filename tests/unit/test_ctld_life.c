@@ -403,6 +403,15 @@ static void test_requeue_after_node_loss(void **state)
     assert_string_equal(state_of(l, id), "running");
     end_ranks(l, 1, id, gen2, n, 0);
     assert_string_equal(state_of(l, id), "completed");
+    /* its cost is both runs': the lost one lasted at least the lease wait,
+     * the second at most this test's few milliseconds since */
+    ctld_job_t *cj = ctld_job_find(&l->c, id);
+    char *json = cj ? ctld_job_json(&l->c, cj) : ctld_store_job_json(&l->c, id, NULL);
+    const char *p = strstr(json, "\"cost_usd\":");
+    assert_non_null(p);
+    double cost = strtod(p + 11, NULL), price = ctld_price_hr(&l->c, 0);
+    assert_true(cost >= (double)n * price * ((double)wait_ns / 1e9) / 3600.0 - 1e-6);
+    free(json);
     teardown_life(l);
 }
 
@@ -775,6 +784,48 @@ static void test_budget(void **state)
     teardown_life(l);
 }
 
+/* MaxUserCostPerHour=: one user's running jobs together may cost so much
+ * an hour; another user's jobs are not held back by it. */
+static void test_user_cost_cap(void **state)
+{
+    (void)state;
+    life_t *l = setup_life("MaxUserCostPerHour=10\nGpuType=H100 PricePerGpuHour=4\n"
+                           "NodeName=n1 Gpus=H100-SXM:8 Cpus=16 MemGB=64\n",
+                           10000);
+    assert_true(l->c.cl.site.max_user_cost_hr == 10);
+    agent_up(l, 0, NULL, 0);
+    frames_clear(l);
+    const char *three = "{\"argv\":[\"/bin/true\"],\"gpus\":3}";
+    ctld_job_t *cj = NULL;
+    dr_err_t err = {0};
+    int limit = 413;
+    assert_int_equal(ctld_job_new(three, strlen(three), &cj, &err), DR_OK);
+    assert_int_equal(ctld_job_check(&l->c, cj, "alice", ctld_now(&l->c), &limit, &err), DR_EINVAL);
+    tu_assert_contains(err.msg, "this job's GPUs cost $12.00 an hour even on its cheapest type, "
+                                "more than the $10.00 a user's running jobs may cost together");
+    ctld_job_free(cj);
+    uint64_t a = submit(l, "{\"argv\":[\"/bin/true\"],\"gpus\":2}");
+    uint64_t b = submit(l, "{\"argv\":[\"/bin/true\"],\"gpus\":1}");
+    assert_int_equal(launched_on(l, a), 0);
+    assert_int_equal(launched_on(l, b), -1); /* $8 + $4 an hour > $10 */
+    tu_assert_contains(ctld_job_reason(&l->c, ctld_job_find(&l->c, b)),
+                       "UserCostLimit (alice's running jobs cost $8.00 an hour of the $10.00");
+    /* bob's job is his own: it starts */
+    const char *one = "{\"argv\":[\"/bin/true\"],\"gpus\":1}";
+    assert_int_equal(ctld_job_new(one, strlen(one), &cj, &err), DR_OK);
+    assert_int_equal(ctld_job_check(&l->c, cj, "bob", ctld_now(&l->c), &limit, &err), DR_OK);
+    assert_int_equal(ctld_job_accept(&l->c, cj, "bob", 1001, 1001, ctld_now(&l->c), &err), DR_OK);
+    uint64_t bob = cj->j.id;
+    pump(l);
+    assert_int_equal(launched_on(l, bob), 0);
+    /* alice's first job ends: her second starts */
+    uint32_t g = 0;
+    start_ranks(l, 0, a, &g);
+    end_ranks(l, 0, a, g, 1, 0);
+    assert_int_equal(launched_on(l, b), 0);
+    teardown_life(l);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -789,6 +840,7 @@ int main(void)
         cmocka_unit_test(test_default_routes_by_cost),
         cmocka_unit_test(test_type_preference),
         cmocka_unit_test(test_budget),
+        cmocka_unit_test(test_user_cost_cap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

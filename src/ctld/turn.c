@@ -88,7 +88,8 @@ static void apply_waits(dr_ctld_t *c, const dr_pass_result_t *r)
         if (cj && !cj->wait_noted && cj->j.state == DR_JOB_PENDING && !cj->hold)
             ctld_pending_reason(c, cj);
     }
-    memmove(t->noted, t->noted + nold, (keep - nold) * sizeof *t->noted);
+    if (keep > nold) /* (no list yet: nothing to move) */
+        memmove(t->noted, t->noted + nold, (keep - nold) * sizeof *t->noted);
     t->nnoted = keep - nold;
 }
 

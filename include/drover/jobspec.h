@@ -147,6 +147,12 @@ typedef struct dr_jobspec {
     /* --estimate: how long the job runs at speed 1 (with --speeds) or on the
      * cluster's fastest type; 0 = not given.  An estimate, not a limit. */
     dr_time_t estimate;
+    /* --model SPEC (a training job): the planner's model presets and
+     * overrides ("llama-3-8b", "params=13B"); its tokens per second on each
+     * GPU type come from the performance model drover plan uses, and
+     * --tokens N (with K/M/B/T) is its work.  Checked at submit. */
+    char *model;
+    char *tokens;
 } dr_jobspec_t;
 
 void dr_jobspec_init(dr_jobspec_t *s);
@@ -196,6 +202,8 @@ typedef enum dr_jobfield_id {
     DR_JF_SPEEDS,
     DR_JF_CLASS,
     DR_JF_ESTIMATE,
+    DR_JF_MODEL,
+    DR_JF_TOKENS,
     DR_JF_N
 } dr_jobfield_id_t;
 

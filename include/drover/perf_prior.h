@@ -39,7 +39,8 @@ typedef enum dr_prior_src {
     DR_PRIOR_CATALOG,  /* the catalog's throughput (or bandwidth) ratio */
     DR_PRIOR_DECLARED, /* the user's --speeds */
     DR_PRIOR_SCALED,   /* not declared: the catalog ratio, scaled to the declared types */
-    DR_PRIOR_UNKNOWN   /* no figure in the catalog: the median of the known types */
+    DR_PRIOR_UNKNOWN,  /* no figure in the catalog: the median of the known types */
+    DR_PRIOR_MODEL     /* the performance model, from the declared model (--model) */
 } dr_prior_src_t;
 const char *dr_prior_src_name(dr_prior_src_t s);
 

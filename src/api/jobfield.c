@@ -302,6 +302,20 @@ static const jf_def_t defs[DR_JF_N] = {
                         JF_P_TIME,
                         OFF(estimate),
                         0},
+    [DR_JF_MODEL] = {{"model", "model", 0, true, NULL,
+                      "the model it trains (drover plan's presets: llama-3-8b; or params=13B): "
+                      "its speed on each GPU type from the performance model",
+                      DR_JF_MODEL},
+                     JF_STR,
+                     JF_P_STRING,
+                     OFF(model),
+                     JF_MAX_NAME},
+    [DR_JF_TOKENS] = {{"tokens", "tokens", 0, true, NULL,
+                       "with --model: the tokens it trains on (500B, 2T): its work", DR_JF_TOKENS},
+                      JF_STR,
+                      JF_P_STRING,
+                      OFF(tokens),
+                      64},
 };
 
 #define L(i) &defs[i].pub
@@ -309,9 +323,9 @@ static const dr_jobfield_t *const list[DR_JF_N + 1] = {
     L(0),  L(1),  L(2),  L(3),  L(4),  L(5),  L(6),  L(7),  L(8),  L(9),  L(10),
     L(11), L(12), L(13), L(14), L(15), L(16), L(17), L(18), L(19), L(20), L(21),
     L(22), L(23), L(24), L(25), L(26), L(27), L(28), L(29), L(30), L(31), L(32),
-    L(33), L(34), L(35), L(36), L(37), L(38), L(39), NULL};
+    L(33), L(34), L(35), L(36), L(37), L(38), L(39), L(40), L(41), NULL};
 #undef L
-_Static_assert(DR_JF_N == 40, "list[] names every field");
+_Static_assert(DR_JF_N == 42, "list[] names every field");
 _Static_assert(DR_JF_N <= 64, "dr_jobspec_t.set has a bit per field");
 
 const dr_jobfield_t *const *dr_jobfield_list(void)

@@ -25,6 +25,7 @@ const char *dr_prior_src_name(dr_prior_src_t s)
     case DR_PRIOR_DECLARED: return "declared";
     case DR_PRIOR_SCALED: return "catalog, scaled to the declared";
     case DR_PRIOR_UNKNOWN: return "unknown (median)";
+    case DR_PRIOR_MODEL: return "performance model";
     }
     return "?";
 }

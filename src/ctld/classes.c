@@ -29,6 +29,8 @@
 #include "ctld/store.h"
 #include "drover/perf_learn.h"
 #include "drover/perf_prior.h"
+#include "drover/perfmodel.h"
+#include "drover/plan.h"
 #include "drover/text.h"
 #include "drover/util.h"
 
@@ -38,7 +40,8 @@ typedef struct cls {
     char *owner; /* "" for the shared prior and declared-speed classes */
     char *label; /* as shown: the user's NAME, "array 12", "declared", "catalog" */
     uint8_t kind, prec;
-    bool learns; /* named and array classes: their runs teach */
+    bool learns;   /* named and array classes: their runs teach */
+    bool absolute; /* a --model class: rates in tokens per second, as the model gives them */
     bool dirty;
     char *speeds; /* the declared speeds its prior rests on; NULL = the catalog */
     double tau;
@@ -148,6 +151,9 @@ static int set_prior(dr_ctld_t *c, cls_t *k, const char *speeds, dr_err_t *err)
 static void estimate(const struct ctld_classes *cc, const cls_t *k, dr_perf_est_t *e)
 {
     dr_perf_estimate(k->prior, k->tau, k->obs, cc->nt, e);
+    if (k->absolute) /* the model's tokens per second, unscaled: the work is in tokens */
+        for (size_t t = 0; t < cc->nt; t++)
+            e->rate[t] = k->prior[t];
 }
 
 /* The table's row and the size from k's prior and runs. */
@@ -260,10 +266,70 @@ static int check_deadline(dr_ctld_t *c, const ctld_job_t *cj, const dr_jobspec_t
                       "deadline: the job needs about %s even on its fastest type (%s, by %s) and "
                       "its deadline is %s away: give a later --deadline, or none",
                       need, c->cl.types[bt].name,
-                      sp->estimate     ? "its --estimate"
-                      : k && k->learns ? "its class's runs"
-                                       : "its class",
+                      sp->estimate       ? "its --estimate"
+                      : k && k->absolute ? "its --model and --tokens"
+                      : k && k->learns   ? "its class's runs"
+                                         : "its class",
                       have);
+}
+
+/* A job that declares its model (--model, --tokens): a class of that model
+ * on its GPU count whose rates are the performance model's tokens per
+ * second on each type (drover plan's model), its work the tokens. */
+static int model_class(dr_ctld_t *c, ctld_job_t *cj, const dr_jobspec_t *sp, bool deadline,
+                       dr_err_t *err)
+{
+    dr_job_t *j = &cj->j;
+    if (sp->perf_class || sp->speeds)
+        return dr_err_set(err, DR_EINVAL,
+                          "model: give --model or --speeds, not both, and --class without "
+                          "--model (a class learns from its own runs)");
+    dr_perfmodel_arch_t arch;
+    int rc = dr_plan_model_parse(sp->model, &arch, err);
+    if (rc != DR_OK)
+        return dr_err_prefix(err, "model: ");
+    double tokens = 0;
+    if (sp->tokens && (dr_plan_parse_count(sp->tokens, &tokens) != 0 || !(tokens > 0)))
+        return dr_err_set(err, DR_EINVAL, "tokens: '%.64s' is not a count (500B, 2T, 1e12)",
+                          sp->tokens);
+    uint32_t g = req_gpus(&j->req);
+    double share = j->req.gpu_milli && j->req.gpu_milli < 1000 ? j->req.gpu_milli / 1000.0 : 1;
+    double rates[DR_MAX_GPU_TYPES] = {0};
+    bool any = false;
+    for (size_t t = 0; t < c->classes->nt; t++) {
+        dr_perfmodel_net_t net;
+        double r = 0;
+        if (dr_perfmodel_net_from_cluster(&net, &c->cl, (unsigned)t, NULL) == DR_OK &&
+            dr_perfmodel_hint_rate(arch.params, DR_PREC_BF16, g, &c->cl.types[t], &net, &r, NULL,
+                                   NULL) == DR_OK &&
+            isfinite(r) && r > 0)
+            rates[t] = r * share;
+        any |= rates[t] > 0;
+    }
+    if (!any)
+        return dr_err_set(err, DR_EINVAL,
+                          "model: a %.3g-parameter model fits no GPU type of this cluster on %u "
+                          "GPU%s",
+                          arch.params, g, g == 1 ? "" : "s");
+    char key[128], label[128];
+    snprintf(key, sizeof key, "model:%.6g:%u:%u", arch.params, g, (unsigned)(share * 1000));
+    snprintf(label, sizeof label, "model %.64s on %u GPU%s", sp->model, g, g == 1 ? "" : "s");
+    int row = 0;
+    rc = get_class(c, key, "", label, DR_KIND_TRAIN, DR_PREC_BF16, NULL, false, &row, err);
+    if (rc != DR_OK)
+        return rc;
+    cls_t *k = of_row(c, (uint32_t)row);
+    if (!k->absolute) { /* new: the model's rates replace the catalog prior */
+        k->absolute = true;
+        memcpy(k->prior, rates, c->classes->nt * sizeof *rates);
+        for (size_t t = 0; t < c->classes->nt; t++)
+            k->prior_src[t] = rates[t] > 0 ? DR_PRIOR_MODEL : DR_PRIOR_NONE;
+        refresh(c->classes, k, row);
+    }
+    j->perf_class = (uint32_t)row;
+    j->hint_params = arch.params;
+    j->work_declared = tokens;
+    return deadline ? check_deadline(c, cj, sp, k, err) : DR_OK;
 }
 
 int ctld_classes_assign(dr_ctld_t *c, ctld_job_t *cj, const char *user, bool deadline,
@@ -278,6 +344,8 @@ int ctld_classes_assign(dr_ctld_t *c, ctld_job_t *cj, const char *user, bool dea
     if (j->kind == DR_KIND_SERVE && !sp->speeds && !sp->perf_class)
         return DR_OK; /* a service runs as long on any type: it pays by the hour, its types are
                          the ones that serve it well enough (--gpu-type, --gpu-mem) */
+    if (sp->model)
+        return model_class(c, cj, sp, deadline, err);
     char key[512], label[320];
     const char *owner = "", *speeds = sp->speeds;
     bool learns = false;
@@ -530,9 +598,10 @@ json_t *ctld_classes_job_obj(dr_ctld_t *c, const ctld_job_t *cj)
     const dr_jobspec_t *sp = ctld_job_spec(cj);
     dr_perf_est_t e;
     estimate(c->classes, k, &e);
-    const char *basis = sp->estimate > 0 ? "its --estimate"
-                        : k->size > 0    ? "its class's runs"
-                                         : NULL;
+    const char *basis = sp->estimate > 0                      ? "its --estimate"
+                        : k->absolute && j->work_declared > 0 ? "its --tokens"
+                        : k->size > 0                         ? "its class's runs"
+                                                              : NULL;
     json_t *o = json_pack("{s:s,s:s,s:I,s:s}", "class", k->label, "prior",
                           k->speeds ? "declared" : "catalog", "class_runs", (json_int_t)e.runs,
                           "reference", c->cl.types[e.ref].name);

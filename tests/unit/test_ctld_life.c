@@ -826,6 +826,52 @@ static void test_user_cost_cap(void **state)
     teardown_life(l);
 }
 
+/* --model and --tokens: the rates are the performance model's tokens per
+ * second on each type, the work the tokens; a model that fits no type on
+ * its GPUs, and a deadline no type can meet, are refused at submit. */
+static void test_declared_model(void **state)
+{
+    (void)state;
+    life_t *l = setup_life(MIXED, 10000);
+    agent_up(l, 0, NULL, 0);
+    frames_clear(l);
+    uint64_t id = submit(l, "{\"argv\":[\"/bin/true\"],\"gpus\":1,\"model\":\"params=1B\","
+                            "\"tokens\":\"2B\",\"hold\":true}");
+    ctld_job_t *cj = ctld_job_find(&l->c, id);
+    assert_true(cj->j.work_declared == 2e9 && cj->j.hint_params == 1e9);
+    double h = rate_of(l, id, 0), a = rate_of(l, id, 1);
+    assert_true(h > a && a > 0); /* tokens per second: H100 faster than A100 */
+    char *json = ctld_job_json(&l->c, cj);
+    tu_assert_contains(json, "\"work_from\":\"its --tokens\"");
+    tu_assert_contains(json, "\"basis\":\"performance model\"");
+    free(json);
+    const struct {
+        const char *body, *msg;
+    } bad[] = {
+        {"{\"argv\":[\"/bin/true\"],\"gpus\":1,\"model\":\"params=400B\"}",
+         "model: a 4e+11-parameter model fits no GPU type of this cluster on 1 GPU"},
+        {"{\"argv\":[\"/bin/true\"],\"gpus\":1,\"model\":\"params=1B\",\"tokens\":\"2T\","
+         "\"deadline\":\"1h\"}",
+         "deadline: the job needs about"},
+        {"{\"argv\":[\"/bin/true\"],\"gpus\":1,\"model\":\"no-such-model\"}", "model: "},
+        {"{\"argv\":[\"/bin/true\"],\"gpus\":1,\"model\":\"params=1B\",\"tokens\":\"lots\"}",
+         "tokens: 'lots' is not a count"},
+        {"{\"argv\":[\"/bin/true\"],\"gpus\":1,\"model\":\"params=1B\",\"class\":\"x\"}",
+         "model: give --model or --speeds, not both"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ctld_job_t *b = NULL;
+        dr_err_t err = {0};
+        int limit = 413;
+        assert_int_equal(ctld_job_new(bad[i].body, strlen(bad[i].body), &b, &err), DR_OK);
+        assert_int_equal(ctld_job_check(&l->c, b, "alice", ctld_now(&l->c), &limit, &err),
+                         DR_EINVAL);
+        tu_assert_contains(err.msg, bad[i].msg);
+        ctld_job_free(b);
+    }
+    teardown_life(l);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -841,6 +887,7 @@ int main(void)
         cmocka_unit_test(test_type_preference),
         cmocka_unit_test(test_budget),
         cmocka_unit_test(test_user_cost_cap),
+        cmocka_unit_test(test_declared_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -91,6 +91,7 @@ ctld_job_t *ctld_child_new(dr_ctld_t *c, ctld_job_t *parent, uint32_t index, uin
         ctld_job_free(t); /* only out of memory, or past the classes' most */
         return NULL;
     }
+    ctld_classes_explore(c, t); /* a large array's first tasks measure the types */
     if (ctld_job_insert(c, t) != DR_OK || ctld_submit(c, t, err) != DR_OK) {
         ctld_job_remove(c, t);
         ctld_job_free(t);

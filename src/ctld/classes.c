@@ -30,18 +30,23 @@
 #include "drover/perf_learn.h"
 #include "drover/perf_prior.h"
 #include "drover/perfmodel.h"
+#include "drover/placement.h"
 #include "drover/plan.h"
 #include "drover/text.h"
 #include "drover/util.h"
 
 #define CLASSES_MAX 200000
+/* arrays this large explore: one task to each type their class has not run
+ * on (so at most a GPU type's share of 1/32 of the array) */
+#define CLASSES_EXPLORE_MIN 32
 
 typedef struct cls {
     char *owner; /* "" for the shared prior and declared-speed classes */
     char *label; /* as shown: the user's NAME, "array 12", "declared", "catalog" */
     uint8_t kind, prec;
-    bool learns;   /* named and array classes: their runs teach */
-    bool absolute; /* a --model class: rates in tokens per second, as the model gives them */
+    bool learns;        /* named and array classes: their runs teach */
+    bool absolute;      /* a --model class: rates in tokens per second, as the model gives them */
+    uint64_t exploring; /* types an array task was sent to for a first run there */
     bool dirty;
     char *speeds; /* the declared speeds its prior rests on; NULL = the catalog */
     double tau;
@@ -393,6 +398,37 @@ int ctld_classes_assign(dr_ctld_t *c, ctld_job_t *cj, const char *user, bool dea
     j->perf_class = (uint32_t)row;
     j->work_declared = work_of(c, k, sp);
     return deadline ? check_deadline(c, cj, sp, k, err) : DR_OK;
+}
+
+bool ctld_classes_explore(dr_ctld_t *c, ctld_job_t *task)
+{
+    const ctld_job_t *p = task->parent;
+    const dr_jobspec_t *sp = ctld_job_spec(task);
+    cls_t *k = of_row(c, task->j.perf_class);
+    if (!p || !p->array || p->array->svc || p->array->nidx < CLASSES_EXPLORE_MIN || !k ||
+        !k->learns || sp->shard || sp->shard_list || task->j.req.pref[0])
+        return false; /* small arrays, services, data-bound or ordered tasks do not explore */
+    dr_job_t *j = &task->j;
+    dr_typemask_t run = dr_perf_runnable(&c->classes->view, &c->cl, j);
+    dr_time_t now = ctld_now(c);
+    for (size_t t = 0; t < c->classes->nt; t++) {
+        dr_typemask_t bit = (dr_typemask_t)1 << t;
+        if (!(run & bit) || k->obs[t].n || (k->exploring & bit) ||
+            !dr_place_fits_quick(&c->cl, &j->req, bit))
+            continue;
+        /* not where it would miss its deadline by the estimate */
+        double r = dr_perf_rate(&c->classes->view, j, (unsigned)t);
+        if (j->deadline && j->work_declared > 0 && r > 0 &&
+            now + dr_time_from_s(j->work_declared / r) > j->deadline)
+            continue;
+        j->req.types = bit;
+        k->exploring |= bit;
+        ctld_log("job %llu: task %u of array %llu explores %s (its class has no run there)",
+                 (unsigned long long)j->id, j->array_index, (unsigned long long)p->j.id,
+                 c->cl.types[t].name);
+        return true;
+    }
+    return false;
 }
 
 void ctld_classes_observe(dr_ctld_t *c, ctld_job_t *cj, dr_time_t now)

@@ -20,6 +20,13 @@ const dr_perf_view_t *ctld_classes_view(dr_ctld_t *c);
  * is refused (DR_EINVAL, naming its fastest type and the time it needs). */
 int ctld_classes_assign(dr_ctld_t *c, ctld_job_t *cj, const char *user, bool check_deadline,
                         dr_err_t *err);
+/* A large array explores (its class learns each type's rate from runs): a
+ * task of an array of CLASSES_EXPLORE_MIN tasks or more (no shards, no
+ * order of preference) is sent to a GPU type its class has no run on and
+ * no task was sent to yet, one that has room for it now and (by the
+ * estimate) meets its deadline: its request is narrowed to that type.
+ * true when it was. */
+bool ctld_classes_explore(dr_ctld_t *c, ctld_job_t *task);
 /* A run of cj completed (exit 0, its first run): its class learns. */
 void ctld_classes_observe(dr_ctld_t *c, ctld_job_t *cj, dr_time_t now);
 /* The classes that learned since the last commit, into the store (the

@@ -872,6 +872,39 @@ static void test_declared_model(void **state)
     teardown_life(l);
 }
 
+/* A large array explores: with two tasks at a time on a fleet whose H100s
+ * could take both, its first tasks go one to each type its class has not
+ * run on, so that the class learns them; a small one does not. */
+static void test_array_explores(void **state)
+{
+    (void)state;
+    char conf[1024];
+    snprintf(conf, sizeof conf, "%s",
+             "GpuType=H100 PricePerGpuHour=4\nNodeName=n1 Gpus=H100-SXM:4 Cpus=16 MemGB=64\n"
+             "NodeName=n2 Gpus=A100:1 Cpus=16 MemGB=64\nNodeName=n3 Gpus=L4:1 Cpus=16 MemGB=64\n");
+    for (int big = 0; big < 2; big++) {
+        life_t *l = setup_life(conf, 10000);
+        for (int n = 0; n < 3; n++)
+            agent_up(l, n, NULL, 0);
+        frames_clear(l);
+        uint64_t arr = submit(l, big ? "{\"argv\":[\"/bin/true\"],\"gpus\":1,\"array\":\"0-39%2\"}"
+                                     : "{\"argv\":[\"/bin/true\"],\"gpus\":1,\"array\":\"0-9%2\"}");
+        ctld_job_t *p = ctld_job_find(&l->c, arr);
+        assert_int_equal(p->array->active, 2);
+        int on[3] = {0, 0, 0};
+        for (uint32_t i = 0; i < p->array->active; i++) {
+            int n = launched_on(l, p->array->live[i]->j.id);
+            assert_true(n >= 0);
+            on[n]++;
+        }
+        if (big)
+            assert_true(on[0] == 1 && on[1] == 1); /* H100, then A100 to measure it */
+        else
+            assert_int_equal(on[0], 2); /* both on the fastest */
+        teardown_life(l);
+    }
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -888,6 +921,7 @@ int main(void)
         cmocka_unit_test(test_budget),
         cmocka_unit_test(test_user_cost_cap),
         cmocka_unit_test(test_declared_model),
+        cmocka_unit_test(test_array_explores),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -184,7 +184,8 @@ static int budgets_save(dr_ctld_t *c, dr_time_t now, dr_err_t *err)
         if (!dr_sched_budget(c->sched, (int)a, now, &b))
             return DR_OK; /* no account has a budget */
         double v[4] = {b.day_start, b.day_closed, b.month_start, b.month_closed};
-        if (!memcmp(v, c->budget_saved + a * 4, sizeof v))
+        const double *was = c->budget_saved + a * 4;
+        if (v[0] == was[0] && v[1] == was[1] && v[2] == was[2] && v[3] == was[3])
             continue;
         rc = ctld_store_put_budget(c, c->cl.accounts[a].name, v, err);
         if (rc == DR_OK)

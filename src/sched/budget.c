@@ -103,6 +103,34 @@ static long ur_find(const dr_user_rates_t *m, unsigned long long k)
     }
 }
 
+/* Twice the slots, the entries moved over; -1 when out of memory (m as it was). */
+static int ur_grow(dr_user_rates_t *m)
+{
+    unsigned long cap = m->cap ? m->cap * 2 : 64;
+    unsigned long long *key = calloc(cap, sizeof *key);
+    double *rate = calloc(cap, sizeof *rate);
+    if (!key || !rate) {
+        free(key);
+        free(rate);
+        return -1;
+    }
+    for (unsigned long j = 0; j < m->cap; j++) {
+        if (!m->key[j])
+            continue;
+        unsigned long h = (unsigned long)((m->key[j] * 0x9E3779B97F4A7C15ULL) >> 17) & (cap - 1);
+        while (key[h])
+            h = (h + 1) & (cap - 1);
+        key[h] = m->key[j];
+        rate[h] = m->rate[j];
+    }
+    free(m->key);
+    free(m->rate);
+    m->key = key;
+    m->rate = rate;
+    m->cap = cap;
+    return 0;
+}
+
 int dr_user_rate_add(dr_user_rates_t *m, unsigned user, double d)
 {
     unsigned long long k = (unsigned long long)user + 1;
@@ -115,28 +143,8 @@ int dr_user_rate_add(dr_user_rates_t *m, unsigned user, double d)
     }
     if (d <= 0)
         return 0;
-    if ((m->n + 1) * 2 > m->cap) {
-        dr_user_rates_t g = {0};
-        g.cap = m->cap ? m->cap * 2 : 64;
-        g.key = calloc(g.cap, sizeof *g.key);
-        g.rate = calloc(g.cap, sizeof *g.rate);
-        if (!g.key || !g.rate) {
-            free(g.key);
-            free(g.rate);
-            return -1;
-        }
-        for (unsigned long j = 0; j < m->cap; j++)
-            if (m->key[j]) {
-                unsigned long h = ur_home(&g, m->key[j]);
-                while (g.key[h])
-                    h = (h + 1) & (g.cap - 1);
-                g.key[h] = m->key[j];
-                g.rate[h] = m->rate[j];
-            }
-        g.n = m->n;
-        dr_user_rates_free(m);
-        *m = g;
-    }
+    if ((m->n + 1) * 2 > m->cap && ur_grow(m) != 0)
+        return -1;
     unsigned long h = ur_home(m, k);
     while (m->key[h])
         h = (h + 1) & (m->cap - 1);

@@ -291,8 +291,8 @@ static int model_class(dr_ctld_t *c, ctld_job_t *cj, const dr_jobspec_t *sp, boo
                           "--model (a class learns from its own runs)");
     dr_perfmodel_arch_t arch;
     int rc = dr_plan_model_parse(sp->model, &arch, err);
-    if (rc != DR_OK)
-        return dr_err_prefix(err, "model: ");
+    if (rc != DR_OK) /* its messages start "model: " */
+        return rc;
     double tokens = 0;
     if (sp->tokens && (dr_plan_parse_count(sp->tokens, &tokens) != 0 || !(tokens > 0)))
         return dr_err_set(err, DR_EINVAL, "tokens: '%.64s' is not a count (500B, 2T, 1e12)",

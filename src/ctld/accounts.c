@@ -64,45 +64,33 @@ int ctld_account_admit(const dr_ctld_t *c, const dr_jobspec_t *sp, uint64_t njob
                       (unsigned long long)lim);
 }
 
-/* The most job j may cost: its GPUs at the dearest type it may use for its
- * whole time limit (INFINITY without a limit). */
-static double max_cost(const dr_ctld_t *c, const dr_job_t *j, double *cheapest)
+/* What j's GPUs cost an hour on the cheapest (*lo) and the dearest (*hi)
+ * type it may use that has a price; both 0 when none has (an unpriced type
+ * costs nothing against a budget or a cap, as in the core). */
+static void price_range(const dr_ctld_t *c, const dr_job_t *j, double *lo, double *hi)
 {
     dr_typemask_t m = dr_cluster_hostable_types(&c->cl, &j->req);
-    double g = (double)dr_job_req_milli(&j->req) / 1000.0, hi = 0, lo = INFINITY;
+    double g = (double)dr_job_req_milli(&j->req) / 1000.0;
+    *lo = INFINITY;
+    *hi = 0;
     for (size_t t = 0; t < c->cl.ntypes; t++) {
         double p = c->cl.types[t].price_hr;
         if (!(m >> t & 1) || !isfinite(p) || p <= 0)
             continue;
-        double usd = j->time_limit > 0 ? g * p * dr_time_to_s(j->time_limit) / 3600.0 : INFINITY;
-        hi = usd > hi ? usd : hi;
-        lo = usd < lo ? usd : lo;
+        *lo = g * p < *lo ? g * p : *lo;
+        *hi = g * p > *hi ? g * p : *hi;
     }
-    if (cheapest)
-        *cheapest = lo;
-    return hi;
-}
-
-/* USD per hour j's GPUs cost on its cheapest type (0: no type it may use
- * has a price). */
-static double cheapest_rate(const dr_ctld_t *c, const dr_job_t *j)
-{
-    dr_typemask_t m = dr_cluster_hostable_types(&c->cl, &j->req);
-    double g = (double)dr_job_req_milli(&j->req) / 1000.0, lo = INFINITY;
-    for (size_t t = 0; t < c->cl.ntypes; t++) {
-        double p = c->cl.types[t].price_hr;
-        if ((m >> t & 1) && isfinite(p) && p > 0 && g * p < lo)
-            lo = g * p;
-    }
-    return isfinite(lo) ? lo : 0;
+    if (isinf(*lo))
+        *lo = 0;
 }
 
 int ctld_account_budget_admit(const dr_ctld_t *c, const ctld_job_t *cj, dr_err_t *err)
 {
     const dr_jobspec_t *sp = ctld_job_spec(cj);
-    double cap = c->cl.site.max_user_cost_hr,
-           r = cj->j.req.gpus_per_node && cap > 0 ? cheapest_rate(c, &cj->j) : 0;
-    if (r > cap * (1 + 1e-12))
+    double cap = c->cl.site.max_user_cost_hr, r = 0, hi = 0;
+    if (cj->j.req.gpus_per_node)
+        price_range(c, &cj->j, &r, &hi);
+    if (cap > 0 && r > cap * (1 + 1e-12))
         return dr_err_set(err, DR_EINVAL,
                           "gpus: this job's GPUs cost $%.2f an hour even on its cheapest type, "
                           "more than the $%.2f a user's running jobs may cost together "
@@ -121,8 +109,7 @@ int ctld_account_budget_admit(const dr_ctld_t *c, const ctld_job_t *cj, dr_err_t
                           "time_limit: account %s has a budget (%s=%.2f): give the job a --time, "
                           "so that what it may cost is bounded",
                           ac->name, per, budget);
-    double cheapest = INFINITY;
-    max_cost(c, &cj->j, &cheapest);
+    double cheapest = r * dr_time_to_s(cj->j.time_limit) / 3600.0; /* its whole limit */
     if (cheapest > budget)
         return dr_err_set(err, DR_EINVAL,
                           "account: %s's budget is $%.2f (%s); this job may cost $%.2f even on "
@@ -135,28 +122,30 @@ const char *ctld_account_blocked_reason(const dr_ctld_t *c, const ctld_job_t *cj
 {
     if (cj->j.state != DR_JOB_PENDING || !cj->in_sched || !c->sched)
         return NULL;
+    static char why[256]; /* the controller is one thread; the caller copies it */
+    double lo = 0, hi = 0; /* (priced only for a job held back by them) */
     if (dr_sched_user_cost_blocked(c->sched, &cj->j)) {
-        static char why[256]; /* the controller is one thread; the caller copies it */
+        price_range(c, &cj->j, &lo, &hi);
         snprintf(why, sizeof why,
                  "UserCostLimit (%s's running jobs cost $%.2f an hour of the $%.2f "
                  "MaxUserCostPerHour= allows; this job would add $%.2f or more)",
                  cj->user ? cj->user : "?", dr_sched_user_cost_hr(c->sched, cj->j.user),
-                 c->cl.site.max_user_cost_hr, cheapest_rate(c, &cj->j));
+                 c->cl.site.max_user_cost_hr, lo);
         return why;
     }
     if (dr_sched_budget_blocked(c->sched, &cj->j)) {
-        static char why[256]; /* the controller is one thread; the caller copies it */
         int a = dr_cluster_find_account(&c->cl, ctld_job_spec(cj)->account);
         dr_budget_info_t b;
         if (a >= 0 && dr_sched_budget(c->sched, a, c->last_now, &b)) {
             const dr_account_t *ac = &c->cl.accounts[a];
+            price_range(c, &cj->j, &lo, &hi);
             bool day = ac->max_cost_day - b.spent_day <= ac->max_cost_month - b.spent_month;
             snprintf(why, sizeof why,
                      "AccountBudget (%s spent $%.2f of its $%.2f this %s and its running jobs "
                      "may spend $%.2f more; this job may cost up to $%.2f)",
                      ac->name, day ? b.spent_day : b.spent_month,
                      day ? ac->max_cost_day : ac->max_cost_month, day ? "day (UTC)" : "month",
-                     b.committed, max_cost(c, &cj->j, NULL));
+                     b.committed, hi * dr_time_to_s(cj->j.time_limit) / 3600.0);
             return why;
         }
     }

@@ -311,13 +311,11 @@ static double gpus_of(const dr_job_t *j)
     return s > 0 ? s : 1;
 }
 
-/* Estimated remaining run time of job j on type t, seconds: its expected
- * remaining work at t's rate, no longer than its walltime limit allows,
- * and at least a minute. */
-static double run_time(const dr_sched_view_t *v, const dr_job_t *j, double remw, double left,
-                       unsigned t)
+/* Estimated remaining run time of a job on a type where it runs at rate r,
+ * seconds: its expected remaining work remw at that rate, no longer than
+ * the `left` its walltime limit allows, and at least a minute. */
+static double time_at_rate(double remw, double left, double r)
 {
-    double r = dr_perf_rate(v->perf, j, t);
     if (r <= 0)
         return INFINITY;
     double s = remw / r;
@@ -349,11 +347,6 @@ static bool may_stop(const dpol_t *d, const dr_sched_view_t *v, size_t m, bool m
     return lost <= 0.1 * d->remw[m];
 }
 
-static double remaining_time(const dpol_t *d, const dr_sched_view_t *v, size_t m, unsigned t)
-{
-    return run_time(v, d->act[m], d->remw[m], d->left[m], t);
-}
-
 /* What does not change for a job: the types it can run on and its rate on
  * the fastest of them. */
 static void job_static(const dr_sched_view_t *v, const dr_job_t *j, dr_typemask_t *runm,
@@ -370,8 +363,8 @@ static void estimate(const dpol_t *d, const dr_sched_view_t *v, const dr_job_t *
 {
     *remw = dr_size_est_remaining_work(&d->est, v, j, rate);
     *left = dr_size_est_limit_left_s(v, j);
-    /* the least run_time over the runnable types is the one at the best
-     * rate (run_time only grows with remw / rate) */
+    /* the least time_at_rate over the runnable types is the one at the best
+     * rate (it only grows with remw / rate) */
     double b = INFINITY;
     if (run && rate > 0) {
         b = *remw / rate;
@@ -394,21 +387,21 @@ static void estimate(const dpol_t *d, const dr_sched_view_t *v, const dr_job_t *
  * is routed by speed alone; one that lists its types in an order of
  * preference (dr_job_req_t.pref) by that order. */
 static void type_values(const dpol_t *d, const dr_sched_view_t *v, size_t m, dr_typemask_t run,
-                        double best, double *eff)
+                        double best, double *eff, double *rt)
 {
     const dr_cluster_t *c = v->cluster;
     const dr_job_t *j = d->act[m];
-    /* time there without run_time's one-minute floor, which would make a
+    /* time there without time_at_rate's one-minute floor, which would make a
      * short job's types look alike and send it to the cheapest however slow */
-    double raw[NT], usd[NT], rbest = INFINITY, cmin = INFINITY;
+    double rate[NT], raw[NT], usd[NT], rbest = INFINITY, cmin = INFINITY;
     dr_typemask_t acc = 0;
     bool priced = true;
     for (size_t t = 0; t < c->ntypes; t++) {
         if (!(run >> t & 1))
             continue;
-        double rt = remaining_time(d, v, m, (unsigned)t);
-        eff[t] = d->beta == 1 ? best / rt : pow(best / rt, d->beta);
-        double r = dr_perf_rate(v->perf, j, (unsigned)t);
+        double r = rate[t] = dr_perf_rate(v->perf, j, (unsigned)t);
+        rt[t] = time_at_rate(d->remw[m], d->left[m], r);
+        eff[t] = d->beta == 1 ? best / rt[t] : pow(best / rt[t], d->beta);
         raw[t] = r > 0 ? d->remw[m] / r : INFINITY;
         if (raw[t] > d->left[m])
             raw[t] = d->left[m];
@@ -427,9 +420,9 @@ static void type_values(const dpol_t *d, const dr_sched_view_t *v, size_t m, dr_
     for (size_t t = 0; t < c->ntypes; t++) {
         if (!(run >> t & 1) || !isfinite(raw[t]))
             continue;
-        double r = dr_perf_rate(v->perf, j, (unsigned)t), need = raw[t];
-        if (decl_left > 0 && r > 0 && decl_left / r > need)
-            need = decl_left / r;
+        double need = raw[t];
+        if (decl_left > 0 && rate[t] > 0 && decl_left / rate[t] > need)
+            need = decl_left / rate[t];
         bool ok = j->deadline > 0 ? dr_time_add(v->now, dr_time_from_s(need)) <= j->deadline
                                   : raw[t] <= d->slowdown * rbest * (1 + 1e-9);
         if (ok) {
@@ -1133,14 +1126,14 @@ static int dpol_plan(void *state, const dr_sched_view_t *v, dr_time_t *wake_at, 
         bool running = m < nrun;
         if (!running)
             run &= dr_sched_account_types(v->sched, j); /* its account's limits */
-        double eff[NT];
-        type_values(d, v, m, run, best, eff);
+        double eff[NT], rts[NT];
+        type_values(d, v, m, run, best, eff, rts);
         for (size_t t = 0; t < c->ntypes; t++) {
             if (!(run >> t & 1))
                 continue;
             if (running && !d->preempt && t != j->alloc.type)
                 continue;
-            double rt = remaining_time(d, v, m, (unsigned)t);
+            double rt = rts[t];
             /* a type is worth the job's priority scaled by how efficiently
              * the job runs there: by speed, or by cost (type_values) */
             double w = d->prio[m] * eff[t];

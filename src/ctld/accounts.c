@@ -122,7 +122,7 @@ const char *ctld_account_blocked_reason(const dr_ctld_t *c, const ctld_job_t *cj
 {
     if (cj->j.state != DR_JOB_PENDING || !cj->in_sched || !c->sched)
         return NULL;
-    static char why[256]; /* the controller is one thread; the caller copies it */
+    static char why[256];  /* the controller is one thread; the caller copies it */
     double lo = 0, hi = 0; /* (priced only for a job held back by them) */
     if (dr_sched_user_cost_blocked(c->sched, &cj->j)) {
         price_range(c, &cj->j, &lo, &hi);
